@@ -1,0 +1,61 @@
+/*
+ * CCurlShim: the part of libcurl that Swift cannot call directly.
+ *
+ * curl_easy_setopt, curl_multi_setopt, curl_share_setopt and curl_easy_getinfo
+ * are variadic, and CURLAUTH_* are function-like macros; this header gives
+ * them typed, non-variadic forms. Everything else in libcurl is imported
+ * directly from <curl/curl.h>.
+ */
+#ifndef CCURLSHIM_H
+#define CCURLSHIM_H
+
+#include <curl/curl.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Typed curl_easy_setopt, one per argument kind. */
+CURLcode cxhr_easy_set_long(CURL *handle, CURLoption option, long value);
+CURLcode cxhr_easy_set_offset(CURL *handle, CURLoption option, curl_off_t value);
+CURLcode cxhr_easy_set_string(CURL *handle, CURLoption option, const char *value);
+CURLcode cxhr_easy_set_pointer(CURL *handle, CURLoption option, void *value);
+CURLcode cxhr_easy_set_slist(CURL *handle, CURLoption option, struct curl_slist *list);
+CURLcode cxhr_easy_set_share(CURL *handle, CURLSH *share);
+CURLcode cxhr_easy_set_write_function(CURL *handle, curl_write_callback fn);
+CURLcode cxhr_easy_set_header_function(CURL *handle, curl_write_callback fn);
+CURLcode cxhr_easy_set_read_function(CURL *handle, curl_read_callback fn);
+CURLcode cxhr_easy_set_seek_function(CURL *handle, curl_seek_callback fn);
+
+/* Typed curl_easy_getinfo. */
+CURLcode cxhr_easy_get_long(CURL *handle, CURLINFO info, long *value);
+CURLcode cxhr_easy_get_string(CURL *handle, CURLINFO info, const char **value);
+CURLcode cxhr_easy_get_pointer(CURL *handle, CURLINFO info, void **value);
+
+/* Typed curl_multi_setopt and curl_share_setopt. */
+CURLMcode cxhr_multi_set_long(CURLM *multi, CURLMoption option, long value);
+CURLSHcode cxhr_share_set_long(CURLSH *share, CURLSHoption option, long value);
+
+/* The result of a CURLMSG_DONE message (a union member Swift reads awkwardly). */
+CURLcode cxhr_message_result(const CURLMsg *message);
+
+/* CURLAUTH_* values, re-exported as constants. */
+extern const unsigned long cxhr_auth_none;
+extern const unsigned long cxhr_auth_basic;
+extern const unsigned long cxhr_auth_digest;
+extern const unsigned long cxhr_auth_ntlm;
+extern const unsigned long cxhr_auth_negotiate;
+extern const unsigned long cxhr_auth_any;
+
+/* Return values of the read and seek callbacks that mean "stop". */
+extern const size_t cxhr_read_abort;
+extern const int cxhr_seek_fail;
+
+/* curl_global_init's CURL_GLOBAL_DEFAULT. */
+extern const long cxhr_global_default;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CCURLSHIM_H */

@@ -1,0 +1,93 @@
+#include "ccurlshim.h"
+
+CURLcode cxhr_easy_set_long(CURL *handle, CURLoption option, long value)
+{
+  return curl_easy_setopt(handle, option, value);
+}
+
+CURLcode cxhr_easy_set_offset(CURL *handle, CURLoption option, curl_off_t value)
+{
+  return curl_easy_setopt(handle, option, value);
+}
+
+CURLcode cxhr_easy_set_string(CURL *handle, CURLoption option, const char *value)
+{
+  return curl_easy_setopt(handle, option, value);
+}
+
+CURLcode cxhr_easy_set_pointer(CURL *handle, CURLoption option, void *value)
+{
+  return curl_easy_setopt(handle, option, value);
+}
+
+CURLcode cxhr_easy_set_slist(CURL *handle, CURLoption option, struct curl_slist *list)
+{
+  return curl_easy_setopt(handle, option, list);
+}
+
+CURLcode cxhr_easy_set_share(CURL *handle, CURLSH *share)
+{
+  return curl_easy_setopt(handle, CURLOPT_SHARE, share);
+}
+
+CURLcode cxhr_easy_set_write_function(CURL *handle, curl_write_callback fn)
+{
+  return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, fn);
+}
+
+CURLcode cxhr_easy_set_header_function(CURL *handle, curl_write_callback fn)
+{
+  return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, fn);
+}
+
+CURLcode cxhr_easy_set_read_function(CURL *handle, curl_read_callback fn)
+{
+  return curl_easy_setopt(handle, CURLOPT_READFUNCTION, fn);
+}
+
+CURLcode cxhr_easy_set_seek_function(CURL *handle, curl_seek_callback fn)
+{
+  return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, fn);
+}
+
+CURLcode cxhr_easy_get_long(CURL *handle, CURLINFO info, long *value)
+{
+  return curl_easy_getinfo(handle, info, value);
+}
+
+CURLcode cxhr_easy_get_string(CURL *handle, CURLINFO info, const char **value)
+{
+  return curl_easy_getinfo(handle, info, value);
+}
+
+CURLcode cxhr_easy_get_pointer(CURL *handle, CURLINFO info, void **value)
+{
+  return curl_easy_getinfo(handle, info, value);
+}
+
+CURLMcode cxhr_multi_set_long(CURLM *multi, CURLMoption option, long value)
+{
+  return curl_multi_setopt(multi, option, value);
+}
+
+CURLSHcode cxhr_share_set_long(CURLSH *share, CURLSHoption option, long value)
+{
+  return curl_share_setopt(share, option, value);
+}
+
+CURLcode cxhr_message_result(const CURLMsg *message)
+{
+  return message->data.result;
+}
+
+const unsigned long cxhr_auth_none = CURLAUTH_NONE;
+const unsigned long cxhr_auth_basic = CURLAUTH_BASIC;
+const unsigned long cxhr_auth_digest = CURLAUTH_DIGEST;
+const unsigned long cxhr_auth_ntlm = CURLAUTH_NTLM;
+const unsigned long cxhr_auth_negotiate = CURLAUTH_NEGOTIATE;
+const unsigned long cxhr_auth_any = CURLAUTH_ANY;
+
+const size_t cxhr_read_abort = CURL_READFUNC_ABORT;
+const int cxhr_seek_fail = CURL_SEEKFUNC_FAIL;
+
+const long cxhr_global_default = CURL_GLOBAL_DEFAULT;

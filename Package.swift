@@ -1,0 +1,34 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "CurlXHR",
+    products: [
+        .library(name: "CurlXHR", targets: ["CurlXHR"]),
+        .executable(name: "xhr-example", targets: ["xhr-example"]),
+    ],
+    targets: [
+        // The small C shim over libcurl: typed setopt/getinfo wrappers and the
+        // constants Swift cannot import (function-like macros such as CURLAUTH_*).
+        .target(
+            name: "CCurlShim",
+            path: "CSupport/CCurlShim",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        .target(
+            name: "CurlXHR",
+            dependencies: ["CCurlShim"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "xhr-example",
+            dependencies: ["CurlXHR"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "CurlXHRTests",
+            dependencies: ["CurlXHR"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ]
+)

@@ -1,0 +1,601 @@
+import Dispatch
+import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An XHR-style HTTP request: `open`, `send`, ready states, `abort` — the counterpart of
+/// BlackBerry Dynamics' `GDHttpRequest`, over libcurl.
+///
+/// ```swift
+/// let request = HttpRequest()
+/// request.open("GET", url: "https://example.com/")   // synchronous
+/// request.send()
+/// print(request.getStatus(), String(decoding: request.getReceiveBuffer(), as: UTF8.self))
+/// ```
+///
+/// Every method may be called from any thread. A synchronous `send` blocks only its caller;
+/// the transfer itself runs on the library's engine thread. In asynchronous mode
+/// (`open(…, async: true)`) every ready-state transition is reported once, in order, on
+/// ``callbackQueue`` to the ``delegate`` and to ``onStatusChange``.
+public final class HttpRequest: Sendable {
+    /// The ready states of `GDHttpRequest_state_t`, with the same numbers.
+    public enum State: Int32, Sendable, CustomStringConvertible {
+        /// Created, or never opened.
+        case unsent = 0
+        /// `open` succeeded; headers, form values and the switches may be set; `send` may be called.
+        case opened
+        /// `send` handed the request to the engine; nothing has come back yet.
+        case sent
+        /// The final response's status line and headers are in (not those of a 100-continue,
+        /// a redirect hop or an authentication round).
+        case headersReceived
+        /// Body bytes are arriving; reported again as more arrive.
+        case loading
+        /// Complete, failed or aborted.
+        case done
+
+        public var description: String {
+            switch self {
+            case .unsent: "UNSENT"
+            case .opened: "OPENED"
+            case .sent: "SENT"
+            case .headersReceived: "HEADERS_RECEIVED"
+            case .loading: "LOADING"
+            case .done: "DONE"
+            }
+        }
+    }
+
+    /// The queue callbacks run on when the caller sets none: one serial queue shared by all
+    /// requests, so callbacks of different requests never run at the same time.
+    public static let defaultCallbackQueue = DispatchQueue(label: "CurlXHR.callbacks")
+
+    /// Trusted CAs for every request of the process that sets none of its own; `nil` means
+    /// `SSL_CERT_FILE`, else `CURL_CA_BUNDLE`, else the system store.
+    public static var caCertificateFile: String? {
+        get { TrustedCertificates.configuredFile.withLock { $0 } }
+        set { TrustedCertificates.configuredFile.withLock { $0 = newValue } }
+    }
+
+    private let core = Mutex(Core())
+
+    public init() {}
+
+    // MARK: Callbacks
+
+    /// Receives the ready-state changes in asynchronous mode. Held weakly.
+    public var delegate: (any HttpRequestDelegate)? {
+        get { core.withLock { $0.delegate.value } }
+        set { core.withLock { $0.delegate.value = newValue } }
+    }
+
+    /// A closure called after the delegate for each ready-state change in asynchronous mode.
+    public var onStatusChange: (@Sendable (HttpRequest) -> Void)? {
+        get { core.withLock { $0.onStatusChange } }
+        set { core.withLock { $0.onStatusChange = newValue } }
+    }
+
+    /// Where the callbacks of this request run; ``defaultCallbackQueue`` unless set.
+    public var callbackQueue: DispatchQueue {
+        get { core.withLock { $0.callbackQueue } }
+        set { core.withLock { $0.callbackQueue = newValue } }
+    }
+
+    /// Lets requests share one HTTP/2 connection (multiplexing) where the server offers it.
+    /// Default `true`; `false` keeps the request on HTTP/1.1.
+    public var enablePipelining: Bool {
+        get { core.withLock { $0.enablePipelining } }
+        set { core.withLock { $0.enablePipelining = newValue } }
+    }
+
+    /// Why the last call that returned `false` (or, for `setPostValue`, did nothing) refused.
+    /// Cleared by the next call that succeeds.
+    public var lastError: HttpRequestError? { core.withLock { $0.lastError } }
+
+    // MARK: Opening
+
+    /// Prepares a request. Allowed in every state; a request in flight is aborted first
+    /// (reporting DONE), the response is forgotten, and the state becomes OPENED.
+    ///
+    /// - Parameters:
+    ///   - method: `GET`, `POST`, `HEAD`, `PUT`, `DELETE` (upper-cased whatever their case) or
+    ///     any other token, sent as given.
+    ///   - url: an absolute `http` or `https` URL.
+    ///   - async: `true` reports states to the delegate and `send` returns at once; `false`
+    ///     makes `send` return in DONE.
+    ///   - user: the user name for server authentication.
+    ///   - password: the password for server authentication.
+    ///   - auth: `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"` or `"NEGOTIATE"`, case-insensitive.
+    /// - Returns: `false` with ``lastError`` for a malformed method or URL or an unknown scheme.
+    @discardableResult
+    public func open(_ method: String, url: String, async: Bool = false,
+                     user: String? = nil, password: String? = nil, auth: String? = nil) -> Bool {
+        guard MessageValidation.isToken(method) else {
+            return refuse(.invalidArgument, "'\(method)' is not a valid HTTP method")
+        }
+        if let problem = MessageValidation.urlProblem(url) {
+            return refuse(.invalidArgument, problem)
+        }
+        guard let scheme = AuthScheme(name: auth) else {
+            return refuse(.invalidArgument, "unknown authentication scheme '\(auth ?? "")': use BASIC, DIGEST, NTLM or NEGOTIATE")
+        }
+        var message = RequestMessage()
+        message.method = MessageValidation.normalizedMethod(method)
+        message.url = url
+        message.isAsync = async
+        if let user {
+            guard !user.utf8.contains(0), !(password ?? "").utf8.contains(0) else {
+                return refuse(.invalidArgument, "the user name or password contains a NUL byte")
+            }
+            message.credentials = Credentials(user: user, password: password ?? "", scheme: scheme)
+        }
+        let effects = core.withLock { core in
+            var effects = Effects()
+            if core.machine.open() == .abortThenOpen {
+                effects.cancel = core.stopTransfer(reason: "Request aborted by open()", effects: &effects)
+            }
+            core.message = message
+            core.response = nil
+            core.failureText = nil
+            core.received = Data()
+            core.lastError = nil
+            if async { core.report(.opened, effects: &effects) }
+            return effects
+        }
+        perform(effects)
+        return true
+    }
+
+    // MARK: Pre-send switches (UNSENT, OPENED, DONE; they apply to the next send)
+
+    /// Accepts a certificate whose name does not match the host. Verification of the
+    /// certificate chain stays on.
+    @discardableResult
+    public func disableHostVerification() -> Bool {
+        changeSwitches { $0.verifyHost = false }
+    }
+
+    /// Accepts any certificate, and any host name (implies ``disableHostVerification()``).
+    @discardableResult
+    public func disablePeerVerification() -> Bool {
+        changeSwitches {
+            $0.verifyPeer = false
+            $0.verifyHost = false
+        }
+    }
+
+    /// Returns 3xx responses instead of following them.
+    @discardableResult
+    public func disableFollowLocation() -> Bool {
+        changeSwitches { $0.followLocation = false }
+    }
+
+    /// Sends no cookies and stores none for this request.
+    @discardableResult
+    public func disableCookieHandling() -> Bool {
+        changeSwitches { $0.cookies = false }
+    }
+
+    /// Trusts only the CAs in the PEM file at `path` for this request's TLS connections.
+    /// - Returns: `false` when the file cannot be read.
+    @discardableResult
+    public func setCACertificateFile(_ path: String) -> Bool {
+        if let problem = ReadableFile.problem(path) {
+            return refuse(.fileUnreadable, problem)
+        }
+        return changeSwitches { $0.caFile = path }
+    }
+
+    // MARK: The message (OPENED only)
+
+    /// Adds a request header; a repeated name is joined with ", ". OPENED only.
+    /// - Returns: `false` for a name that is not a token, a value with CR, LF or NUL, and for
+    ///   `Content-Length` and `Transfer-Encoding`, which the library derives from the body.
+    @discardableResult
+    public func setRequestHeader(_ name: String, value: String) -> Bool {
+        guard MessageValidation.isToken(name) else {
+            return refuse(.invalidArgument, "'\(name.debugDescription)' is not a valid header name")
+        }
+        guard MessageValidation.isFieldValue(value) else {
+            return refuse(.invalidArgument, "the value of header '\(name)' contains CR, LF or NUL")
+        }
+        guard !["content-length", "transfer-encoding"].contains(name.lowercased()) else {
+            return refuse(.invalidArgument, "\(name) is set by the library from the body")
+        }
+        let trimmed = String(value.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        return changeMessage(.setRequestHeader) { $0.setHeader(name, value: trimmed) }
+    }
+
+    /// Adds (or replaces) a form value; the values are sent as an
+    /// `application/x-www-form-urlencoded` body, which excludes any other body. OPENED only;
+    /// in other states it does nothing and sets ``lastError``.
+    public func setPostValue(_ value: String, forKey key: String) {
+        changeMessage(.setPostValue) { $0.setFormValue(value, forKey: key) }
+    }
+
+    /// Removes every form value. OPENED only.
+    public func clearPostValues() {
+        changeMessage(.setPostValue) { $0.formValues.removeAll() }
+    }
+
+    // MARK: Sending (OPENED only)
+
+    /// Sends the request with no body (or the form values). See ``send(_:timeout:)``.
+    @discardableResult
+    public func send(timeout: Double = 0) -> Bool {
+        start(.none, timeout: timeout)
+    }
+
+    /// Sends the request with `body` as UTF-8 text (`Content-Type: text/plain;charset=UTF-8`
+    /// unless set). `nil` sends no body.
+    ///
+    /// - Parameter timeout: seconds for the whole request, 0 for no limit.
+    /// - Returns: `false` with ``lastError`` when the request is not OPENED, the timeout is
+    ///   negative, or a body is given together with form values. Network failures do not
+    ///   make it `false`: they end in DONE with status 0 and a text.
+    @discardableResult
+    public func send(_ body: String?, timeout: Double = 0) -> Bool {
+        guard let body else { return start(.none, timeout: timeout) }
+        return start(.bytes(Array(body.utf8), contentType: "text/plain;charset=UTF-8"), timeout: timeout)
+    }
+
+    /// Sends `body` byte for byte (no `Content-Type` unless set). `nil` sends no body.
+    @discardableResult
+    public func sendData(_ body: Data?, timeout: Double = 0) -> Bool {
+        guard let body else { return start(.none, timeout: timeout) }
+        return start(.bytes([UInt8](body), contentType: nil), timeout: timeout)
+    }
+
+    /// Streams the file at `path` as the body, never reading it whole. The method becomes PUT
+    /// unless `open` was given a method other than GET, HEAD, POST and PUT.
+    /// - Returns: `false` when the file is missing, unreadable or not a regular file.
+    @discardableResult
+    public func sendWithFile(_ path: String, timeout: Double = 0) -> Bool {
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            return refuse(.fileUnreadable, "cannot open '\(path)': \(String(cString: strerror(errno)))")
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            _ = Glibc.close(descriptor)
+            return refuse(.fileUnreadable, "'\(path)' is not a regular file")
+        }
+        return start(.file(path: path), timeout: timeout, fileDescriptor: descriptor, fileSize: Int64(info.st_size))
+    }
+
+    private func start(_ body: RequestBody, timeout: Double,
+                       fileDescriptor: Int32 = -1, fileSize: Int64 = 0) -> Bool {
+        let outcome = core.withLock { core -> Result<(Transfer, Effects), HttpRequestError> in
+            guard timeout.isFinite, timeout >= 0 else {
+                return .failure(HttpRequestError(.invalidArgument, "the timeout must be 0 or more seconds"))
+            }
+            var body = body
+            if !core.message.formValues.isEmpty {
+                guard case .none = body else {
+                    return .failure(HttpRequestError(.invalidArgument, "a body cannot be sent together with form values"))
+                }
+                body = .bytes(core.message.formBody, contentType: "application/x-www-form-urlencoded")
+            }
+            if core.message.method == "HEAD", case .bytes = body {
+                return .failure(HttpRequestError(.invalidArgument, "a HEAD request cannot carry a body"))
+            }
+            if case .reject(let rejection) = core.machine.send() {
+                return .failure(HttpRequestError(rejection))
+            }
+            let transfer = Transfer(request: self, message: core.message, body: body, switches: core.switches,
+                                    timeout: timeout, pipelining: core.enablePipelining,
+                                    fileDescriptor: fileDescriptor, fileSize: fileSize)
+            core.switches.freshConnection = false
+            core.transfer = transfer
+            core.lastError = nil
+            var effects = Effects()
+            effects.start = transfer
+            if core.message.isAsync { core.report(.sent, effects: &effects) }
+            return .success((transfer, effects))
+        }
+        switch outcome {
+        case .failure(let error):
+            if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }
+            core.withLock { $0.lastError = error }
+            return false
+        case .success(let (transfer, effects)):
+            perform(effects)
+            if !transfer.message.isAsync { transfer.completion.wait() }
+            return true
+        }
+    }
+
+    // MARK: Stopping
+
+    /// Stops a request in SENT, HEADERS_RECEIVED or LOADING: when it returns the state is
+    /// DONE, the status 0 and received data discarded; asynchronous requests get one DONE
+    /// callback and none after it. Safe from any thread, including inside a callback.
+    /// - Returns: `false`, changing nothing, in UNSENT, OPENED and DONE.
+    @discardableResult
+    public func abort() -> Bool {
+        let outcome = core.withLock { core -> Result<Effects, HttpRequestError> in
+            if case .reject(let rejection) = core.machine.abort() {
+                core.lastError = HttpRequestError(rejection)
+                return .failure(HttpRequestError(rejection))
+            }
+            var effects = Effects()
+            effects.cancel = core.stopTransfer(reason: "Request aborted", effects: &effects)
+            core.lastError = nil
+            return .success(effects)
+        }
+        guard case .success(let effects) = outcome else { return false }
+        perform(effects)
+        return true
+    }
+
+    /// Aborts a request in flight, then makes the next send open a new connection with a full
+    /// TLS handshake, so certificates are verified afresh. Allowed in every state.
+    @discardableResult
+    public func close() -> Bool {
+        let effects = core.withLock { core in
+            var effects = Effects()
+            if core.machine.close() == .cancelTransferThenDropConnections {
+                effects.cancel = core.stopTransfer(reason: "Request closed", effects: &effects)
+            }
+            core.switches.freshConnection = true
+            core.lastError = nil
+            return effects
+        }
+        perform(effects)
+        return true
+    }
+
+    // MARK: The response
+
+    /// The ready state; inside a callback, the state being reported.
+    public func getState() -> State {
+        core.withLock { core in
+            if let delivering = core.delivering, pthread_equal(delivering.thread, pthread_self()) != 0 {
+                return delivering.state
+            }
+            return core.machine.state
+        }
+    }
+
+    /// The value of a response header, matched case-insensitively; repeated fields are joined
+    /// with ", ". `nil` when absent or before HEADERS_RECEIVED.
+    public func getResponseHeader(_ name: String) -> String? {
+        core.withLock { $0.response?.value(of: name) }
+    }
+
+    /// All headers of the final response as `Name: value` lines joined by `\n`; `nil` before
+    /// HEADERS_RECEIVED and after a failure.
+    public func getAllResponseHeaders() -> String? {
+        core.withLock { $0.response?.allFields }
+    }
+
+    /// The HTTP status of the final response; 0 before HEADERS_RECEIVED and on any failure
+    /// (DNS, connect, TLS, timeout, reset, malformed response, abort).
+    public func getStatus() -> Int {
+        core.withLock { $0.response?.status ?? 0 }
+    }
+
+    /// The reason phrase, or after a failure the text describing it (TLS failures begin with
+    /// "SSL"); `nil` before either is known.
+    public func getStatusText() -> String? {
+        core.withLock { $0.failureText ?? $0.response?.reason }
+    }
+
+    /// The body bytes received since the previous call (all of them on the first call).
+    public func getReceiveBuffer() -> Data {
+        core.withLock { core in
+            defer { core.received = Data() }
+            return core.received
+        }
+    }
+
+    // MARK: Internals
+
+    /// What a decision taken under the lock asks to be done outside it.
+    struct Effects {
+        var start: Transfer?
+        var cancel: Transfer?
+        var deliverOn: DispatchQueue?
+    }
+
+    /// The request's mutable state, kept behind one lock.
+    struct Core {
+        var machine = RequestStateMachine()
+        var delegate = WeakDelegate()
+        var onStatusChange: (@Sendable (HttpRequest) -> Void)?
+        var callbackQueue = HttpRequest.defaultCallbackQueue
+        var enablePipelining = true
+        var lastError: HttpRequestError?
+        var switches = TransferSwitches()
+        var message = RequestMessage()
+        var response: ResponseHead?
+        var failureText: String?
+        var received = Data()
+        var transfer: Transfer?
+        /// States waiting to be reported on the callback queue, in order.
+        var reports: [State] = []
+        var isDelivering = false
+        /// A LOADING report is queued or running: newer data joins it.
+        var loadingReported = false
+        /// The state a callback is running for, and on which thread.
+        var delivering: (state: State, thread: pthread_t)?
+
+        /// Forgets the transfer in flight after the machine moved to DONE by abort or close.
+        mutating func stopTransfer(reason: String, effects: inout Effects) -> Transfer? {
+            let stopped = transfer
+            transfer = nil
+            response = nil
+            failureText = reason
+            received = Data()
+            if message.isAsync {
+                reports.removeAll()
+                loadingReported = false
+                report(.done, effects: &effects)
+            }
+            return stopped
+        }
+
+        mutating func report(_ state: State, effects: inout Effects) {
+            if state == .loading {
+                guard !loadingReported else { return }
+                loadingReported = true
+            }
+            reports.append(state)
+            if !isDelivering {
+                isDelivering = true
+                effects.deliverOn = callbackQueue
+            }
+        }
+
+        mutating func apply(_ action: RequestStateMachine.ReportAction) -> Effects {
+            var effects = Effects()
+            guard message.isAsync else { return effects }
+            switch action {
+            case .ignore:
+                break
+            case .report(let state):
+                report(state, effects: &effects)
+            case .reportHeadersThen(let state):
+                report(.headersReceived, effects: &effects)
+                report(state, effects: &effects)
+            }
+            return effects
+        }
+    }
+
+    private func perform(_ effects: Effects) {
+        if let transfer = effects.cancel { TransferEngine.shared.cancel(transfer) }
+        if let transfer = effects.start { TransferEngine.shared.start(transfer) }
+        if let queue = effects.deliverOn { queue.async { self.deliverReports() } }
+    }
+
+    /// Runs queued callbacks in order; hands the queue back after a batch so one busy request
+    /// does not hold a shared queue.
+    private func deliverReports() {
+        for _ in 0..<16 {
+            let next = core.withLock { core -> (State, (any HttpRequestDelegate)?, (@Sendable (HttpRequest) -> Void)?)? in
+                guard !core.reports.isEmpty else {
+                    core.isDelivering = false
+                    return nil
+                }
+                let state = core.reports.removeFirst()
+                core.delivering = (state, pthread_self())
+                return (state, core.delegate.value, core.onStatusChange)
+            }
+            guard let (state, delegate, closure) = next else { return }
+            delegate?.onStatusChange(self)
+            closure?(self)
+            core.withLock { core in
+                core.delivering = nil
+                if state == .loading { core.loadingReported = false }
+            }
+        }
+        let queue = core.withLock { $0.callbackQueue }
+        queue.async { self.deliverReports() }
+    }
+
+    private func refuse(_ code: HttpRequestError.Code, _ message: String) -> Bool {
+        core.withLock { $0.lastError = HttpRequestError(code, message) }
+        return false
+    }
+
+    private func changeSwitches(_ change: (inout TransferSwitches) -> Void) -> Bool {
+        core.withLock { core in
+            if case .reject(let rejection) = core.machine.configureSwitch() {
+                core.lastError = HttpRequestError(rejection)
+                return false
+            }
+            change(&core.switches)
+            core.lastError = nil
+            return true
+        }
+    }
+
+    @discardableResult
+    private func changeMessage(_ call: RequestStateMachine.Call, _ change: (inout RequestMessage) -> Void) -> Bool {
+        core.withLock { core in
+            if case .reject(let rejection) = core.machine.configureMessage(call) {
+                core.lastError = HttpRequestError(rejection)
+                return false
+            }
+            change(&core.message)
+            core.lastError = nil
+            return true
+        }
+    }
+
+    // MARK: Events from the engine thread
+
+    func transferReceivedHead(_ transfer: Transfer, _ head: ResponseHead) {
+        let effects = core.withLock { core -> Effects in
+            guard core.transfer === transfer else { return Effects() }
+            core.response = head
+            return core.apply(core.machine.headersReceived())
+        }
+        perform(effects)
+    }
+
+    /// - Returns: `false` when the transfer is no longer this request's (aborted).
+    func transferReceivedBody(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        let effects = core.withLock { core -> Effects? in
+            guard core.transfer === transfer else { return nil }
+            core.received.append(bytes.assumingMemoryBound(to: UInt8.self))
+            return core.apply(core.machine.bodyReceived())
+        }
+        guard let effects else { return false }
+        perform(effects)
+        return true
+    }
+
+    func transferFinished(_ transfer: Transfer, failure: String?, fallbackStatus: Int = 0) {
+        let effects = core.withLock { core -> Effects in
+            guard core.transfer === transfer else { return Effects() }
+            core.transfer = nil
+            if let failure {
+                core.response = nil
+                core.failureText = failure
+                return core.apply(core.machine.failed())
+            }
+            if core.response == nil {
+                core.response = ResponseHead(status: fallbackStatus, reason: ReasonPhrase.standard(for: fallbackStatus))
+            }
+            return core.apply(core.machine.finished())
+        }
+        perform(effects)
+    }
+}
+
+/// The process-wide choice of trusted CAs.
+enum TrustedCertificates {
+    static let configuredFile = Mutex<String?>(nil)
+
+    /// `HttpRequest.caCertificateFile`, else `SSL_CERT_FILE`, else `CURL_CA_BUNDLE` (as for the
+    /// curl tool; libcurl reads neither variable itself), else `nil` for the system store.
+    static var processWideFile: String? {
+        if let file = configuredFile.withLock({ $0 }) { return file }
+        for name in ["SSL_CERT_FILE", "CURL_CA_BUNDLE"] {
+            if let value = getenv(name), value.pointee != 0 { return String(cString: value) }
+        }
+        return nil
+    }
+}
+
+/// Checks that a path names a regular file this process can read.
+enum ReadableFile {
+    static func problem(_ path: String) -> String? {
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return "cannot open '\(path)': \(String(cString: strerror(errno)))" }
+        defer { _ = Glibc.close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            return "'\(path)' is not a regular file"
+        }
+        return nil
+    }
+}

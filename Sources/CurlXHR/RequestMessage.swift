@@ -1,0 +1,159 @@
+import CCurlShim
+
+/// An authentication scheme that `open` and the proxy switches accept.
+enum AuthScheme: String, Sendable, CaseIterable {
+    case basic = "BASIC"
+    case digest = "DIGEST"
+    case ntlm = "NTLM"
+    case negotiate = "NEGOTIATE"
+
+    /// `nil` means Basic; names are case-insensitive.
+    init?(name: String?) {
+        guard let name else { self = .basic; return }
+        guard let scheme = AuthScheme(rawValue: name.uppercased()) else { return nil }
+        self = scheme
+    }
+
+    var curlMask: UInt {
+        switch self {
+        case .basic: cxhr_auth_basic
+        case .digest: cxhr_auth_digest
+        case .ntlm: cxhr_auth_ntlm
+        case .negotiate: cxhr_auth_negotiate
+        }
+    }
+}
+
+/// User name and password for a server or a proxy.
+struct Credentials: Sendable {
+    var user: String
+    var password: String
+    var scheme: AuthScheme
+}
+
+/// What `open` set and the calls between `open` and `send` added: one request message.
+struct RequestMessage: Sendable {
+    var method = "GET"
+    var url = ""
+    var isAsync = false
+    var credentials: Credentials?
+    /// Header fields in the order they were set; a repeated name is joined with ", ".
+    var headers: [(name: String, value: String)] = []
+    /// Form values in the order they were set.
+    var formValues: [(key: String, value: String)] = []
+
+    func hasHeader(_ name: String) -> Bool {
+        headers.contains { $0.name.lowercased() == name.lowercased() }
+    }
+
+    mutating func setHeader(_ name: String, value: String) {
+        if let index = headers.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) {
+            headers[index].value += ", " + value
+        } else {
+            headers.append((name, value))
+        }
+    }
+
+    mutating func setFormValue(_ value: String, forKey key: String) {
+        if let index = formValues.firstIndex(where: { $0.key == key }) {
+            formValues[index].value = value
+        } else {
+            formValues.append((key, value))
+        }
+    }
+
+    /// The `application/x-www-form-urlencoded` body built from the form values.
+    var formBody: [UInt8] {
+        var body: [UInt8] = []
+        for (index, pair) in formValues.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: "&")) }
+            FormEncoding.append(pair.key, to: &body)
+            body.append(UInt8(ascii: "="))
+            FormEncoding.append(pair.value, to: &body)
+        }
+        return body
+    }
+}
+
+/// The body given to `send`.
+enum RequestBody: Sendable {
+    case none
+    case bytes([UInt8], contentType: String?)
+    case file(path: String)
+}
+
+/// WHATWG `application/x-www-form-urlencoded` serialisation of UTF-8 text.
+enum FormEncoding {
+    static func append(_ text: String, to body: inout [UInt8]) {
+        let hex = Array("0123456789ABCDEF".utf8)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
+                body.append(byte)
+            case UInt8(ascii: " "):
+                body.append(UInt8(ascii: "+"))
+            default:
+                body.append(UInt8(ascii: "%"))
+                body.append(hex[Int(byte >> 4)])
+                body.append(hex[Int(byte & 0x0F)])
+            }
+        }
+    }
+
+    static func encode(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        append(text, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// Checks of user input that would otherwise break the request on the wire.
+enum MessageValidation {
+    /// RFC 9110 `token` characters, used by methods and header names.
+    static func isToken(_ text: String) -> Bool {
+        guard !text.isEmpty else { return false }
+        return text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            default:
+                "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            }
+        }
+    }
+
+    /// Header values may not contain CR, LF or NUL.
+    static func isFieldValue(_ text: String) -> Bool {
+        !text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+    }
+
+    /// Standard methods are upper-cased (as XMLHttpRequest does); others are kept as given.
+    static func normalizedMethod(_ method: String) -> String {
+        let upper = method.uppercased()
+        return ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"].contains(upper) ? upper : method
+    }
+
+    /// Parses `url` with libcurl's own URL parser; only absolute http and https URLs with a host pass.
+    static func urlProblem(_ url: String) -> String? {
+        guard !url.utf8.contains(0) else { return "the URL contains a NUL byte" }
+        guard let handle = curl_url() else { return "out of memory parsing the URL" }
+        defer { curl_url_cleanup(handle) }
+        let code = curl_url_set(handle, CURLUPART_URL, url, 0)
+        guard code == CURLUE_OK else {
+            return "malformed URL '\(url)': \(String(cString: curl_url_strerror(code)))"
+        }
+        var scheme: UnsafeMutablePointer<CChar>?
+        guard curl_url_get(handle, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK, let scheme else {
+            return "the URL '\(url)' has no scheme"
+        }
+        defer { curl_free(scheme) }
+        let name = String(cString: scheme).lowercased()
+        guard name == "http" || name == "https" else {
+            return "unsupported scheme '\(name)': only http and https are supported"
+        }
+        return nil
+    }
+}

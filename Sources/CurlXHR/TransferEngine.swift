@@ -1,0 +1,174 @@
+import CCurlShim
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one thread that owns libcurl: the multi handle, the share handle and every easy handle.
+///
+/// libcurl shares neither a connection cache nor a cookie jar between threads that run
+/// transfers at once, so every transfer, synchronous or not, runs here. Other threads post
+/// commands and wake the loop with `curl_multi_wakeup`; the loop is `curl_multi_perform`,
+/// `curl_multi_info_read`, `curl_multi_poll`.
+final class TransferEngine: @unchecked Sendable {
+    static let shared = TransferEngine()
+
+    /// Transfers alive in the process (created and not yet released), for leak checks.
+    static let liveTransfers = Atomic<Int>(0)
+
+    private enum Command {
+        case start(Transfer)
+        case cancel(Transfer)
+        case run(@Sendable (_ cookieHandle: UnsafeMutableRawPointer) -> Void)
+    }
+
+    private let multi: UnsafeMutableRawPointer
+    private let share: UnsafeMutableRawPointer
+    private let commands = Mutex<[Command]>([])
+
+    // Engine thread only.
+    private var idleHandles: [UnsafeMutableRawPointer] = []
+    /// An easy handle attached to the share handle, for work on the shared cookie jar.
+    private let cookieHandle: UnsafeMutableRawPointer
+    private static let maxIdleHandles = 256
+
+    private init() {
+        curl_global_init(cxhr_global_default)
+        guard let multi = curl_multi_init(), let share = curl_share_init(), let cookieHandle = curl_easy_init() else {
+            preconditionFailure("libcurl could not allocate its multi, share or easy handle")
+        }
+        self.multi = multi
+        self.share = share
+        self.cookieHandle = cookieHandle
+        // Only this thread touches the share handle, so it needs no lock callbacks.
+        for data in [CURL_LOCK_DATA_DNS, CURL_LOCK_DATA_SSL_SESSION, CURL_LOCK_DATA_COOKIE] {
+            _ = cxhr_share_set_long(share, CURLSHOPT_SHARE, Int(data.rawValue))
+        }
+        _ = cxhr_multi_set_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        _ = cxhr_easy_set_share(cookieHandle, share)
+        _ = cxhr_easy_set_string(cookieHandle, CURLOPT_COOKIEFILE, "")
+        startThread()
+    }
+
+    // MARK: Commands from any thread
+
+    func start(_ transfer: Transfer) { post(.start(transfer)) }
+
+    func cancel(_ transfer: Transfer) { post(.cancel(transfer)) }
+
+    /// Runs `work` on the engine thread with an easy handle attached to the shared cookie
+    /// jar, and returns when it has run.
+    func withCookieHandle(_ work: @escaping @Sendable (UnsafeMutableRawPointer) -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        post(.run { handle in
+            work(handle)
+            done.signal()
+        })
+        done.wait()
+    }
+
+    private func post(_ command: Command) {
+        commands.withLock { $0.append(command) }
+        curl_multi_wakeup(multi)
+    }
+
+    // MARK: The loop
+
+    private func startThread() {
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let result = pthread_create(&thread, nil, { context in
+            Unmanaged<TransferEngine>.fromOpaque(context!).takeRetainedValue().run()
+            return nil
+        }, context)
+        precondition(result == 0, "could not start the CurlXHR engine thread: error \(result)")
+        pthread_detach(thread)
+    }
+
+    private func run() {
+        var pending: [Command] = []
+        var running: Int32 = 0
+        while true {
+            commands.withLock { swap(&pending, &$0) }
+            for command in pending {
+                switch command {
+                case .start(let transfer): begin(transfer)
+                case .cancel(let transfer): end(transfer, failure: nil, report: false)
+                case .run(let work): work(cookieHandle)
+                }
+            }
+            pending.removeAll(keepingCapacity: true)
+            curl_multi_perform(multi, &running)
+            collectFinished()
+            curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+    }
+
+    private func begin(_ transfer: Transfer) {
+        // curl_easy_reset keeps a handle's cookie engine switched on, so a transfer without
+        // cookies takes a new handle.
+        let reused = transfer.switches.cookies ? idleHandles.popLast() : nil
+        guard let easy = reused ?? curl_easy_init() else {
+            transfer.isFinished = true
+            transfer.request.transferFinished(transfer, failure: "out of memory: no libcurl handle")
+            transfer.completion.signal()
+            return
+        }
+        transfer.easy = easy
+        // The engine's reference; released in `end`.
+        _ = Unmanaged.passRetained(transfer)
+        if let failure = transfer.configure(easy, share: share) {
+            end(transfer, failure: failure, report: true)
+            return
+        }
+        let code = curl_multi_add_handle(multi, easy)
+        guard code == CURLM_OK else {
+            end(transfer, failure: String(cString: curl_multi_strerror(code)), report: true)
+            return
+        }
+        transfer.isAdded = true
+    }
+
+    private func collectFinished() {
+        var left: Int32 = 0
+        while let message = curl_multi_info_read(multi, &left) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = cxhr_message_result(message)
+            var context: UnsafeMutableRawPointer?
+            guard cxhr_easy_get_pointer(easy, CURLINFO_PRIVATE, &context) == CURLE_OK, let context else { continue }
+            let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+            end(transfer, failure: code == CURLE_OK ? nil : transfer.failureText(code), report: true)
+        }
+    }
+
+    /// Takes the transfer out of libcurl, tells the request how it ended (unless the request
+    /// already knows, as after an abort), and releases the engine's hold on it.
+    private func end(_ transfer: Transfer, failure: String?, report: Bool) {
+        guard !transfer.isFinished, let easy = transfer.easy else { return }
+        transfer.isFinished = true
+        if transfer.isAdded {
+            curl_multi_remove_handle(multi, easy)
+        }
+        if report {
+            if failure == nil { transfer.flushPendingHead() }
+            var status = 0
+            _ = cxhr_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            transfer.request.transferFinished(transfer, failure: failure, fallbackStatus: status)
+        }
+        transfer.easy = nil
+        recycle(easy)
+        Unmanaged.passUnretained(transfer).release()
+        transfer.completion.signal()
+    }
+
+    /// Keeps easy handles for reuse.
+    private func recycle(_ easy: UnsafeMutableRawPointer) {
+        guard idleHandles.count < Self.maxIdleHandles else {
+            curl_easy_cleanup(easy)
+            return
+        }
+        curl_easy_reset(easy)
+        idleHandles.append(easy)
+    }
+}
