@@ -25,9 +25,16 @@ let package = Package(
             dependencies: ["CurlXHR"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Runs one big transfer in a process of its own, for the memory tests.
+        .executableTarget(
+            name: "curlxhr-probe",
+            dependencies: ["CurlXHR"],
+            path: "Tests/Probe",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .testTarget(
             name: "CurlXHRTests",
-            dependencies: ["CurlXHR"],
+            dependencies: ["CurlXHR", "curlxhr-probe", "xhr-example"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

@@ -1,3 +1,4 @@
+import CCurlShim
 import Dispatch
 import Synchronization
 #if canImport(FoundationEssentials)
@@ -57,7 +58,7 @@ public final class HttpRequest: Sendable {
     public static let defaultCallbackQueue = DispatchQueue(label: "CurlXHR.callbacks")
 
     /// Trusted CAs for every request of the process that sets none of its own; `nil` means
-    /// `SSL_CERT_FILE`, else `CURL_CA_BUNDLE`, else the system store.
+    /// `CURL_CA_BUNDLE`, else `SSL_CERT_FILE`, else the system store.
     public static var caCertificateFile: String? {
         get { TrustedCertificates.configuredFile.withLock { $0 } }
         set { TrustedCertificates.configuredFile.withLock { $0 = newValue } }
@@ -192,6 +193,17 @@ public final class HttpRequest: Sendable {
         return changeSwitches { $0.caFile = path }
     }
 
+    /// Forgets every cookie of the process-wide jar that all requests share.
+    ///
+    /// - Parameter includePersistentStore: also remove persistent cookies from the store on
+    ///   disk, so they do not come back at the next launch. Cookies are kept in memory only
+    ///   for now, so both forms clear the same jar.
+    public func clearCookies(includePersistentStore: Bool) {
+        TransferEngine.shared.withCookieHandle { handle in
+            _ = cxhr_easy_set_string(handle, CURLOPT_COOKIELIST, "ALL")
+        }
+    }
+
     // MARK: The message (OPENED only)
 
     /// Adds a request header; a repeated name is joined with ", ". OPENED only.
@@ -257,16 +269,12 @@ public final class HttpRequest: Sendable {
     /// - Returns: `false` when the file is missing, unreadable or not a regular file.
     @discardableResult
     public func sendWithFile(_ path: String, timeout: Double = 0) -> Bool {
-        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            return refuse(.fileUnreadable, "cannot open '\(path)': \(String(cString: strerror(errno)))")
+        switch ReadableFile.open(path) {
+        case .failure(let problem):
+            return refuse(.fileUnreadable, problem.message)
+        case .success(let file):
+            return start(.file(path: path), timeout: timeout, fileDescriptor: file.descriptor, fileSize: file.size)
         }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            _ = Glibc.close(descriptor)
-            return refuse(.fileUnreadable, "'\(path)' is not a regular file")
-        }
-        return start(.file(path: path), timeout: timeout, fileDescriptor: descriptor, fileSize: Int64(info.st_size))
     }
 
     private func start(_ body: RequestBody, timeout: Double,
@@ -575,27 +583,44 @@ public final class HttpRequest: Sendable {
 enum TrustedCertificates {
     static let configuredFile = Mutex<String?>(nil)
 
-    /// `HttpRequest.caCertificateFile`, else `SSL_CERT_FILE`, else `CURL_CA_BUNDLE` (as for the
-    /// curl tool; libcurl reads neither variable itself), else `nil` for the system store.
+    /// `HttpRequest.caCertificateFile`, else `CURL_CA_BUNDLE`, else `SSL_CERT_FILE` (in the curl
+    /// tool's order; libcurl reads neither variable itself), else `nil` for the system store.
     static var processWideFile: String? {
         if let file = configuredFile.withLock({ $0 }) { return file }
-        for name in ["SSL_CERT_FILE", "CURL_CA_BUNDLE"] {
+        for name in ["CURL_CA_BUNDLE", "SSL_CERT_FILE"] {
             if let value = getenv(name), value.pointee != 0 { return String(cString: value) }
         }
         return nil
     }
 }
 
-/// Checks that a path names a regular file this process can read.
+/// Opens a path that must name a regular file this process can read.
 enum ReadableFile {
-    static func problem(_ path: String) -> String? {
+    struct Problem: Error {
+        let message: String
+    }
+
+    static func open(_ path: String) -> Result<(descriptor: Int32, size: Int64), Problem> {
         let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return "cannot open '\(path)': \(String(cString: strerror(errno)))" }
-        defer { _ = Glibc.close(descriptor) }
+        guard descriptor >= 0 else {
+            return .failure(Problem(message: "cannot open '\(path)': \(String(cString: strerror(errno)))"))
+        }
         var info = stat()
         guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            return "'\(path)' is not a regular file"
+            _ = Glibc.close(descriptor)
+            return .failure(Problem(message: "'\(path)' is not a regular file"))
         }
-        return nil
+        return .success((descriptor, Int64(info.st_size)))
+    }
+
+    /// Why `path` cannot be read, or nil when it can.
+    static func problem(_ path: String) -> String? {
+        switch open(path) {
+        case .failure(let problem):
+            return problem.message
+        case .success(let file):
+            _ = Glibc.close(file.descriptor)
+            return nil
+        }
     }
 }

@@ -104,8 +104,11 @@ final class Transfer: @unchecked Sendable {
             options.set(CURLOPT_COOKIEFILE, "")
         }
         if switches.freshConnection {
+            // A new connection, no resumed TLS session, and the CA file read again rather
+            // than taken from libcurl's cache of it.
             options.set(CURLOPT_FRESH_CONNECT, 1)
             options.set(CURLOPT_SSL_SESSIONID_CACHE, 0)
+            options.set(CURLOPT_CA_CACHE_TIMEOUT, 0)
         }
         if let credentials = message.credentials {
             options.set(CURLOPT_USERNAME, credentials.user)

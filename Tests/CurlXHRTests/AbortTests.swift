@@ -1,0 +1,129 @@
+import CurlXHR
+import Foundation
+import Synchronization
+import Testing
+
+/// `abort()` and re-`open()` in every state, against the fault server's slow answers.
+@Suite struct AbortTests {
+    let env: TestEnvironment
+    init() throws { env = try TestEnvironment.get() }
+
+    /// Asserts what DESIGN promises after an abort: DONE at once, status 0, data gone, one
+    /// DONE callback and nothing after it (waiting a little to be sure).
+    func expectAborted(_ request: HttpRequest, _ recorder: Recorder, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(request.getState() == .done, sourceLocation: sourceLocation)
+        #expect(request.getStatus() == 0, sourceLocation: sourceLocation)
+        #expect(request.getStatusText() == "Request aborted", sourceLocation: sourceLocation)
+        #expect(recorder.waitForDone(), sourceLocation: sourceLocation)
+        Thread.sleep(forTimeInterval: 0.5)
+        let seen = recorder.result
+        #expect(seen.states.filter { $0 == .done }.count == 1, "\(seen.states)", sourceLocation: sourceLocation)
+        #expect(seen.states.last == .done, sourceLocation: sourceLocation)
+        #expect(seen.callbacksAfterDone == 0, sourceLocation: sourceLocation)
+        #expect(seen.statusAtDone == 0, sourceLocation: sourceLocation)
+        #expect(request.getReceiveBuffer().isEmpty, sourceLocation: sourceLocation)
+        #expect(!request.abort(), "a second abort finds DONE", sourceLocation: sourceLocation)
+    }
+
+    @Test func abortInSent() throws {
+        let request = HttpRequest()
+        let recorder = Recorder()
+        request.delegate = recorder
+        #expect(request.open("GET", url: try env.faultURL + "/delay?ms=5000", async: true))
+        #expect(request.send())
+        #expect(request.getState() == .sent)
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(request.getState() == .sent)
+        let started = Date()
+        #expect(request.abort())
+        expectAborted(request, recorder)
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(recorder.result.states == [.opened, .sent, .done])
+    }
+
+    @Test func abortInHeadersReceived() throws {
+        // Headers at once, then no body for three seconds.
+        let request = HttpRequest()
+        let reachedHeaders = DispatchSemaphore(value: 0)
+        let recorder = Recorder { _, state in if state == .headersReceived { reachedHeaders.signal() } }
+        request.delegate = recorder
+        #expect(request.open("GET", url: try env.faultURL + "/reset?after=0&wait_ms=3000", async: true))
+        #expect(request.send())
+        #expect(reachedHeaders.wait(timeout: .now() + 10) == .success)
+        #expect(request.getState() == .headersReceived)
+        #expect(request.abort())
+        expectAborted(request, recorder)
+        #expect(recorder.result.states == [.opened, .sent, .headersReceived, .done])
+    }
+
+    @Test func abortInLoadingFromInsideTheCallback() throws {
+        let request = HttpRequest()
+        let recorder = Recorder { request, state in
+            if state == .loading {
+                #expect(request.abort(), "abort from inside a LOADING callback")
+                #expect(request.getState() == .loading, "inside a callback getState() is the reported state")
+            }
+        }
+        request.delegate = recorder
+        #expect(request.open("GET", url: try env.faultURL + "/drip?chunks=20&size=1000&interval_ms=200", async: true))
+        #expect(request.send())
+        #expect(recorder.waitForDone())
+        expectAborted(request, recorder)
+        #expect(recorder.result.states == [.opened, .sent, .headersReceived, .loading, .done])
+    }
+
+    @Test func abortFromAnotherThreadEndsASynchronousSend() throws {
+        let request = HttpRequest()
+        #expect(request.open("GET", url: try env.faultURL + "/delay?ms=10000"))
+        let returned = DispatchSemaphore(value: 0)
+        let started = Date()
+        Thread.detachNewThread {
+            request.send()
+            returned.signal()
+        }
+        while request.getState() != .sent, Date().timeIntervalSince(started) < 5 { Thread.sleep(forTimeInterval: 0.01) }
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(request.abort())
+        #expect(request.getState() == .done)
+        #expect(returned.wait(timeout: .now() + 3) == .success, "the blocked send returns after abort")
+        #expect(request.getStatus() == 0)
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
+    @Test func openDuringLoadingAbortsAndStartsAfresh() throws {
+        let request = HttpRequest()
+        let loading = DispatchSemaphore(value: 0)
+        let recorder = Recorder { _, state in if state == .loading { loading.signal() } }
+        request.delegate = recorder
+        #expect(request.open("GET", url: try env.faultURL + "/drip?chunks=50&size=1000&interval_ms=100", async: true))
+        #expect(request.send())
+        #expect(loading.wait(timeout: .now() + 10) == .success)
+        #expect(request.getState() == .loading)
+        #expect(request.open("GET", url: try env.httpURL + "/files/100b"))
+        #expect(request.getState() == .opened)
+        #expect(request.getStatus() == 0)
+        #expect(request.getReceiveBuffer().isEmpty, "the aborted transfer's bytes are gone")
+        #expect(request.send())
+        #expect(request.getStatus() == 200)
+        #expect(request.getReceiveBuffer() == Pattern.bytes(100))
+        #expect(recorder.waitForDone())
+        Thread.sleep(forTimeInterval: 0.3)
+        let states = recorder.result.states
+        #expect(states.filter { $0 == .done }.count == 1, "\(states)")
+        #expect(states.last == .done, "the synchronous re-open reports nothing")
+    }
+
+    @Test func abortOutsideFlightSaysFalse() throws {
+        let request = HttpRequest()
+        #expect(!request.abort())
+        #expect(request.getState() == .unsent)
+        #expect(request.open("GET", url: try env.httpURL + "/files/100b"))
+        #expect(!request.abort())
+        #expect(request.getState() == .opened)
+        #expect(request.send())
+        #expect(!request.abort())
+        #expect(request.getState() == .done)
+        #expect(request.getStatus() == 200)
+        #expect(request.getReceiveBuffer().count == 100)
+    }
+}

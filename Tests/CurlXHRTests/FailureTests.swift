@@ -1,0 +1,172 @@
+import CurlXHR
+import Foundation
+import Synchronization
+import Testing
+
+/// Network failures end in DONE with status 0 and a text; protocol details stay invisible.
+@Suite struct FailureTests {
+    let env: TestEnvironment
+    init() throws { env = try TestEnvironment.get() }
+
+    func expectFailure(_ request: HttpRequest, _ seen: Recorder.Seen, mentioning words: [String],
+                       sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(request.getState() == .done, sourceLocation: sourceLocation)
+        #expect(request.getStatus() == 0, sourceLocation: sourceLocation)
+        #expect(seen.statusAtDone == 0, sourceLocation: sourceLocation)
+        #expect(seen.states.last == .done, sourceLocation: sourceLocation)
+        let text = (request.getStatusText() ?? "").lowercased()
+        #expect(words.contains { text.contains($0.lowercased()) }, "status text: \(text)", sourceLocation: sourceLocation)
+    }
+
+    @Test func connectionRefused() {
+        let (request, seen) = fetchAsync("GET", "http://127.0.0.1:1/")
+        expectFailure(request, seen, mentioning: ["connect"])
+        #expect(seen.states == [.opened, .sent, .done])
+        let sync = fetchSync("GET", "http://127.0.0.1:1/").0
+        #expect(sync.getStatus() == 0)
+        #expect(sync.getStatusText()?.isEmpty == false)
+    }
+
+    @Test func resetMidBodyEndsWithStatusZeroAfterLoadingSawTheStatus() throws {
+        let request = HttpRequest()
+        let statuses = Mutex<[Int]>([])
+        let recorder = Recorder { request, state in
+            if state == .loading { statuses.withLock { $0.append(request.getStatus()) } }
+        }
+        request.delegate = recorder
+        #expect(request.open("GET", url: try env.faultURL + "/reset?after=5000&wait_ms=500", async: true))
+        #expect(request.send())
+        #expect(recorder.waitForDone())
+        let seen = recorder.result
+        #expect(seen.statusAtHeaders == 200)
+        #expect(statuses.withLock { $0 }.first == 200, "LOADING saw the 200")
+        #expect(seen.body.count == 5000, "the bytes that arrived are not lost")
+        expectFailure(request, seen, mentioning: ["reset", "recv", "connection", "transfer closed"])
+    }
+
+    @Test func timeoutCountsTheWholeRequest() throws {
+        let started = Date()
+        let (request, seen) = fetchAsync("GET", try env.faultURL + "/delay?ms=5000", timeout: 0.5)
+        expectFailure(request, seen, mentioning: ["timed out", "timeout"])
+        #expect(Date().timeIntervalSince(started) < 3)
+        let slowBody = fetchSync("GET", try env.faultURL + "/drip?chunks=20&size=10&interval_ms=200", timeout: 1).0
+        #expect(slowBody.getStatus() == 0, "the timeout covers the body too")
+        let inTime = fetchSync("GET", try env.faultURL + "/delay?ms=100", timeout: 5).0
+        #expect(inTime.getStatus() == 200)
+    }
+
+    @Test func malformedStatusLine() throws {
+        let (request, seen) = fetchAsync("GET", try env.faultURL + "/malformed")
+        expectFailure(request, seen, mentioning: ["http", "weird", "unsupported", "0.9"])
+    }
+
+    @Test func unresolvableHost() {
+        let (request, seen) = fetchAsync("GET", "http://nonexistent.invalid/", timeout: 20)
+        expectFailure(request, seen, mentioning: ["resolve"])
+    }
+
+    @Test func hugeHeaderLinesAreHandled() throws {
+        let fine = fetchSync("GET", try env.faultURL + "/hugeheader?kb=40").0
+        #expect(fine.getStatus() == 200)
+        #expect(fine.getResponseHeader("X-Huge")?.count == 40 * 1024)
+        let (tooBig, seen) = fetchAsync("GET", try env.faultURL + "/hugeheader?kb=300")
+        expectFailure(tooBig, seen, mentioning: ["header", "too large", "recv", "failure"])
+    }
+
+    @Test func hundredContinueIsNotAFinalResponse() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("curlxhr-continue-\(UUID())").path
+        try Pattern.bytes(2 * 1024 * 1024).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let request = HttpRequest()
+        let recorder = Recorder()
+        request.delegate = recorder
+        #expect(request.open("PUT", url: try env.faultURL + "/continue", async: true))
+        #expect(request.setRequestHeader("Expect", value: "100-continue"))
+        #expect(request.sendWithFile(path))
+        #expect(recorder.waitForDone())
+        let seen = recorder.result
+        #expect(seen.states.filter { $0 == .headersReceived }.count == 1)
+        #expect(seen.statusAtHeaders == 200)
+        let echo = try Echo(seen.body)
+        #expect(echo.json["saw_expect"] as? Bool == true)
+        #expect(echo.bodyLength == 2 * 1024 * 1024)
+    }
+}
+
+/// Redirects: followed by default with one HEADERS_RECEIVED, or returned as they are.
+@Suite struct RedirectTests {
+    let env: TestEnvironment
+    init() throws { env = try TestEnvironment.get() }
+
+    @Test func chainIsFollowedWithOneHeadersReceived() throws {
+        let (request, seen) = fetchAsync("GET", try env.faultURL + "/redirect/chain?n=5")
+        #expect(request.getStatus() == 200)
+        #expect(seen.states.filter { $0 == .headersReceived }.count == 1)
+        #expect(seen.statusAtHeaders == 200, "HEADERS_RECEIVED is for the final response")
+        #expect(String(decoding: seen.body, as: UTF8.self) == "end of chain")
+        #expect(request.getResponseHeader("Location") == nil, "headers are the final response's only")
+    }
+
+    @Test func notFollowedAfterDisableFollowLocation() throws {
+        let (request, seen) = fetchAsync("GET", try env.faultURL + "/redirect/chain?n=5") {
+            #expect($0.disableFollowLocation())
+        }
+        #expect(request.getStatus() == 302)
+        #expect(seen.statusAtHeaders == 302)
+        #expect(request.getResponseHeader("Location")?.contains("n=4") == true)
+    }
+
+    @Test func loopsEndAfterTwentyHops() throws {
+        let (request, seen) = fetchAsync("GET", try env.faultURL + "/redirect/loop")
+        #expect(request.getStatus() == 0)
+        #expect(seen.states.last == .done)
+        #expect(request.getStatusText()?.lowercased().contains("redirect") == true, "\(request.getStatusText() ?? "")")
+    }
+
+    @Test func onlyHttpAndHttpsAreFollowed() throws {
+        let (request, _) = fetchAsync("GET", try env.faultURL + "/redirect/to?url=ftp://127.0.0.1/x")
+        #expect(request.getStatus() == 0)
+        #expect(request.getStatusText()?.isEmpty == false)
+    }
+
+    @Test func credentialsNeverGoToAnotherHost() throws {
+        let marker = UUID().uuidString
+        let port = try env["TESTENV_FAULT_PORT"]
+        let target = "http://localhost:\(port)/record?marker=\(marker)"
+        let encoded = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        // 127.0.0.1 and localhost are different hosts to the client: the hop must lose the credentials.
+        let (request, _) = fetchSync("GET", "http://127.0.0.1:\(port)/redirect/to?url=\(encoded)") { request in
+            #expect(request.open("GET", url: "http://127.0.0.1:\(port)/redirect/to?url=\(encoded)",
+                                 user: "alice", password: "s3cret"))
+            #expect(request.setRequestHeader("X-Marker", value: marker))
+        }
+        #expect(request.getStatus() == 200)
+        let recorded = String(decoding: fetchSync("GET", try env.faultURL + "/recorded").1, as: UTF8.self)
+        #expect(recorded.contains("marker=\(marker)"), "the redirect was followed")
+        let records = try #require(try JSONSerialization.jsonObject(with: Data(recorded.utf8)) as? [[String: Any]])
+        let hop = try #require(records.last { ($0["path"] as? String)?.contains("marker=\(marker)") == true })
+        let headers = (hop["headers"] as? [String: String] ?? [:]).mapKeys { $0.lowercased() }
+        #expect(headers["authorization"] == nil, "no credentials after a redirect to another host")
+        #expect(headers["x-marker"] == marker, "other headers still go")
+    }
+
+    @Test func basicCredentialsGoToTheirOwnHost() throws {
+        let marker = UUID().uuidString
+        let (request, _) = fetchSync("GET", try env.faultURL + "/record?basic=\(marker)") { request in
+            #expect(request.open("GET", url: try! env.faultURL + "/record?basic=\(marker)",
+                                 user: "bob", password: "b0b p@ss:w%rd/ü", auth: "basic"))
+        }
+        #expect(request.getStatus() == 200)
+        let records = try #require(try JSONSerialization.jsonObject(with: fetchSync("GET", try env.faultURL + "/recorded").1) as? [[String: Any]])
+        let hop = try #require(records.last { ($0["path"] as? String)?.contains(marker) == true })
+        let headers = (hop["headers"] as? [String: String] ?? [:]).mapKeys { $0.lowercased() }
+        let expected = "Basic " + Data("bob:b0b p@ss:w%rd/ü".utf8).base64EncodedString()
+        #expect(headers["authorization"] == expected)
+    }
+}
+
+extension Dictionary {
+    func mapKeys<T: Hashable>(_ transform: (Key) -> T) -> [T: Value] {
+        Dictionary<T, Value>(map { (transform($0.key), $0.value) }, uniquingKeysWith: { first, _ in first })
+    }
+}

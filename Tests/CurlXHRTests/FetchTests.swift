@@ -1,0 +1,232 @@
+import CurlXHR
+import Foundation
+import Synchronization
+import Testing
+
+/// Requests against Apache's echo CGI: what was sent, what came back, and every state seen.
+@Suite struct FetchTests {
+    let env: TestEnvironment
+    init() throws { env = try TestEnvironment.get() }
+
+    @Test func asyncGetReportsEveryStateOnceInOrder() throws {
+        let (request, seen) = fetchAsync("GET", try env.httpURL + "/echo/path?x=1")
+        #expect(seen.states.first == .opened)
+        #expect(Array(seen.states.prefix(3)) == [.opened, .sent, .headersReceived])
+        #expect(seen.states.last == .done)
+        #expect(seen.states.dropFirst(3).dropLast().allSatisfy { $0 == .loading })
+        #expect(seen.states.contains(.loading))
+        #expect(seen.callbacksAfterDone == 0)
+        #expect(seen.statusAtHeaders == 200)
+        #expect(request.getStatus() == 200)
+        #expect(request.getStatusText() == "OK")
+        #expect(request.getResponseHeader("content-type")?.hasPrefix("application/json") == true)
+        let echo = try Echo(seen.body)
+        #expect(echo.method == "GET")
+        #expect(echo.json["uri"] as? String == "/echo/path?x=1")
+    }
+
+    @Test func syncGetReturnsInDoneWithTheBody() throws {
+        let (request, body) = fetchSync("GET", try env.httpURL + "/files/10k")
+        #expect(request.getStatus() == 200)
+        #expect(body == Pattern.bytes(10 * 1024))
+        #expect(request.getReceiveBuffer().isEmpty, "the buffer holds the bytes since the previous call")
+        #expect(request.getResponseHeader("Content-Length") == "10240")
+        let all = try #require(request.getAllResponseHeaders())
+        #expect(all.split(separator: "\n").contains("Content-Length: 10240"))
+        #expect(!all.contains("\r"))
+    }
+
+    @Test func formPostIsUrlencoded() throws {
+        let (request, seen) = fetchAsync("POST", try env.httpURL + "/echo") { request in
+            request.setPostValue("grüße & more", forKey: "greeting")
+            request.setPostValue("1+1=2", forKey: "sum")
+        }
+        #expect(request.getStatus() == 200)
+        let echo = try Echo(seen.body)
+        #expect(echo.method == "POST")
+        #expect(echo.body == Data("greeting=gr%C3%BC%C3%9Fe+%26+more&sum=1%2B1%3D2".utf8))
+        #expect(echo.header("Content-Type") == "application/x-www-form-urlencoded")
+    }
+
+    @Test func rawBinaryBodyArrivesByteForByte() throws {
+        var bytes = Data((0..<4096).map { UInt8($0 & 0xFF) })
+        bytes.append(contentsOf: [0, 0, 0, 13, 10, 0])
+        let (request, seen) = fetchAsync("POST", try env.httpURL + "/echo", body: bytes) { request in
+            request.setRequestHeader("Content-Type", value: "application/octet-stream")
+            request.setRequestHeader("X-Test", value: "  padded  ")
+        }
+        #expect(request.getStatus() == 200)
+        let echo = try Echo(seen.body)
+        #expect(echo.bodyLength == bytes.count)
+        #expect(echo.body == bytes)
+        #expect(echo.header("Content-Type") == "application/octet-stream")
+        #expect(echo.header("X-Test") == "padded")
+    }
+
+    @Test func stringBodyIsUTF8TextAndSyncPostWorks() throws {
+        let request = HttpRequest()
+        #expect(request.open("post", url: try env.httpURL + "/echo?status=201"))
+        #expect(request.send("héllo"))
+        #expect(request.getStatus() == 201)
+        let echo = try Echo(request.getReceiveBuffer())
+        #expect(echo.method == "POST")
+        #expect(echo.body == Data("héllo".utf8))
+        #expect(echo.header("Content-Type") == "text/plain;charset=UTF-8")
+    }
+
+    @Test func headHasHeadersAndNoBody() throws {
+        let (request, seen) = fetchAsync("HEAD", try env.httpURL + "/files/10k")
+        #expect(seen.states == [.opened, .sent, .headersReceived, .done])
+        #expect(request.getStatus() == 200)
+        #expect(request.getResponseHeader("Content-Length") == "10240")
+        #expect(seen.body.isEmpty)
+    }
+
+    @Test func putStreamsAFileAndCustomMethodsAreKept() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("curlxhr-put-\(UUID())").path
+        let content = Pattern.bytes(300_000)
+        try content.write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+
+        let put = HttpRequest()
+        let recorder = Recorder()
+        put.delegate = recorder
+        #expect(put.open("POST", url: try env.httpURL + "/echo", async: true))
+        #expect(put.sendWithFile(path))
+        #expect(recorder.waitForDone())
+        let echo = try Echo(recorder.result.body)
+        #expect(echo.method == "PUT", "sendWithFile uses PUT unless the method is custom")
+        #expect(echo.bodyLength == content.count)
+        #expect(echo.body == content)
+
+        let custom = HttpRequest()
+        #expect(custom.open("PROPPATCH", url: try env.httpURL + "/echo"))
+        #expect(custom.sendWithFile(path))
+        #expect(try Echo(custom.getReceiveBuffer()).method == "PROPPATCH")
+
+        let delete = HttpRequest()
+        #expect(delete.open("delete", url: try env.httpURL + "/echo"))
+        #expect(delete.send())
+        #expect(try Echo(delete.getReceiveBuffer()).method == "DELETE")
+    }
+
+    @Test func sendWithFileRefusesWhatItCannotRead() throws {
+        let request = HttpRequest()
+        #expect(request.open("PUT", url: try env.httpURL + "/echo"))
+        #expect(!request.sendWithFile("/nonexistent/file"))
+        #expect(request.lastError?.code == .fileUnreadable)
+        #expect(!request.sendWithFile(FileManager.default.temporaryDirectory.path))
+        #expect(request.lastError?.code == .fileUnreadable)
+        #expect(request.getState() == .opened, "a refused send sends nothing")
+        #expect(request.send())
+        #expect(request.getStatus() == 200)
+    }
+
+    @Test func badHeadersAreRefusedAndNothingIsSent() throws {
+        let url = try env.faultURL + "/record?case=headers-\(UUID())"
+        let request = HttpRequest()
+        #expect(request.open("GET", url: url))
+        let refused: [(String, String)] = [
+            ("X-Bad", "a\r\nInjected: 1"), ("X-Bad", "a\nb"), ("X-Bad", "a\0b"),
+            ("Bad Name", "v"), ("Bad:Name", "v"), ("", "v"), ("X\rY", "v"), ("Content-Length", "5"),
+        ]
+        for (name, value) in refused {
+            #expect(!request.setRequestHeader(name, value: value), "\(name.debugDescription): \(value.debugDescription)")
+            #expect(request.lastError?.code == .invalidArgument)
+        }
+        #expect(request.getState() == .opened)
+        let recorded = fetchSync("GET", try env.faultURL + "/recorded").1
+        #expect(!String(decoding: recorded, as: UTF8.self).contains(url.split(separator: "?").last!))
+    }
+
+    @Test func openRefusesMalformedInput() {
+        let request = HttpRequest()
+        #expect(!request.open("GET", url: "not a url"))
+        #expect(request.lastError?.code == .invalidArgument)
+        #expect(!request.open("GET", url: "ftp://127.0.0.1/"))
+        #expect(!request.open("BAD METHOD", url: "http://127.0.0.1/"))
+        #expect(!request.open("GET", url: "http://127.0.0.1/", user: "u", password: "p", auth: "KERBEROS5"))
+        #expect(request.lastError?.message.contains("KERBEROS5") == true)
+        #expect(request.getState() == .unsent)
+        #expect(!request.send())
+        #expect(request.lastError?.code == .invalidState)
+    }
+
+    @Test func callsOutOfStateSayFalse() throws {
+        let request = HttpRequest()
+        #expect(!request.setRequestHeader("X-A", value: "1"), "setRequestHeader needs OPENED")
+        #expect(!request.abort(), "abort in UNSENT")
+        #expect(request.disableFollowLocation(), "pre-send switches work in UNSENT")
+        #expect(request.open("GET", url: try env.httpURL + "/echo"))
+        #expect(!request.abort(), "abort in OPENED")
+        #expect(request.send())
+        #expect(!request.abort(), "abort in DONE")
+        #expect(request.getStatus() == 200, "abort in DONE changes nothing")
+        #expect(!request.send(), "send in DONE")
+        #expect(!request.setRequestHeader("X-A", value: "1"))
+        request.setPostValue("v", forKey: "k")
+        #expect(request.lastError?.code == .invalidState)
+        #expect(request.disableCookieHandling(), "pre-send switches work in DONE")
+        #expect(request.open("GET", url: try env.httpURL + "/echo"))
+        #expect(!request.send(nil, timeout: -1))
+        #expect(request.lastError?.code == .invalidArgument)
+        #expect(!request.send(nil, timeout: .nan))
+        #expect(request.getState() == .opened)
+    }
+
+    @Test func bodyAndFormValuesExcludeEachOther() throws {
+        let request = HttpRequest()
+        #expect(request.open("POST", url: try env.httpURL + "/echo"))
+        request.setPostValue("v", forKey: "k")
+        #expect(!request.send("raw"))
+        #expect(request.lastError?.code == .invalidArgument)
+        request.clearPostValues()
+        #expect(request.send("raw"))
+        #expect(try Echo(request.getReceiveBuffer()).body == Data("raw".utf8))
+    }
+
+    @Test func headersRepeatedAndMixedCase() throws {
+        let (request, _) = fetchSync("GET", try env.faultURL + "/headers")
+        #expect(request.getResponseHeader("x-mixed-case") == "yes")
+        #expect(request.getResponseHeader("X-MULTI") == "a, b")
+        #expect(request.getResponseHeader("X-Absent") == nil)
+        let lines = try #require(request.getAllResponseHeaders()).split(separator: "\n")
+        #expect(lines.contains("X-MiXeD-Case: yes"))
+        #expect(lines.filter { $0.hasPrefix("X-Multi:") }.count == 2)
+    }
+
+    @Test func aRequestCanBeOpenedAndSentFromItsDoneCallback() throws {
+        let url = try env.httpURL + "/echo?second=1"
+        let secondDone = DispatchSemaphore(value: 0)
+        let states = RecordedStates()
+        let request = HttpRequest()
+        request.onStatusChange = { request in
+            let state = request.getState()
+            states.append(state)
+            guard state == .done else { return }
+            if states.count(of: .done) == 1 {
+                #expect(request.open("GET", url: url, async: true))
+                #expect(request.send())
+            } else {
+                secondDone.signal()
+            }
+        }
+        #expect(request.open("GET", url: try env.httpURL + "/echo?first=1", async: true))
+        #expect(request.send())
+        #expect(secondDone.wait(timeout: .now() + 30) == .success)
+        #expect(request.getStatus() == 200)
+        #expect(try Echo(request.getReceiveBuffer()).json["query"] as? String == "second=1")
+        let seen = states.all
+        #expect(seen.first == .opened)
+        #expect(seen.filter { $0 == .opened }.count == 2)
+        #expect(seen.filter { $0 == .done }.count == 2)
+    }
+}
+
+/// A thread-safe list of states for closure-based callbacks.
+final class RecordedStates: Sendable {
+    private let states = Mutex<[HttpRequest.State]>([])
+    func append(_ state: HttpRequest.State) { states.withLock { $0.append(state) } }
+    func count(of state: HttpRequest.State) -> Int { states.withLock { $0.filter { $0 == state }.count } }
+    var all: [HttpRequest.State] { states.withLock { $0 } }
+}

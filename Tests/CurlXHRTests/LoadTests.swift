@@ -1,0 +1,145 @@
+import CurlXHR
+import Foundation
+import Synchronization
+import Testing
+@testable import CurlXHR
+
+/// Many requests at once, big bodies, and the engine's bookkeeping afterwards.
+@Suite struct LoadTests {
+    let env: TestEnvironment
+    init() throws { env = try TestEnvironment.get() }
+
+    /// Starts `count` asynchronous GETs of `url` and waits for all of them; returns the bodies.
+    func asyncBatch(_ url: String, count: Int) -> [(status: Int, body: Data)] {
+        let results = Mutex<[(status: Int, body: Data)]>([])
+        let group = DispatchGroup()
+        var requests: [HttpRequest] = []
+        for _ in 0..<count {
+            let request = HttpRequest()
+            let body = Mutex(Data())
+            group.enter()
+            request.onStatusChange = { request in
+                let state = request.getState()
+                guard state == .loading || state == .done else { return }
+                let chunk = request.getReceiveBuffer()
+                body.withLock { $0.append(chunk) }
+                if state == .done {
+                    let status = request.getStatus()
+                    results.withLock { $0.append((status, body.withLock { $0 })) }
+                    group.leave()
+                }
+            }
+            request.callbackQueue = .global()
+            request.open("GET", url: url, async: true)
+            requests.append(request)
+        }
+        for request in requests { request.send() }
+        _ = group.wait(timeout: .now() + 120)
+        return results.withLock { $0 }
+    }
+
+    @Test func thirtyTwoThreadsOfSyncRequestsWhileAsyncRequestsRun() throws {
+        let url = try env.httpURL + "/files/10k"
+        let expected = Pattern.bytes(10 * 1024)
+        let failures = Atomic<Int>(0)
+        let completed = Atomic<Int>(0)
+        let asyncResults = Mutex<[(status: Int, body: Data)]>([])
+        let asyncDone = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            asyncResults.withLock { $0 = self.asyncBatch(url, count: 300) }
+            asyncDone.signal()
+        }
+        DispatchQueue.concurrentPerform(iterations: 32) { _ in
+            for _ in 0..<50 {
+                let request = HttpRequest()
+                request.open("GET", url: url)
+                request.send()
+                if request.getStatus() != 200 || request.getReceiveBuffer() != expected {
+                    failures.add(1, ordering: .relaxed)
+                }
+                completed.add(1, ordering: .relaxed)
+            }
+        }
+        #expect(completed.load(ordering: .relaxed) == 32 * 50)
+        #expect(failures.load(ordering: .relaxed) == 0)
+        #expect(asyncDone.wait(timeout: .now() + 120) == .success)
+        let results = asyncResults.withLock { $0 }
+        #expect(results.count == 300)
+        #expect(results.allSatisfy { $0.status == 200 && $0.body == expected })
+    }
+
+    @Test func aThousandAsyncRequestsInFlightAtOnce() throws {
+        let results = asyncBatch(try env.httpURL + "/files/100b", count: 1000)
+        #expect(results.count == 1000)
+        let wrong = results.filter { $0.status != 200 || $0.body != Pattern.bytes(100) }
+        #expect(wrong.isEmpty, "\(wrong.count) wrong, first status \(wrong.first?.status ?? -1)")
+    }
+
+    @Test func tenThousandRequestsLeaveNoTransferBehind() throws {
+        let url = try env.httpURL + "/files/100b"
+        let failures = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            let request = HttpRequest()
+            for _ in 0..<1250 {
+                request.open("GET", url: url)
+                request.send()
+                if request.getStatus() != 200 || request.getReceiveBuffer().count != 100 {
+                    failures.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        #expect(failures.load(ordering: .relaxed) == 0)
+        // Other suites may be mid-transfer; wait for the count to settle at zero.
+        let deadline = Date().addingTimeInterval(60)
+        while TransferEngine.liveTransfers.load(ordering: .relaxed) != 0, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(TransferEngine.liveTransfers.load(ordering: .relaxed) == 0)
+    }
+
+    /// Runs the probe and decodes its one JSON line.
+    func probe(_ arguments: [String]) throws -> [String: Any] {
+        let result = try Shell.run(TestEnvironment.builtProduct("curlxhr-probe"), arguments)
+        #expect(result.status == 0, "\(result.output)")
+        let line = try #require(result.output.split(separator: "\n").last)
+        return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    }
+
+    @Test func twoHundredMiBDownloadDrainedInLoadingStaysSmall() throws {
+        let size = 200 * 1024 * 1024
+        let result = try probe(["download", try env.faultURL + "/bytes?n=\(size)"])
+        #expect(result["status"] as? Int == 200)
+        #expect(result["bytes"] as? Int == size)
+        #expect(result["pattern_ok"] as? Bool == true)
+        #expect((result["loading_reports"] as? Int ?? 0) > 10)
+        let growth = (result["peak_kib"] as? Int ?? .max) - (result["baseline_kib"] as? Int ?? 0)
+        #expect(growth < 32 * 1024, "peak memory grew by \(growth) KiB")
+    }
+
+    @Test func twoHundredMiBUploadStreamsFromDisk() throws {
+        let size = 200 * 1024 * 1024
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("curlxhr-upload-\(UUID())").path
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        let chunk = Pattern.bytes(251 * 4096)  // whole periods, so chunks join seamlessly
+        var written = 0
+        while written < size {
+            let part = chunk.prefix(size - written)
+            handle.write(part)
+            written += part.count
+        }
+        try handle.close()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+
+        let result = try probe(["upload", try env.faultURL + "/sink", path])
+        #expect(result["status"] as? Int == 200)
+        let growth = (result["peak_kib"] as? Int ?? .max) - (result["baseline_kib"] as? Int ?? 0)
+        #expect(growth < 32 * 1024, "peak memory grew by \(growth) KiB")
+        let answer = try #require(result["response"] as? String)
+        let sink = try #require(try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any])
+        #expect(sink["method"] as? String == "PUT")
+        #expect(sink["body_length"] as? Int == size)
+        let sum = try Shell.run("/usr/bin/sha256sum", [path]).output.prefix(64)
+        #expect(sink["body_sha256"] as? String == String(sum))
+    }
+}

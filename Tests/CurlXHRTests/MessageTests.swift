@@ -1,0 +1,67 @@
+import Testing
+@testable import CurlXHR
+
+@Suite struct MessageTests {
+    @Test func formEncodingEscapesUTF8AndSpaces() {
+        #expect(FormEncoding.encode("a b&c=d") == "a+b%26c%3Dd")
+        #expect(FormEncoding.encode("grüße €") == "gr%C3%BC%C3%9Fe+%E2%82%AC")
+        #expect(FormEncoding.encode("*-._~+/") == "*-._%7E%2B%2F")
+    }
+
+    @Test func formBodyKeepsOrderAndReplacesKeys() {
+        var message = RequestMessage()
+        message.setFormValue("1", forKey: "a")
+        message.setFormValue("x y", forKey: "b")
+        message.setFormValue("2", forKey: "a")
+        #expect(String(decoding: message.formBody, as: UTF8.self) == "a=2&b=x+y")
+    }
+
+    @Test func tokensAndFieldValues() {
+        #expect(MessageValidation.isToken("X-Custom_1.2~"))
+        for bad in ["", "Bad Name", "Bad:Name", "Bad\rName", "Bad\nName", "Bad\0Name", "Ünicode", "(x)"] {
+            #expect(!MessageValidation.isToken(bad), "\(bad.debugDescription) must not be a token")
+        }
+        #expect(MessageValidation.isFieldValue("any text; with = signs"))
+        for bad in ["a\rb", "a\nb", "a\0b", "\r\nInjected: yes"] {
+            #expect(!MessageValidation.isFieldValue(bad))
+        }
+    }
+
+    @Test func urlsAreCheckedByLibcurlsParser() {
+        #expect(MessageValidation.urlProblem("http://127.0.0.1:8080/a?b=c") == nil)
+        #expect(MessageValidation.urlProblem("HTTPS://example.com") == nil)
+        #expect(MessageValidation.urlProblem("ftp://example.com/")?.contains("unsupported scheme") == true)
+        #expect(MessageValidation.urlProblem("") != nil)
+        #expect(MessageValidation.urlProblem("http://") != nil)
+        #expect(MessageValidation.urlProblem("http://exa mple.com/") != nil)
+        #expect(MessageValidation.urlProblem("http://example.com/\0x") != nil)
+    }
+
+    @Test func methodsAreNormalisedLikeXMLHttpRequest() {
+        #expect(MessageValidation.normalizedMethod("get") == "GET")
+        #expect(MessageValidation.normalizedMethod("Delete") == "DELETE")
+        #expect(MessageValidation.normalizedMethod("propfind") == "propfind")
+    }
+
+    @Test func headParserKeepsOnlyItsOwnBlock() {
+        var parser = ResponseHeadParser()
+        func feed(_ line: String) -> ResponseHead? {
+            Array(line.utf8).withUnsafeBytes { parser.consume($0) }
+        }
+        #expect(feed("HTTP/1.1 302 Found\r\n") == nil)
+        #expect(feed("Location: /next\r\n") == nil)
+        #expect(feed("\r\n")?.status == 302)
+        #expect(feed("HTTP/2 200 \r\n") == nil)
+        #expect(feed("X-Multi: a\r\n") == nil)
+        #expect(feed("x-multi: b\r\n") == nil)
+        #expect(feed("X-Folded: first\r\n") == nil)
+        #expect(feed("  second\r\n") == nil)
+        let head = feed("\r\n")
+        #expect(head?.status == 200)
+        #expect(head?.reason == "OK", "HTTP/2 carries no reason phrase: the standard one is used")
+        #expect(head?.value(of: "X-MULTI") == "a, b")
+        #expect(head?.value(of: "x-folded") == "first second")
+        #expect(head?.value(of: "Location") == nil, "fields of an earlier block do not leak")
+        #expect(head?.allFields == "X-Multi: a\nx-multi: b\nX-Folded: first second")
+    }
+}

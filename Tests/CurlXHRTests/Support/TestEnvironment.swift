@@ -1,0 +1,109 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// The loopback servers the tests run against (Apache, the fault server), started by
+/// `Tests/env/start.sh` and described by its `testenv.json`.
+///
+/// When `TESTENV_DIR` names a running environment (as `scripts/test.sh` arranges), it is
+/// used; otherwise the first test that needs it starts one in a temporary directory and the
+/// process stops it at exit. A server that cannot start fails the test with the script's
+/// own words; nothing is skipped.
+struct TestEnvironment: Sendable {
+    let values: [String: String]
+
+    subscript(_ name: String) -> String {
+        get throws {
+            guard let value = values[name] else {
+                throw EnvironmentError(message: "testenv.json has no \(name)")
+            }
+            return value
+        }
+    }
+
+    var httpURL: String { get throws { try self["TESTENV_HTTP_URL"] } }
+    var httpsURL: String { get throws { try self["TESTENV_HTTPS_URL"] } }
+    var faultURL: String { get throws { try self["TESTENV_FAULT_URL"] } }
+    var caFile: String { get throws { try self["TESTENV_CA_FILE"] } }
+    var otherCAFile: String { get throws { try self["TESTENV_OTHER_CA_FILE"] } }
+    func httpsURL(port name: String, host: String = "localhost") throws -> String {
+        "https://\(host):\(try self[name])"
+    }
+
+    struct EnvironmentError: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
+
+    static func get() throws -> TestEnvironment {
+        try shared.get()
+    }
+
+    private static let shared: Result<TestEnvironment, EnvironmentError> = Result(catching: { try start() })
+        .mapError { $0 as? EnvironmentError ?? EnvironmentError(message: "\($0)") }
+
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A program built beside the test bundle (`swift build` puts every product there).
+    static func builtProduct(_ name: String) -> String {
+        let bundle = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: bundle).deletingLastPathComponent().appendingPathComponent(name).path
+    }
+
+    private static let startedDirectory = Mutex<String?>(nil)
+
+    private static func start() throws -> TestEnvironment {
+        if let dir = ProcessInfo.processInfo.environment["TESTENV_DIR"],
+           FileManager.default.fileExists(atPath: dir + "/testenv.json") {
+            return try load(dir + "/testenv.json")
+        }
+        let dir = FileManager.default.temporaryDirectory
+            .appendingPathComponent("curlxhr-testenv-\(getpid())").path
+        let script = packageRoot.appendingPathComponent("Tests/env/start.sh").path
+        let result = try Shell.run("/bin/bash", [script, dir])
+        guard result.status == 0 else {
+            throw EnvironmentError(message: "the test servers did not start (\(script) exited \(result.status)):\n\(result.output)")
+        }
+        startedDirectory.withLock { $0 = dir }
+        atexit {
+            guard let dir = TestEnvironment.startedDirectory.withLock({ $0 }) else { return }
+            let stop = TestEnvironment.packageRoot.appendingPathComponent("Tests/env/stop.sh").path
+            _ = try? Shell.run("/bin/bash", [stop, dir])
+        }
+        return try load(dir + "/testenv.json")
+    }
+
+    private static func load(_ path: String) throws -> TestEnvironment {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw EnvironmentError(message: "\(path) is not a JSON object")
+        }
+        return TestEnvironment(values: object.mapValues { "\($0)" })
+    }
+}
+
+/// Runs a program and collects its exit status and combined output.
+enum Shell {
+    struct Result {
+        let status: Int32
+        let output: String
+    }
+
+    /// `environment` changes the inherited variables: a `nil` value removes one.
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String?] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var variables = ProcessInfo.processInfo.environment
+        for (name, value) in environment { variables[name] = value }
+        process.environment = variables
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self))
+    }
+}

@@ -1,0 +1,97 @@
+// curlxhr-probe: runs one big transfer in a process of its own and reports, as one JSON
+// line, what arrived and how much the process's peak memory grew while it ran. The tests
+// use it because memory growth can only be measured in a process doing nothing else.
+//
+//   curlxhr-probe download URL          GET, draining the body in LOADING callbacks and
+//                                       checking it against the pattern byte i = i % 251
+//   curlxhr-probe upload URL FILE       PUT of FILE with sendWithFile
+import CurlXHR
+import Dispatch
+import Foundation
+import Synchronization
+
+/// VmHWM, the process's peak resident set, in KiB.
+func peakKiB() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+}
+
+final class Drain: HttpRequestDelegate {
+    struct Progress {
+        var bytes = 0
+        var patternOK = true
+        var loadingReports = 0
+        /// The first KiB of the body, for small answers such as an upload's.
+        var head = Data()
+    }
+    let progress = Mutex(Progress())
+    let done = DispatchSemaphore(value: 0)
+
+    func onStatusChange(_ request: HttpRequest) {
+        let state = request.getState()
+        if state == .loading || state == .done {
+            let data = request.getReceiveBuffer()
+            progress.withLock { progress in
+                if state == .loading { progress.loadingReports += 1 }
+                var index = progress.bytes
+                for byte in data where byte != UInt8(index % 251) {
+                    progress.patternOK = false
+                    break
+                }
+                index += data.count
+                progress.bytes = index
+                if progress.head.count < 1024 { progress.head.append(data.prefix(1024 - progress.head.count)) }
+            }
+        }
+        if state == .done { done.signal() }
+    }
+}
+
+func report(_ fields: [String: Any]) -> Never {
+    let data = try! JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
+    print(String(decoding: data, as: UTF8.self))
+    exit(0)
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3 else {
+    FileHandle.standardError.write(Data("usage: curlxhr-probe download URL | upload URL FILE\n".utf8))
+    exit(2)
+}
+let mode = arguments[1], url = arguments[2]
+
+// Warm up the engine and libcurl with a small request to the same server, so the baseline
+// includes them.
+var warmupURL = URLComponents(string: url)!
+warmupURL.path = "/delay"
+warmupURL.query = "ms=0"
+let warmup = HttpRequest()
+warmup.open("GET", url: warmupURL.string!)
+warmup.send()
+let baseline = peakKiB()
+
+let request = HttpRequest()
+let drain = Drain()
+request.delegate = drain
+request.open(mode == "upload" ? "PUT" : "GET", url: url, async: true)
+let started = Date()
+let sent = mode == "upload" ? request.sendWithFile(arguments[3]) : request.send()
+guard sent else { report(["error": request.lastError?.message ?? "send refused"]) }
+drain.done.wait()
+let progress = drain.progress.withLock { $0 }
+var fields: [String: Any] = [
+    "status": request.getStatus(),
+    "status_text": request.getStatusText() ?? "",
+    "bytes": progress.bytes,
+    "loading_reports": progress.loadingReports,
+    "baseline_kib": baseline,
+    "peak_kib": peakKiB(),
+    "seconds": Date().timeIntervalSince(started),
+]
+if mode == "download" {
+    fields["pattern_ok"] = progress.patternOK
+} else {
+    fields["response"] = String(decoding: progress.head, as: UTF8.self)
+}
+report(fields)

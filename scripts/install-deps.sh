@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian 12 machine with Swift lacks to build CurlXHR and run its
+# tests: libcurl and MIT Kerberos headers, and the loopback test servers' packages.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(libcurl4-openssl-dev libkrb5-dev)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+bash Tests/env/install-deps.sh

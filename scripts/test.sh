@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs every test: installs what is missing, starts the loopback servers (Apache, the
+# fault server) in a temporary directory, runs `swift test`, and stops the servers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh
+dir=$(mktemp -d "${TMPDIR:-/tmp}/curlxhr-test.XXXXXX")
+trap 'bash Tests/env/stop.sh "$dir" >/dev/null || true; rm -rf "$dir"' EXIT
+bash Tests/env/start.sh "$dir" >/dev/null
+export TESTENV_DIR="$dir"
+swift build --build-tests
+swift test --skip-build "$@"
