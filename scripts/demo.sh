@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 swift build --product xhr-example
 dir=$(mktemp -d "${TMPDIR:-/tmp}/curlxhr-demo.XXXXXX")
-trap 'bash Tests/env/stop.sh "$dir" >/dev/null || true; rm -rf "$dir"' EXIT
-bash Tests/env/start.sh "$dir" >/dev/null
+trap 'bash Tests/Servers/stop.sh "$dir" >/dev/null || true; rm -rf "$dir"' EXIT
+bash Tests/Servers/start.sh "$dir" >/dev/null
 # shellcheck disable=SC1091
 source "$dir/testenv.env"
 "$(swift build --show-bin-path)/xhr-example" "$TESTENV_FAULT_URL/drip?chunks=4&size=1000&interval_ms=200"

@@ -15,4 +15,4 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-bash Tests/env/install-deps.sh
+bash Tests/Servers/install-deps.sh

@@ -6,8 +6,8 @@ cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/curlxhr-test.XXXXXX")
-trap 'bash Tests/env/stop.sh "$dir" >/dev/null || true; rm -rf "$dir"' EXIT
-bash Tests/env/start.sh "$dir" >/dev/null
+trap 'bash Tests/Servers/stop.sh "$dir" >/dev/null || true; rm -rf "$dir"' EXIT
+bash Tests/Servers/start.sh "$dir" >/dev/null
 export TESTENV_DIR="$dir"
 swift build --build-tests
 swift test --skip-build "$@"

@@ -89,5 +89,7 @@ const unsigned long cxhr_auth_any = CURLAUTH_ANY;
 
 const size_t cxhr_read_abort = CURL_READFUNC_ABORT;
 const int cxhr_seek_fail = CURL_SEEKFUNC_FAIL;
+const size_t cxhr_write_pause = CURL_WRITEFUNC_PAUSE;
+const int cxhr_pause_continue = CURLPAUSE_CONT;
 
 const long cxhr_global_default = CURL_GLOBAL_DEFAULT;

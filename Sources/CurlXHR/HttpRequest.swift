@@ -431,6 +431,8 @@ public final class HttpRequest: Sendable {
         var isDelivering = false
         /// A LOADING report is queued or running: newer data joins it.
         var loadingReported = false
+        /// The transfer's body is paused until the running LOADING callback ends.
+        var isPaused = false
         /// The state a callback is running for, and on which thread.
         var delivering: (state: State, thread: pthread_t)?
 
@@ -441,6 +443,7 @@ public final class HttpRequest: Sendable {
             response = nil
             failureText = reason
             received = Data()
+            isPaused = false
             if message.isAsync {
                 reports.removeAll()
                 loadingReported = false
@@ -499,10 +502,15 @@ public final class HttpRequest: Sendable {
             guard let (state, delegate, closure) = next else { return }
             delegate?.onStatusChange(self)
             closure?(self)
-            core.withLock { core in
+            let paused = core.withLock { core -> Transfer? in
                 core.delivering = nil
-                if state == .loading { core.loadingReported = false }
+                guard state == .loading else { return nil }
+                core.loadingReported = false
+                guard core.isPaused else { return nil }
+                core.isPaused = false
+                return core.transfer
             }
+            if let paused { TransferEngine.shared.resume(paused) }
         }
         let queue = core.withLock { $0.callbackQueue }
         queue.async { self.deliverReports() }
@@ -549,22 +557,41 @@ public final class HttpRequest: Sendable {
         perform(effects)
     }
 
-    /// - Returns: `false` when the transfer is no longer this request's (aborted).
-    func transferReceivedBody(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        let effects = core.withLock { core -> Effects? in
-            guard core.transfer === transfer else { return nil }
+    /// What became of body bytes handed to the request.
+    enum BodyDisposition {
+        case accepted
+        /// Not taken: the consumer is behind; libcurl keeps them until `resume`.
+        case paused
+        /// The transfer is no longer this request's (aborted): stop it.
+        case refused
+    }
+
+    /// Undrained bytes beyond which an asynchronous transfer waits for its LOADING callback.
+    static let pauseThreshold = 1 << 20
+
+    func transferReceivedBody(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
+        let outcome = core.withLock { core -> (BodyDisposition, Effects) in
+            guard core.transfer === transfer else { return (.refused, Effects()) }
+            // Backpressure: while a LOADING callback is pending or running and has not drained
+            // the buffer, stop reading rather than buffer without bound. The end of that
+            // callback resumes the transfer, so a consumer that only reads at DONE still
+            // gets there.
+            if core.message.isAsync, core.loadingReported, core.received.count >= Self.pauseThreshold {
+                core.isPaused = true
+                return (.paused, Effects())
+            }
             core.received.append(bytes.assumingMemoryBound(to: UInt8.self))
-            return core.apply(core.machine.bodyReceived())
+            return (.accepted, core.apply(core.machine.bodyReceived()))
         }
-        guard let effects else { return false }
-        perform(effects)
-        return true
+        perform(outcome.1)
+        return outcome.0
     }
 
     func transferFinished(_ transfer: Transfer, failure: String?, fallbackStatus: Int = 0) {
         let effects = core.withLock { core -> Effects in
             guard core.transfer === transfer else { return Effects() }
             core.transfer = nil
+            core.isPaused = false
             if let failure {
                 core.response = nil
                 core.failureText = failure

@@ -46,6 +46,8 @@ final class Transfer: @unchecked Sendable {
     /// A head that may be an intermediate one (redirect, auth round): reported only when
     /// its body starts or the transfer ends.
     private var pendingHead: ResponseHead?
+    /// A complete response head arrived (final or not).
+    private var sawHead = false
 
     init(request: HttpRequest, message: RequestMessage, body: RequestBody, switches: TransferSwitches,
          timeout: Double, pipelining: Bool, fileDescriptor: Int32 = -1, fileSize: Int64 = 0) {
@@ -190,6 +192,10 @@ final class Transfer: @unchecked Sendable {
 
     /// Text for a failed transfer: libcurl's detailed message, TLS failures starting with "SSL".
     func failureText(_ code: CURLcode) -> String {
+        if code == CURLE_OUT_OF_MEMORY, errorBuffer[0] == 0, !sawHead {
+            // libcurl reports a header beyond its 100 KiB limit as out of memory, silently.
+            return "Response header too large (libcurl accepts up to 100 KiB) or out of memory"
+        }
         let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
         if Transfer.tlsFailures.contains(code.rawValue), !detail.hasPrefix("SSL") {
             return "SSL error: \(detail)"
@@ -216,6 +222,7 @@ final class Transfer: @unchecked Sendable {
 
     private func headerLine(_ line: UnsafeRawBufferPointer) {
         guard let head = parser.consume(line) else { return }
+        sawHead = true
         switch head.status {
         case 100..<200 where head.status != 101:
             return  // 100-continue and other interim responses
@@ -229,7 +236,7 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    private func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    private func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> HttpRequest.BodyDisposition {
         flushPendingHead()
         return request.transferReceivedBody(self, bytes)
     }
@@ -246,7 +253,11 @@ final class Transfer: @unchecked Sendable {
         let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
         let length = size * count
         guard length > 0, let data else { return length }
-        return transfer.bodyBytes(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+        switch transfer.bodyBytes(UnsafeRawBufferPointer(start: data, count: length)) {
+        case .accepted: return length
+        case .paused: return cxhr_write_pause  // libcurl hands the same bytes again on resume
+        case .refused: return 0
+        }
     }
 
     private static let headerCallback: curl_write_callback = { data, size, count, context in

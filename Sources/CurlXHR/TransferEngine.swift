@@ -20,6 +20,7 @@ final class TransferEngine: @unchecked Sendable {
     private enum Command {
         case start(Transfer)
         case cancel(Transfer)
+        case resume(Transfer)
         case run(@Sendable (_ cookieHandle: UnsafeMutableRawPointer) -> Void)
     }
 
@@ -56,6 +57,9 @@ final class TransferEngine: @unchecked Sendable {
     func start(_ transfer: Transfer) { post(.start(transfer)) }
 
     func cancel(_ transfer: Transfer) { post(.cancel(transfer)) }
+
+    /// Lets a transfer whose body was paused (its consumer was behind) deliver again.
+    func resume(_ transfer: Transfer) { post(.resume(transfer)) }
 
     /// Runs `work` on the engine thread with an easy handle attached to the shared cookie
     /// jar, and returns when it has run.
@@ -95,6 +99,8 @@ final class TransferEngine: @unchecked Sendable {
                 switch command {
                 case .start(let transfer): begin(transfer)
                 case .cancel(let transfer): end(transfer, failure: nil, report: false)
+                case .resume(let transfer):
+                    if !transfer.isFinished, let easy = transfer.easy { curl_easy_pause(easy, cxhr_pause_continue) }
                 case .run(let work): work(cookieHandle)
                 }
             }

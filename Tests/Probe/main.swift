@@ -26,6 +26,25 @@ final class Drain: HttpRequestDelegate {
         var head = Data()
     }
     let progress = Mutex(Progress())
+
+    /// 64 periods of the pattern, to compare received bytes against with memcmp.
+    static let periods = (0..<251 * 64).map { UInt8($0 % 251) }
+
+    /// Whether `data` is the pattern from byte `offset` on.
+    static func continuesPattern(_ data: Data, at offset: Int) -> Bool {
+        data.withUnsafeBytes { received in
+            periods.withUnsafeBytes { expected in
+                var position = 0
+                while position < received.count {
+                    let start = (offset + position) % 251
+                    let length = min(received.count - position, expected.count - start)
+                    if memcmp(received.baseAddress! + position, expected.baseAddress! + start, length) != 0 { return false }
+                    position += length
+                }
+                return true
+            }
+        }
+    }
     let done = DispatchSemaphore(value: 0)
 
     func onStatusChange(_ request: HttpRequest) {
@@ -34,13 +53,8 @@ final class Drain: HttpRequestDelegate {
             let data = request.getReceiveBuffer()
             progress.withLock { progress in
                 if state == .loading { progress.loadingReports += 1 }
-                var index = progress.bytes
-                for byte in data where byte != UInt8(index % 251) {
-                    progress.patternOK = false
-                    break
-                }
-                index += data.count
-                progress.bytes = index
+                if !Self.continuesPattern(data, at: progress.bytes) { progress.patternOK = false }
+                progress.bytes += data.count
                 if progress.head.count < 1024 { progress.head.append(data.prefix(1024 - progress.head.count)) }
             }
         }

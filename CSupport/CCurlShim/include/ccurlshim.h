@@ -47,9 +47,13 @@ extern const unsigned long cxhr_auth_ntlm;
 extern const unsigned long cxhr_auth_negotiate;
 extern const unsigned long cxhr_auth_any;
 
-/* Return values of the read and seek callbacks that mean "stop". */
+/* Return values of the callbacks that mean "stop" (read, seek) or "pause" (write). */
 extern const size_t cxhr_read_abort;
 extern const int cxhr_seek_fail;
+extern const size_t cxhr_write_pause;
+
+/* curl_easy_pause's CURLPAUSE_CONT: resume both directions. */
+extern const int cxhr_pause_continue;
 
 /* curl_global_init's CURL_GLOBAL_DEFAULT. */
 extern const long cxhr_global_default;

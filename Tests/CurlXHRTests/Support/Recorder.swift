@@ -44,9 +44,11 @@ final class Recorder: HttpRequestDelegate {
         if first { finished.signal() }
     }
 
-    /// Waits for the first DONE; false if it did not come within `seconds`.
+    /// Waits for the first DONE; false if it did not come within `seconds`. May be called again.
     func waitForDone(seconds: Double = 30) -> Bool {
-        finished.wait(timeout: .now() + seconds) == .success
+        guard finished.wait(timeout: .now() + seconds) == .success else { return false }
+        finished.signal()  // for the next caller
+        return true
     }
 
     var result: Seen { seen.withLock { $0 } }

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 
 /// The loopback servers the tests run against (Apache, the fault server), started by
-/// `Tests/env/start.sh` and described by its `testenv.json`.
+/// `Tests/Servers/start.sh` and described by its `testenv.json`.
 ///
 /// When `TESTENV_DIR` names a running environment (as `scripts/test.sh` arranges), it is
 /// used; otherwise the first test that needs it starts one in a temporary directory and the
@@ -60,7 +60,7 @@ struct TestEnvironment: Sendable {
         }
         let dir = FileManager.default.temporaryDirectory
             .appendingPathComponent("curlxhr-testenv-\(getpid())").path
-        let script = packageRoot.appendingPathComponent("Tests/env/start.sh").path
+        let script = packageRoot.appendingPathComponent("Tests/Servers/start.sh").path
         let result = try Shell.run("/bin/bash", [script, dir])
         guard result.status == 0 else {
             throw EnvironmentError(message: "the test servers did not start (\(script) exited \(result.status)):\n\(result.output)")
@@ -68,7 +68,7 @@ struct TestEnvironment: Sendable {
         startedDirectory.withLock { $0 = dir }
         atexit {
             guard let dir = TestEnvironment.startedDirectory.withLock({ $0 }) else { return }
-            let stop = TestEnvironment.packageRoot.appendingPathComponent("Tests/env/stop.sh").path
+            let stop = TestEnvironment.packageRoot.appendingPathComponent("Tests/Servers/stop.sh").path
             _ = try? Shell.run("/bin/bash", [stop, dir])
         }
         return try load(dir + "/testenv.json")
