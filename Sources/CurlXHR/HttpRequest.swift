@@ -1,6 +1,5 @@
 import CCurlShim
 import Dispatch
-import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -64,7 +63,7 @@ public final class HttpRequest: Sendable {
         set { TrustedCertificates.configuredFile.withLock { $0 = newValue } }
     }
 
-    private let core = Mutex(Core())
+    private let core = Locked(Core())
 
     public init() {}
 
@@ -608,7 +607,7 @@ public final class HttpRequest: Sendable {
 
 /// The process-wide choice of trusted CAs.
 enum TrustedCertificates {
-    static let configuredFile = Mutex<String?>(nil)
+    static let configuredFile = Locked<String?>(nil)
 
     /// `HttpRequest.caCertificateFile`, else `CURL_CA_BUNDLE`, else `SSL_CERT_FILE` (in the curl
     /// tool's order; libcurl reads neither variable itself), else `nil` for the system store.

@@ -26,7 +26,7 @@ final class TransferEngine: @unchecked Sendable {
 
     private let multi: UnsafeMutableRawPointer
     private let share: UnsafeMutableRawPointer
-    private let commands = Mutex<[Command]>([])
+    private let commands = Locked<[Command]>([])
 
     // Engine thread only.
     private var idleHandles: [UnsafeMutableRawPointer] = []

@@ -1,6 +1,5 @@
-import CurlXHR
+@testable import CurlXHR
 import Foundation
-import Synchronization
 import Testing
 
 /// `abort()` and re-`open()` in every state, against the fault server's slow answers.

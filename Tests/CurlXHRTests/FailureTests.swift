@@ -1,6 +1,5 @@
-import CurlXHR
+@testable import CurlXHR
 import Foundation
-import Synchronization
 import Testing
 
 /// Network failures end in DONE with status 0 and a text; protocol details stay invisible.
@@ -29,7 +28,7 @@ import Testing
 
     @Test func resetMidBodyEndsWithStatusZeroAfterLoadingSawTheStatus() throws {
         let request = HttpRequest()
-        let statuses = Mutex<[Int]>([])
+        let statuses = Locked<[Int]>([])
         let recorder = Recorder { request, state in
             if state == .loading { statuses.withLock { $0.append(request.getStatus()) } }
         }

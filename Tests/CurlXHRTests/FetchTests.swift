@@ -1,6 +1,5 @@
-import CurlXHR
+@testable import CurlXHR
 import Foundation
-import Synchronization
 import Testing
 
 /// Requests against Apache's echo CGI: what was sent, what came back, and every state seen.
@@ -185,6 +184,20 @@ import Testing
         #expect(try Echo(request.getReceiveBuffer()).body == Data("raw".utf8))
     }
 
+    @Test func connectionsAreKeptAliveAndReused() throws {
+        // The fault server answers /record with the client's port: one port, one connection.
+        // (Other tests may open connections to the same server at the same time, so look for
+        // reuse among a few sequential requests rather than demanding it of one pair.)
+        var ports: [Int] = []
+        for _ in 0..<5 {
+            let (request, body) = fetchSync("GET", try env.faultURL + "/record?reuse=\(UUID())")
+            #expect(request.getStatus() == 200)
+            let record = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+            ports.append(try #require(record["client_port"] as? Int))
+        }
+        #expect(Set(ports).count < ports.count, "ports \(ports): no connection was reused")
+    }
+
     @Test func headersRepeatedAndMixedCase() throws {
         let (request, _) = fetchSync("GET", try env.faultURL + "/headers")
         #expect(request.getResponseHeader("x-mixed-case") == "yes")
@@ -225,7 +238,7 @@ import Testing
 
 /// A thread-safe list of states for closure-based callbacks.
 final class RecordedStates: Sendable {
-    private let states = Mutex<[HttpRequest.State]>([])
+    private let states = Locked<[HttpRequest.State]>([])
     func append(_ state: HttpRequest.State) { states.withLock { $0.append(state) } }
     func count(of state: HttpRequest.State) -> Int { states.withLock { $0.filter { $0 == state }.count } }
     var all: [HttpRequest.State] { states.withLock { $0 } }

@@ -1,8 +1,7 @@
-import CurlXHR
+@testable import CurlXHR
 import Foundation
 import Synchronization
 import Testing
-@testable import CurlXHR
 
 /// Many requests at once, big bodies, and the engine's bookkeeping afterwards.
 @Suite struct LoadTests {
@@ -11,12 +10,12 @@ import Testing
 
     /// Starts `count` asynchronous GETs of `url` and waits for all of them; returns the bodies.
     func asyncBatch(_ url: String, count: Int) -> [(status: Int, body: Data)] {
-        let results = Mutex<[(status: Int, body: Data)]>([])
+        let results = Locked<[(status: Int, body: Data)]>([])
         let group = DispatchGroup()
         var requests: [HttpRequest] = []
         for _ in 0..<count {
             let request = HttpRequest()
-            let body = Mutex(Data())
+            let body = Locked(Data())
             group.enter()
             request.onStatusChange = { request in
                 let state = request.getState()
@@ -43,7 +42,7 @@ import Testing
         let expected = Pattern.bytes(10 * 1024)
         let failures = Atomic<Int>(0)
         let completed = Atomic<Int>(0)
-        let asyncResults = Mutex<[(status: Int, body: Data)]>([])
+        let asyncResults = Locked<[(status: Int, body: Data)]>([])
         let asyncDone = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             asyncResults.withLock { $0 = self.asyncBatch(url, count: 300) }

@@ -1,4 +1,4 @@
-import CurlXHR
+@testable import CurlXHR
 import Foundation
 import Testing
 

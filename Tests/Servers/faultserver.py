@@ -275,7 +275,7 @@ def headers(handler, request):
 def record(handler, request):
     length, digest = handler.digest_body(request)
     entry = {"method": request.method, "path": request.target, "headers": dict(request.headers),
-             "body_length": length}
+             "body_length": length, "client_port": handler.client_address[1]}
     with RECORDED_LOCK:
         RECORDED.append(entry)
     handler.send_json(200, entry)

@@ -1,6 +1,5 @@
-import CurlXHR
+@testable import CurlXHR
 import Foundation
-import Synchronization
 import Testing
 
 /// A delegate that records what a user of an asynchronous request sees: every reported
@@ -16,7 +15,7 @@ final class Recorder: HttpRequestDelegate {
         var callbacksAfterDone = 0
     }
 
-    private let seen = Mutex(Seen())
+    private let seen = Locked(Seen())
     private let finished = DispatchSemaphore(value: 0)
     /// Runs inside each callback, after recording, for tests that act from a callback.
     let action: (@Sendable (HttpRequest, HttpRequest.State) -> Void)?

@@ -1,5 +1,5 @@
+@testable import CurlXHR
 import Foundation
-import Synchronization
 import Testing
 
 /// The loopback servers the tests run against (Apache, the fault server), started by
@@ -51,7 +51,7 @@ struct TestEnvironment: Sendable {
         return URL(fileURLWithPath: bundle).deletingLastPathComponent().appendingPathComponent(name).path
     }
 
-    private static let startedDirectory = Mutex<String?>(nil)
+    private static let startedDirectory = Locked<String?>(nil)
 
     private static func start() throws -> TestEnvironment {
         if let dir = ProcessInfo.processInfo.environment["TESTENV_DIR"],
