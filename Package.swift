@@ -5,6 +5,8 @@ let package = Package(
     name: "CurlXHR",
     products: [
         .library(name: "CurlXHR", targets: ["CurlXHR"]),
+        // libcurlxhr.so: the C interface of curlxhr.h.
+        .library(name: "curlxhr", type: .dynamic, targets: ["CurlXHRC"]),
         .executable(name: "xhr-example", targets: ["xhr-example"]),
     ],
     targets: [
@@ -18,6 +20,16 @@ let package = Package(
         .target(
             name: "CurlXHR",
             dependencies: ["CCurlShim"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The hand-written C header; its functions are implemented in CurlXHRC.
+        .target(
+            name: "CCurlXHR",
+            path: "CSupport/CCurlXHR"
+        ),
+        .target(
+            name: "CurlXHRC",
+            dependencies: ["CurlXHR", "CCurlXHR"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, starts the loopback servers (Apache, the
-# fault server) in a temporary directory, runs `swift test`, and stops the servers.
+# fault server) in a temporary directory, installs the C library under a temporary prefix
+# for the C tests, runs `swift test`, and stops the servers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,4 +11,6 @@ trap 'bash Tests/Servers/stop.sh "$dir" >/dev/null || true; rm -rf "$dir"' EXIT
 bash Tests/Servers/start.sh "$dir" >/dev/null
 export TESTENV_DIR="$dir"
 swift build --build-tests
+bash scripts/install-c.sh "$dir/prefix" debug >/dev/null
+export CURLXHR_PREFIX="$dir/prefix"
 swift test --skip-build "$@"

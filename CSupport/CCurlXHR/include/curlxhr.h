@@ -1,0 +1,224 @@
+/*
+ * curlxhr.h — the C interface of CurlXHR, an XHR-style HTTP request object over libcurl,
+ * modelled on BlackBerry Dynamics' GDHttpRequest.
+ *
+ * Link with -lcurlxhr (see curlxhr.pc). Every function may be called from any thread; a
+ * synchronous cxhr_send blocks only its caller. Handles are opaque tokens: a NULL or
+ * destroyed handle is refused (false / NULL / 0), never dereferenced.
+ *
+ * Memory: strings returned by the library belong to the request and stay valid until the
+ * request is re-opened or destroyed; the receive buffer stays valid until the next call that
+ * reads it (cxhr_get_receive_buffer again, cxhr_open, cxhr_request_destroy). Never free them.
+ */
+#ifndef CURLXHR_H
+#define CURLXHR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CURLXHR_VERSION_MAJOR 0
+#define CURLXHR_VERSION_MINOR 1
+#define CURLXHR_VERSION_PATCH 0
+#define CURLXHR_VERSION "0.1.0"
+/* The version as one number, 0xXXYYZZ, for comparisons. */
+#define CURLXHR_VERSION_NUM \
+  ((CURLXHR_VERSION_MAJOR << 16) | (CURLXHR_VERSION_MINOR << 8) | CURLXHR_VERSION_PATCH)
+/* True when the header is at least version x.y.z. */
+#define CURLXHR_AT_LEAST_VERSION(x, y, z) (CURLXHR_VERSION_NUM >= (((x) << 16) | ((y) << 8) | (z)))
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CXHR_EXTERN __attribute__((visibility("default")))
+#else
+#define CXHR_EXTERN
+#endif
+
+#if !defined(__clang__) && !defined(_Nullable)
+#define _Nullable
+#define _Nonnull
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A request object. Opaque. */
+typedef struct cxhr_request cxhr_request;
+
+/* Ready states, numbered as GDHttpRequest_state_t. */
+typedef enum {
+  CXHR_UNSENT = 0,           /* created, never opened */
+  CXHR_OPENED = 1,           /* cxhr_open succeeded */
+  CXHR_SENT = 2,             /* cxhr_send handed the request to the engine */
+  CXHR_HEADERS_RECEIVED = 3, /* the final response's headers are in */
+  CXHR_LOADING = 4,          /* body bytes are arriving (reported again per chunk) */
+  CXHR_DONE = 5              /* complete, failed or aborted */
+} cxhr_state;
+
+/* Authentication schemes for cxhr_open's auth argument, as strings. */
+#define CXHR_AUTH_BASIC "BASIC"
+#define CXHR_AUTH_DIGEST "DIGEST"
+#define CXHR_AUTH_NTLM "NTLM"
+#define CXHR_AUTH_NEGOTIATE "NEGOTIATE"
+
+/*
+ * Called for every ready-state change of an asynchronous request, on the library's callback
+ * queue; inside it cxhr_get_state returns the state being reported. The request may be
+ * re-opened, aborted or destroyed from inside the callback.
+ */
+typedef void (*cxhr_status_callback)(cxhr_request *_Nonnull request, void *_Nullable user_data);
+
+/* Creates a request in CXHR_UNSENT. Returns NULL only when out of memory. */
+CXHR_EXTERN cxhr_request *_Nullable cxhr_request_create(void);
+
+/*
+ * Destroys a request: aborts it if in flight (no callback runs after this returns, unless
+ * called from inside that request's own callback, which then finishes normally) and releases
+ * everything it owns. NULL and destroyed handles are ignored.
+ */
+CXHR_EXTERN void cxhr_request_destroy(cxhr_request *_Nullable request);
+
+/*
+ * Sets the callback for asynchronous requests (NULL removes it). user_data is passed back
+ * untouched. Returns false for a NULL or destroyed handle.
+ */
+CXHR_EXTERN bool cxhr_set_status_callback(cxhr_request *_Nullable request,
+                                          cxhr_status_callback _Nullable callback,
+                                          void *_Nullable user_data);
+
+/*
+ * Prepares a request; allowed in every state (a request in flight is aborted first).
+ * method: "GET", "POST", … or any token; url: absolute http or https; async: report states to
+ * the callback and return from cxhr_send at once; user/password: server credentials or NULL;
+ * auth: one of CXHR_AUTH_* (case-insensitive) or NULL for Basic.
+ * Returns false (see cxhr_get_last_error) for a malformed method or URL or unknown scheme.
+ */
+CXHR_EXTERN bool cxhr_open(cxhr_request *_Nullable request, const char *_Nullable method,
+                           const char *_Nullable url, bool async, const char *_Nullable user,
+                           const char *_Nullable password, const char *_Nullable auth);
+
+/* ---- pre-send switches: CXHR_UNSENT, CXHR_OPENED and CXHR_DONE; they apply to the next
+ *      send and stay with the request across cxhr_open. Each returns false (with a reason
+ *      in cxhr_get_last_error) in the other states and for a NULL or destroyed handle. ---- */
+
+/* Accepts a certificate whose name does not match the host; the chain is still verified. */
+CXHR_EXTERN bool cxhr_disable_host_verification(cxhr_request *_Nullable request);
+
+/* Accepts any certificate and any host name. */
+CXHR_EXTERN bool cxhr_disable_peer_verification(cxhr_request *_Nullable request);
+
+/* Returns 3xx responses instead of following them. */
+CXHR_EXTERN bool cxhr_disable_follow_location(cxhr_request *_Nullable request);
+
+/* Sends no cookies and stores none for this request. */
+CXHR_EXTERN bool cxhr_disable_cookie_handling(cxhr_request *_Nullable request);
+
+/* Trusts only the CAs in the PEM file at path for this request. False if unreadable. */
+CXHR_EXTERN bool cxhr_set_ca_certificate_file(cxhr_request *_Nullable request,
+                                              const char *_Nullable path);
+
+/*
+ * Sets the trusted CAs for every request of the process that sets none of its own; NULL
+ * restores the default (CURL_CA_BUNDLE, else SSL_CERT_FILE, else the system store).
+ */
+CXHR_EXTERN void cxhr_set_default_ca_certificate_file(const char *_Nullable path);
+
+/*
+ * Lets the request share an HTTP/2 connection with others (default true); false keeps it
+ * on HTTP/1.1. Returns false for a NULL or destroyed handle.
+ */
+CXHR_EXTERN bool cxhr_set_enable_pipelining(cxhr_request *_Nullable request, bool enable);
+
+/* Empties the process-wide cookie jar (and, later, the persistent store when asked). */
+CXHR_EXTERN void cxhr_clear_cookies(bool include_persistent_store);
+
+/* ---- the message: CXHR_OPENED only ---- */
+
+/*
+ * Adds a request header; a repeated name is joined with ", ". False for a name that is not
+ * a token, a value containing CR, LF or NUL, Content-Length and Transfer-Encoding, NULL
+ * arguments, or a state other than CXHR_OPENED.
+ */
+CXHR_EXTERN bool cxhr_set_request_header(cxhr_request *_Nullable request, const char *_Nullable name,
+                                         const char *_Nullable value);
+
+/*
+ * Adds or replaces a form value; the values are sent as an
+ * application/x-www-form-urlencoded body, which excludes any other body.
+ */
+CXHR_EXTERN bool cxhr_set_post_value(cxhr_request *_Nullable request, const char *_Nullable value,
+                                     const char *_Nullable key);
+
+/* Removes every form value. */
+CXHR_EXTERN bool cxhr_clear_post_values(cxhr_request *_Nullable request);
+
+/* ---- sending: CXHR_OPENED only ---- */
+
+/*
+ * Sends the request with length bytes of data as the body, byte for byte (data may be NULL
+ * for no body; then the form values, if any, are sent). timeout_s: seconds for the whole
+ * request, 0 for no limit. Synchronous requests return in CXHR_DONE; asynchronous ones at
+ * once. Returns false (nothing sent) in other states, for a negative timeout, or for a body
+ * together with form values; network failures end in CXHR_DONE with status 0 instead.
+ */
+CXHR_EXTERN bool cxhr_send(cxhr_request *_Nullable request, const void *_Nullable data, size_t length,
+                           double timeout_s);
+
+/* Sends a NUL-terminated UTF-8 text body (Content-Type: text/plain;charset=UTF-8 unless set). */
+CXHR_EXTERN bool cxhr_send_text(cxhr_request *_Nullable request, const char *_Nullable text,
+                                double timeout_s);
+
+/*
+ * Streams the file at path as the body, never reading it whole; the method becomes PUT unless
+ * cxhr_open was given one other than GET, HEAD, POST and PUT. False if the file is missing,
+ * unreadable or not a regular file.
+ */
+CXHR_EXTERN bool cxhr_send_file(cxhr_request *_Nullable request, const char *_Nullable path,
+                                double timeout_s);
+
+/* ---- stopping ---- */
+
+/*
+ * Stops a request in CXHR_SENT, CXHR_HEADERS_RECEIVED or CXHR_LOADING: CXHR_DONE on return,
+ * status 0, data discarded, one DONE callback and none after it. False in other states.
+ */
+CXHR_EXTERN bool cxhr_abort(cxhr_request *_Nullable request);
+
+/* Aborts a request in flight and makes the next send use a new connection and TLS handshake. */
+CXHR_EXTERN bool cxhr_close(cxhr_request *_Nullable request);
+
+/* ---- the response ---- */
+
+/* The ready state; inside a callback, the state being reported. CXHR_UNSENT for NULL. */
+CXHR_EXTERN cxhr_state cxhr_get_state(cxhr_request *_Nullable request);
+
+/* The final response's HTTP status; 0 before headers and on any failure. */
+CXHR_EXTERN int cxhr_get_status(cxhr_request *_Nullable request);
+
+/* The reason phrase, or the text of a failure (TLS failures begin with "SSL"); NULL before. */
+CXHR_EXTERN const char *_Nullable cxhr_get_status_text(cxhr_request *_Nullable request);
+
+/* A response header, case-insensitive; "" when absent. NULL only for bad arguments. */
+CXHR_EXTERN const char *_Nullable cxhr_get_response_header(cxhr_request *_Nullable request,
+                                                           const char *_Nullable name);
+
+/* All headers of the final response, "Name: value" lines joined by "\n"; NULL before. */
+CXHR_EXTERN const char *_Nullable cxhr_get_all_response_headers(cxhr_request *_Nullable request);
+
+/*
+ * The body bytes received since the previous call; *length gets their count. Returns NULL
+ * (and *length 0) when there are none. Valid until the next call that reads the buffer.
+ */
+CXHR_EXTERN const void *_Nullable cxhr_get_receive_buffer(cxhr_request *_Nullable request,
+                                                          size_t *_Nullable length);
+
+/* Why the last call on this request returned false; NULL when it succeeded. */
+CXHR_EXTERN const char *_Nullable cxhr_get_last_error(cxhr_request *_Nullable request);
+
+/* The library's version, "major.minor.patch". */
+CXHR_EXTERN const char *_Nonnull cxhr_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CURLXHR_H */

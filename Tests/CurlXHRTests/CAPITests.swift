@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+/// The C interface as C programs use it: compiled with `cc -std=c11 -Wall -Wextra -Werror`
+/// (and C++17 for one unit) against the installed header and library, found through
+/// pkg-config, and run against the loopback servers.
+///
+/// `scripts/test.sh` installs the library under a temporary prefix and exports
+/// `CURLXHR_PREFIX`; `scripts/install-c.sh PREFIX` does the same by hand.
+@Suite struct CAPITests {
+    let env: TestEnvironment
+    let prefix: String
+
+    init() throws {
+        env = try TestEnvironment.get()
+        guard let prefix = ProcessInfo.processInfo.environment["CURLXHR_PREFIX"] else {
+            throw TestEnvironment.EnvironmentError(
+                message: "CURLXHR_PREFIX is not set: run scripts/test.sh, or scripts/install-c.sh PREFIX and export CURLXHR_PREFIX=PREFIX")
+        }
+        self.prefix = prefix
+    }
+
+    /// Compiles one C (or C++) file and returns the program's path.
+    func build(_ source: String, cplusplus: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let path = TestEnvironment.packageRoot.appendingPathComponent(source).path
+        let output = FileManager.default.temporaryDirectory
+            .appendingPathComponent("curlxhr-c-\(UUID().uuidString.prefix(8))-\((source as NSString).lastPathComponent)").path + ".bin"
+        let pkgConfig = ["PKG_CONFIG_PATH": prefix + "/lib/pkgconfig"]
+        let flags = try Shell.run("/usr/bin/pkg-config", ["--cflags", "--libs", "curlxhr"], environment: pkgConfig)
+        #expect(flags.status == 0, "pkg-config: \(flags.output)", sourceLocation: sourceLocation)
+        let compiler = cplusplus ? "/usr/bin/c++" : "/usr/bin/cc"
+        let standard = cplusplus ? "-std=c++17" : "-std=c11"
+        let arguments = [standard, "-Wall", "-Wextra", "-Werror", path, "-o", output]
+            + flags.output.split(whereSeparator: \.isWhitespace).map(String.init) + ["-lpthread"]
+        let compiled = try Shell.run(compiler, arguments)
+        try #require(compiled.status == 0, "\(compiler) \(source):\n\(compiled.output)", sourceLocation: sourceLocation)
+        return output
+    }
+
+    /// Runs a program with no library path set: it must find everything through RUNPATH.
+    func run(_ program: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> Shell.Result {
+        defer { try? FileManager.default.removeItem(atPath: program) }
+        return try Shell.run(program, arguments, environment: ["LD_LIBRARY_PATH": nil])
+    }
+
+    func expectAllPassed(_ result: Shell.Result, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(result.status == 0, "\(result.output)", sourceLocation: sourceLocation)
+        #expect(result.output.contains(" passed, 0 failed"), "\(result.output)", sourceLocation: sourceLocation)
+    }
+
+    @Test func misuseIsRefusedAndRequestsWorkFromC() throws {
+        let program = try build("Tests/C/capi_test.c")
+        expectAllPassed(try run(program, [try env.httpURL, try env.faultURL]))
+    }
+
+    @Test func theHeaderCompilesAsCPlusPlus() throws {
+        let program = try build("Tests/C/header_cpp.cpp", cplusplus: true)
+        expectAllPassed(try run(program, []))
+    }
+
+    @Test func thirtyTwoThreadsOfTwoHundredSyncRequestsWithAsyncOnes() throws {
+        let program = try build("Tests/C/worker_pool.c")
+        var arguments = ["32", "200", try env.httpURL, try env.faultURL]
+        if let digest = env.values["TESTENV_DIGEST_FILE_URL"] {
+            arguments += [digest, try env["TESTENV_USER"], try env["TESTENV_PASSWORD"]]
+        }
+        let result = try run(program, arguments)
+        expectAllPassed(result)
+        #expect(result.output.hasPrefix("\(32 * 200 + 100) passed"), "\(result.output)")
+    }
+
+    @Test func theExamplesBuildAndRun() throws {
+        let sync = try run(try build("examples/c/sync.c"), [try env.httpURL + "/files/100b"])
+        #expect(sync.status == 0, "\(sync.output)")
+        #expect(sync.output.contains("status: 200 OK"))
+        #expect(sync.output.contains("body: 100 bytes"))
+
+        let async = try run(try build("examples/c/async.c"), [try env.faultURL + "/drip?chunks=3&size=10&interval_ms=20"])
+        #expect(async.status == 0, "\(async.output)")
+        let states = async.output.split(separator: "\n").map { $0.split(separator: " ").first.map(String.init) ?? "" }
+        #expect(states.first == "OPENED")
+        #expect(Array(states.prefix(3)) == ["OPENED", "SENT", "HEADERS_RECEIVED"])
+        #expect(states.last == "DONE")
+        #expect(async.output.contains("DONE             status 200, 30 bytes so far"))
+
+        let workers = try run(try build("examples/c/workers.c"), [try env.httpURL + "/files/100b", "4", "25"])
+        #expect(workers.status == 0, "\(workers.output)")
+        #expect(workers.output.contains("100 passed, 0 failed"))
+    }
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds libcurlxhr.so and installs it with curlxhr.h and a curlxhr.pc pkg-config file under
+# PREFIX, so that `cc app.c $(pkg-config --cflags --libs curlxhr)` works with
+# PKG_CONFIG_PATH=PREFIX/lib/pkgconfig. The library finds the Swift runtime through its
+# RUNPATH, and programs find the library through theirs: no LD_LIBRARY_PATH needed.
+#
+#   scripts/install-c.sh PREFIX [release|debug]      (default release)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix=${1:?usage: install-c.sh PREFIX [release|debug]}
+config=${2:-release}
+command -v patchelf >/dev/null || { echo "ERROR: patchelf is missing: run scripts/install-deps.sh" >&2; exit 1; }
+
+swift build -c "$config" --product curlxhr
+bin=$(swift build -c "$config" --show-bin-path)
+runtime=$(swift -print-target-info | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"]["runtimeLibraryPaths"][0])')
+
+mkdir -p "$prefix"
+prefix=$(cd "$prefix" && pwd)
+install -d "$prefix/lib/pkgconfig" "$prefix/include"
+install -m 755 "$bin/libcurlxhr.so" "$prefix/lib/libcurlxhr.so"
+patchelf --set-rpath "$runtime" "$prefix/lib/libcurlxhr.so"
+install -m 644 CSupport/CCurlXHR/include/curlxhr.h "$prefix/include/curlxhr.h"
+version=$(sed -n 's/^#define CURLXHR_VERSION "\(.*\)"$/\1/p' CSupport/CCurlXHR/include/curlxhr.h)
+cat >"$prefix/lib/pkgconfig/curlxhr.pc" <<PC
+prefix=$prefix
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: curlxhr
+Description: XHR-style HTTP requests over libcurl (GDHttpRequest counterpart)
+Version: $version
+Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lcurlxhr
+Cflags: -I\${includedir}
+PC
+echo "installed libcurlxhr $version under $prefix"
