@@ -4,15 +4,21 @@
 # PKG_CONFIG_PATH=PREFIX/lib/pkgconfig. The library finds the Swift runtime through its
 # RUNPATH, and programs find the library through theirs: no LD_LIBRARY_PATH needed.
 #
-#   scripts/install-c.sh PREFIX [release|debug]      (default release)
+#   scripts/install-c.sh PREFIX [release|debug] [address|thread]
+#
+# The third argument builds the library with that sanitizer (in .build-SANITIZER); programs
+# linked with it must then be built with the toolchain's clang and the same -fsanitize.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-prefix=${1:?usage: install-c.sh PREFIX [release|debug]}
+prefix=${1:?usage: install-c.sh PREFIX [release|debug] [address|thread]}
 config=${2:-release}
+sanitizer=${3:-}
 command -v patchelf >/dev/null || { echo "ERROR: patchelf is missing: run scripts/install-deps.sh" >&2; exit 1; }
 
-swift build -c "$config" --product curlxhr
-bin=$(swift build -c "$config" --show-bin-path)
+build=(swift build -c "$config")
+if [ -n "$sanitizer" ]; then build+=(--sanitize="$sanitizer" --scratch-path ".build-$sanitizer"); fi
+"${build[@]}" --product curlxhr
+bin=$("${build[@]}" --show-bin-path)
 runtime=$(swift -print-target-info | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"]["runtimeLibraryPaths"][0])')
 
 mkdir -p "$prefix"

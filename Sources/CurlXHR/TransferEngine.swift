@@ -174,6 +174,9 @@ final class TransferEngine: @unchecked Sendable {
             curl_easy_cleanup(easy)
             return
         }
+        // curl_easy_reset (libcurl 7.88) drops the list of cookie files without freeing it;
+        // clearing it first frees it.
+        _ = cxhr_easy_set_string(easy, CURLOPT_COOKIEFILE, nil)
         curl_easy_reset(easy)
         idleHandles.append(easy)
     }

@@ -184,6 +184,26 @@ import Testing
         #expect(try Echo(request.getReceiveBuffer()).body == Data("raw".utf8))
     }
 
+    @Test func theDelegateIsHeldWeakly() throws {
+        let request = HttpRequest()
+        weak var released: Recorder?
+        do {
+            let recorder = Recorder()
+            released = recorder
+            request.delegate = recorder
+            #expect(request.delegate === recorder)
+        }
+        #expect(released == nil, "the request does not keep its delegate alive")
+        #expect(request.delegate == nil)
+        // With no delegate left, the closure still reports and nothing crashes.
+        let done = DispatchSemaphore(value: 0)
+        request.onStatusChange = { if $0.getState() == .done { done.signal() } }
+        #expect(request.open("GET", url: try env.httpURL + "/files/100b", async: true))
+        #expect(request.send())
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(request.getStatus() == 200)
+    }
+
     @Test func connectionsAreKeptAliveAndReused() throws {
         // The fault server answers /record with the client's port: one port, one connection.
         // (Other tests may open connections to the same server at the same time, so look for

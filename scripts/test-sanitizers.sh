@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs the thread-heavy tests under the sanitizers: every Swift test under ThreadSanitizer,
+# and the C worker pool (32 threads x 200 synchronous requests, with asynchronous ones at the
+# same time) under AddressSanitizer and under ThreadSanitizer, the Swift side of libcurlxhr.so
+# built with the same sanitizer. Needs the loopback servers and the installed library: run
+# it through `scripts/test.sh --sanitizers`, or with TESTENV_DIR and CURLXHR_PREFIX set.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${TESTENV_DIR:?start the servers first (Tests/Servers/start.sh DIR) and export TESTENV_DIR=DIR}"
+# shellcheck disable=SC1091
+source "$TESTENV_DIR/testenv.env"
+
+echo "== swift test --sanitize=thread"
+swift build --build-tests --sanitize=thread --scratch-path .build-thread
+swift test --skip-build --sanitize=thread --scratch-path .build-thread
+
+clang=$(dirname "$(command -v swift)")/clang
+runtime=$(swift -print-target-info | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"]["runtimeLibraryPaths"][0])')
+worker_args=(32 200 "$TESTENV_HTTP_URL" "$TESTENV_FAULT_URL")
+if [ -n "${TESTENV_DIGEST_FILE_URL:-}" ]; then
+  worker_args+=("$TESTENV_DIGEST_FILE_URL" "$TESTENV_USER" "$TESTENV_PASSWORD")
+fi
+for sanitizer in address thread; do
+  echo "== C worker pool under the $sanitizer sanitizer"
+  prefix="$TESTENV_DIR/prefix-$sanitizer"
+  bash scripts/install-c.sh "$prefix" debug "$sanitizer" >/dev/null
+  program="$TESTENV_DIR/worker_pool-$sanitizer"
+  # The toolchain's ThreadSanitizer runtime intercepts libdispatch, so it links against it.
+  extra=()
+  if [ "$sanitizer" = thread ]; then extra=(-L"$runtime" -Wl,-rpath,"$runtime" -ldispatch -lBlocksRuntime); fi
+  # shellcheck disable=SC2046
+  "$clang" -std=c11 -Wall -Wextra -Werror -g -fsanitize="$sanitizer" Tests/C/worker_pool.c \
+    $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs curlxhr) -lpthread "${extra[@]}" -o "$program"
+  ASAN_OPTIONS=detect_leaks=1 TSAN_OPTIONS=halt_on_error=1 "$program" "${worker_args[@]}"
+done
