@@ -10,12 +10,13 @@ let package = Package(
         .executable(name: "xhr-example", targets: ["xhr-example"]),
     ],
     targets: [
-        // The small C shim over libcurl: typed setopt/getinfo wrappers and the
-        // constants Swift cannot import (function-like macros such as CURLAUTH_*).
+        // The small C shim over libcurl and libkrb5: typed setopt/getinfo wrappers, the
+        // constants Swift cannot import (function-like macros such as CURLAUTH_*), and the
+        // Kerberos ticket code.
         .target(
             name: "CCurlShim",
             path: "CSupport/CCurlShim",
-            linkerSettings: [.linkedLibrary("curl")]
+            linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("krb5"), .linkedLibrary("gssapi_krb5")]
         ),
         .target(
             name: "CurlXHR",

@@ -129,9 +129,13 @@ public final class HttpRequest: Sendable {
         message.method = MessageValidation.normalizedMethod(method)
         message.url = url
         message.isAsync = async
+        message.urlHasUser = MessageValidation.urlHasUser(url)
         if let user {
             guard !user.utf8.contains(0), !(password ?? "").utf8.contains(0) else {
                 return refuse(.invalidArgument, "the user name or password contains a NUL byte")
+            }
+            if scheme == .negotiate, !user.isEmpty, user.contains("\\") || !user.contains("@") {
+                return refuse(.invalidArgument, "Kerberos needs a user@REALM name, not '\(user)'")
             }
             message.credentials = Credentials(user: user, password: password ?? "", scheme: scheme)
         }
@@ -312,9 +316,30 @@ public final class HttpRequest: Sendable {
             core.withLock { $0.lastError = error }
             return false
         case .success(let (transfer, effects)):
-            perform(effects)
+            if transfer.message.needsTickets {
+                perform(Effects(start: nil, cancel: effects.cancel, deliverOn: effects.deliverOn))
+                if transfer.message.isAsync {
+                    DispatchQueue.global().async { self.obtainTicketsThenStart(transfer) }
+                } else {
+                    obtainTicketsThenStart(transfer)
+                }
+            } else {
+                perform(effects)
+            }
             if !transfer.message.isAsync { transfer.completion.wait() }
             return true
+        }
+    }
+
+    /// Turns the Negotiate user and password into tickets (a KDC exchange, so never on the
+    /// engine thread), then hands the transfer to the engine; a refusal ends it in DONE.
+    private func obtainTicketsThenStart(_ transfer: Transfer) {
+        guard let credentials = transfer.message.credentials else { return }
+        if let failure = KerberosCredentials.obtainTickets(principal: credentials.user, password: credentials.password) {
+            transferFinished(transfer, failure: failure)
+            transfer.completion.signal()
+        } else {
+            TransferEngine.shared.start(transfer)
         }
     }
 

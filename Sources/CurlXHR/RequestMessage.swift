@@ -33,10 +33,23 @@ struct Credentials: Sendable {
 
 /// What `open` set and the calls between `open` and `send` added: one request message.
 struct RequestMessage: Sendable {
+    /// Whether libcurl may answer a Negotiate challenge: with the credentials given for it,
+    /// or, when none were given, with tickets already in a credential cache.
+    var usesNegotiate: Bool {
+        credentials.map { $0.scheme == .negotiate } ?? !urlHasUser
+    }
+
+    /// Tickets must be obtained from the KDC before sending: a Negotiate user and password.
+    var needsTickets: Bool {
+        credentials.map { $0.scheme == .negotiate && !$0.user.isEmpty } ?? false
+    }
+
     var method = "GET"
     var url = ""
     var isAsync = false
     var credentials: Credentials?
+    /// The URL carries its own user name (`http://user:password@host/`).
+    var urlHasUser = false
     /// Header fields in the order they were set; a repeated name is joined with ", ".
     var headers: [(name: String, value: String)] = []
     /// Form values in the order they were set.
@@ -134,6 +147,17 @@ enum MessageValidation {
     static func normalizedMethod(_ method: String) -> String {
         let upper = method.uppercased()
         return ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"].contains(upper) ? upper : method
+    }
+
+    /// Whether an (already valid) URL carries a user name.
+    static func urlHasUser(_ url: String) -> Bool {
+        guard let handle = curl_url() else { return false }
+        defer { curl_url_cleanup(handle) }
+        var user: UnsafeMutablePointer<CChar>?
+        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK,
+              curl_url_get(handle, CURLUPART_USER, &user, 0) == CURLUE_OK, let user else { return false }
+        curl_free(user)
+        return true
     }
 
     /// Parses `url` with libcurl's own URL parser; only absolute http and https URLs with a host pass.

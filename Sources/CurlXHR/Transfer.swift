@@ -112,7 +112,14 @@ final class Transfer: @unchecked Sendable {
             options.set(CURLOPT_SSL_SESSIONID_CACHE, 0)
             options.set(CURLOPT_CA_CACHE_TIMEOUT, 0)
         }
-        if let credentials = message.credentials {
+        if message.usesNegotiate {
+            // SPNEGO through GSS-API with the tickets in a credential cache (the engine picks
+            // which); an empty user name tells libcurl to use them.
+            options.set(CURLOPT_USERNAME, "")
+            options.set(CURLOPT_PASSWORD, "")
+            options.set(CURLOPT_HTTPAUTH, Int(cxhr_auth_negotiate))
+            options.set(CURLOPT_GSSAPI_DELEGATION, KerberosCredentials.allowDelegation ? Int(cxhr_gssapi_delegation_flag) : 0)
+        } else if let credentials = message.credentials {
             options.set(CURLOPT_USERNAME, credentials.user)
             options.set(CURLOPT_PASSWORD, credentials.password)
             options.set(CURLOPT_HTTPAUTH, Int(credentials.scheme.curlMask))
@@ -215,7 +222,7 @@ final class Transfer: @unchecked Sendable {
     private func mayBeIntermediate(_ head: ResponseHead) -> Bool {
         switch head.status {
         case 300..<400: switches.followLocation && head.value(of: "Location") != nil
-        case 401: message.credentials != nil
+        case 401: message.credentials != nil || message.usesNegotiate
         default: false
         }
     }

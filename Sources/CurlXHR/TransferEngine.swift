@@ -32,6 +32,8 @@ final class TransferEngine: @unchecked Sendable {
     private var idleHandles: [UnsafeMutableRawPointer] = []
     /// An easy handle attached to the share handle, for work on the shared cookie jar.
     private let cookieHandle: UnsafeMutableRawPointer
+    /// The credential cache GSS-API was last pointed at on this thread ("" for the default).
+    private var gssCache: String?
     private static let maxIdleHandles = 256
 
     private init() {
@@ -122,6 +124,7 @@ final class TransferEngine: @unchecked Sendable {
             return
         }
         transfer.easy = easy
+        if transfer.message.usesNegotiate { selectCredentialCache() }
         // The engine's reference; released in `end`.
         _ = Unmanaged.passRetained(transfer)
         if let failure = transfer.configure(easy, share: share) {
@@ -166,6 +169,15 @@ final class TransferEngine: @unchecked Sendable {
         recycle(easy)
         Unmanaged.passUnretained(transfer).release()
         transfer.completion.signal()
+    }
+
+    /// Points GSS-API on this thread (where libcurl runs SPNEGO) at the library's ticket
+    /// cache while it holds tickets, else at the user's default cache.
+    private func selectCredentialCache() {
+        let wanted = KerberosCredentials.activeCacheFile ?? ""
+        guard wanted != gssCache else { return }
+        gssCache = wanted
+        _ = cxhr_gss_use_ccache(wanted.isEmpty ? nil : wanted)
     }
 
     /// Keeps easy handles for reuse.

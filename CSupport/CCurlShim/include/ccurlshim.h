@@ -47,6 +47,9 @@ extern const unsigned long cxhr_auth_ntlm;
 extern const unsigned long cxhr_auth_negotiate;
 extern const unsigned long cxhr_auth_any;
 
+/* CURLGSSAPI_DELEGATION_FLAG: delegate credentials unconditionally. */
+extern const long cxhr_gssapi_delegation_flag;
+
 /* Return values of the callbacks that mean "stop" (read, seek) or "pause" (write). */
 extern const size_t cxhr_read_abort;
 extern const int cxhr_seek_fail;
