@@ -67,7 +67,8 @@ public enum KerberosCredentials {
 
     // MARK: Internals
 
-    private static var defaultCacheFile: String {
+    /// `$XDG_STATE_HOME/curlxhr/krb5cc`, else `~/.local/state/curlxhr/krb5cc`.
+    public static var defaultCacheFile: String {
         if let state = getenv("XDG_STATE_HOME"), state.pointee != 0 {
             return String(cString: state) + "/curlxhr/krb5cc"
         }

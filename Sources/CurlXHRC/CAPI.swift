@@ -206,6 +206,43 @@ public func cxhr_get_last_error(_ handle: OpaquePointer?) -> UnsafePointer<CChar
     return request.keep(request.lastError, as: "last error")
 }
 
+// MARK: Kerberos
+
+/// The cache file's path as C text, replaced only when the path changes.
+private let kerberosCacheFileText = Locked<(path: String, text: UnsafeMutablePointer<CChar>?)>(("", nil))
+
+@c @implementation
+public func cxhr_kerberos_set_cache_file(_ path: UnsafePointer<CChar>?) {
+    KerberosCredentials.cacheFile = path.map { String(cString: $0) } ?? KerberosCredentials.defaultCacheFile
+}
+
+@c @implementation
+public func cxhr_kerberos_get_cache_file() -> UnsafePointer<CChar> {
+    let path = KerberosCredentials.cacheFile
+    return kerberosCacheFileText.withLock { kept in
+        if kept.path != path || kept.text == nil {
+            free(kept.text)
+            kept = (path, strdup(path))
+        }
+        return UnsafePointer(kept.text!)
+    }
+}
+
+@c @implementation
+public func cxhr_kerberos_set_allow_delegation(_ allow: Bool) {
+    KerberosCredentials.allowDelegation = allow
+}
+
+@c @implementation
+public func cxhr_kerberos_get_allow_delegation() -> Bool {
+    KerberosCredentials.allowDelegation
+}
+
+@c @implementation
+public func cxhr_kerberos_clear_credentials(_ method: UnsafePointer<CChar>?) -> Bool {
+    KerberosCredentials.clearCredentials(forMethod: method.map { String(cString: $0) })
+}
+
 @c @implementation
 public func cxhr_version() -> UnsafePointer<CChar> {
     UnsafeRawPointer(CRequest.version.utf8Start).assumingMemoryBound(to: CChar.self)

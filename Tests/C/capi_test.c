@@ -216,6 +216,22 @@ static void destroy_during_transfer_is_safe(void)
   CHECK(!cxhr_abort(request));
 }
 
+static void process_wide_settings(void)
+{
+  cxhr_kerberos_set_cache_file("/tmp/curlxhr-capi-test/krb5cc");
+  CHECK(strcmp(cxhr_kerberos_get_cache_file(), "/tmp/curlxhr-capi-test/krb5cc") == 0);
+  cxhr_kerberos_set_cache_file(NULL);
+  CHECK(strstr(cxhr_kerberos_get_cache_file(), "curlxhr/krb5cc") != NULL);
+  CHECK(!cxhr_kerberos_get_allow_delegation());
+  cxhr_kerberos_set_allow_delegation(true);
+  CHECK(cxhr_kerberos_get_allow_delegation());
+  cxhr_kerberos_set_allow_delegation(false);
+  CHECK(cxhr_kerberos_clear_credentials("NTLM"));
+  CHECK(!cxhr_kerberos_clear_credentials("KERBEROS5"));
+  cxhr_set_default_ca_certificate_file(NULL);
+  cxhr_clear_cookies(false);
+}
+
 int main(int argc, char **argv)
 {
   if(argc != 3) {
@@ -228,6 +244,7 @@ int main(int argc, char **argv)
   sync_requests_work();
   async_requests_work();
   destroy_during_transfer_is_safe();
+  process_wide_settings();
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

@@ -214,6 +214,28 @@ CXHR_EXTERN const void *_Nullable cxhr_get_receive_buffer(cxhr_request *_Nullabl
 /* Why the last call on this request returned false; NULL when it succeeded. */
 CXHR_EXTERN const char *_Nullable cxhr_get_last_error(cxhr_request *_Nullable request);
 
+/* ---- process-wide Kerberos settings (GDCacheController's counterpart) ---- */
+
+/*
+ * Sets the file of the library's own Kerberos credential cache (mode 0600), where tickets
+ * obtained for cxhr_open(..., "user@REALM", password, CXHR_AUTH_NEGOTIATE) are kept; NULL
+ * restores the default ($XDG_STATE_HOME/curlxhr/krb5cc, else ~/.local/state/curlxhr/krb5cc).
+ */
+CXHR_EXTERN void cxhr_kerberos_set_cache_file(const char *_Nullable path);
+
+/* The cache file in use. The string stays valid until the next cxhr_kerberos_set_cache_file. */
+CXHR_EXTERN const char *_Nonnull cxhr_kerberos_get_cache_file(void);
+
+/* Allows delegating credentials to servers (default false); a change removes the tickets. */
+CXHR_EXTERN void cxhr_kerberos_set_allow_delegation(bool allow);
+CXHR_EXTERN bool cxhr_kerberos_get_allow_delegation(void);
+
+/*
+ * Forgets stored credentials for "BASIC", "DIGEST", "NTLM" or "NEGOTIATE" (the tickets are
+ * removed from the cache file), or for all with NULL. False for an unknown name.
+ */
+CXHR_EXTERN bool cxhr_kerberos_clear_credentials(const char *_Nullable method);
+
 /* The library's version, "major.minor.patch". */
 CXHR_EXTERN const char *_Nonnull cxhr_version(void);
 
