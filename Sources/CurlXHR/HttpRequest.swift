@@ -306,7 +306,7 @@ public final class HttpRequest: Sendable {
             core.transfer = transfer
             core.lastError = nil
             var effects = Effects()
-            effects.start = transfer
+            if !core.message.needsTickets { effects.start = transfer }
             if core.message.isAsync { core.report(.sent, effects: &effects) }
             return .success((transfer, effects))
         }
@@ -316,15 +316,13 @@ public final class HttpRequest: Sendable {
             core.withLock { $0.lastError = error }
             return false
         case .success(let (transfer, effects)):
+            perform(effects)
             if transfer.message.needsTickets {
-                perform(Effects(start: nil, cancel: effects.cancel, deliverOn: effects.deliverOn))
                 if transfer.message.isAsync {
                     DispatchQueue.global().async { self.obtainTicketsThenStart(transfer) }
                 } else {
                     obtainTicketsThenStart(transfer)
                 }
-            } else {
-                perform(effects)
             }
             if !transfer.message.isAsync { transfer.completion.wait() }
             return true
@@ -335,12 +333,14 @@ public final class HttpRequest: Sendable {
     /// engine thread), then hands the transfer to the engine; a refusal ends it in DONE.
     private func obtainTicketsThenStart(_ transfer: Transfer) {
         guard let credentials = transfer.message.credentials else { return }
-        if let failure = KerberosCredentials.obtainTickets(principal: credentials.user, password: credentials.password) {
-            transferFinished(transfer, failure: failure)
-            transfer.completion.signal()
-        } else {
+        let failure = KerberosCredentials.obtainTickets(principal: credentials.user, password: credentials.password)
+        let stillWanted = core.withLock { $0.transfer === transfer }
+        if stillWanted, failure == nil {
             TransferEngine.shared.start(transfer)
+            return
         }
+        if let failure { transferFinished(transfer, failure: failure) }
+        transfer.completion.signal()  // the engine never had it
     }
 
     // MARK: Stopping

@@ -5,6 +5,9 @@
 //   curlxhr-probe download URL          GET, draining the body in LOADING callbacks and
 //                                       checking it against the pattern byte i = i % 251
 //   curlxhr-probe upload URL FILE       PUT of FILE with sendWithFile
+//   curlxhr-probe get URL USER PASSWORD AUTH
+//                                       one synchronous authenticated GET, for tests that
+//                                       need a process with an environment of its own
 import CurlXHR
 import Dispatch
 import Foundation
@@ -74,6 +77,15 @@ guard arguments.count >= 3 else {
     exit(2)
 }
 let mode = arguments[1], url = arguments[2]
+
+if mode == "get", arguments.count == 6 {
+    let request = HttpRequest()
+    guard request.open("GET", url: url, user: arguments[3], password: arguments[4], auth: arguments[5]) else {
+        report(["error": request.lastError?.message ?? "open refused"])
+    }
+    request.send(timeout: 20)
+    report(["status": request.getStatus(), "status_text": request.getStatusText() ?? ""])
+}
 
 // Warm up the engine and libcurl with a small request to the same server, so the baseline
 // includes them.
