@@ -65,6 +65,11 @@ CURLcode cxhr_easy_get_pointer(CURL *handle, CURLINFO info, void **value)
   return curl_easy_getinfo(handle, info, value);
 }
 
+CURLcode cxhr_easy_get_slist(CURL *handle, CURLINFO info, struct curl_slist **value)
+{
+  return curl_easy_getinfo(handle, info, value);
+}
+
 CURLMcode cxhr_multi_set_long(CURLM *multi, CURLMoption option, long value)
 {
   return curl_multi_setopt(multi, option, value);

@@ -131,11 +131,8 @@ public final class HttpRequest: Sendable {
         message.isAsync = async
         message.urlHasUser = MessageValidation.urlHasUser(url)
         if let user {
-            guard !user.utf8.contains(0), !(password ?? "").utf8.contains(0) else {
-                return refuse(.invalidArgument, "the user name or password contains a NUL byte")
-            }
-            if scheme == .negotiate, !user.isEmpty, user.contains("\\") || !user.contains("@") {
-                return refuse(.invalidArgument, "Kerberos needs a user@REALM name, not '\(user)'")
+            if let problem = Credentials.problem(user: user, password: password, scheme: scheme) {
+                return refuse(.invalidArgument, problem)
             }
             message.credentials = Credentials(user: user, password: password ?? "", scheme: scheme)
         }
@@ -196,15 +193,62 @@ public final class HttpRequest: Sendable {
         return changeSwitches { $0.caFile = path }
     }
 
-    /// Forgets every cookie of the process-wide jar that all requests share.
+    /// Sends this request through the HTTP proxy at `host:port`: plain HTTP as a proxy
+    /// request, HTTPS through a `CONNECT` tunnel with the origin's certificate verified as
+    /// without a proxy.
     ///
-    /// - Parameter includePersistentStore: also remove persistent cookies from the store on
-    ///   disk, so they do not come back at the next launch. Cookies are kept in memory only
-    ///   for now, so both forms clear the same jar.
-    public func clearCookies(includePersistentStore: Bool) {
-        TransferEngine.shared.withCookieHandle { handle in
-            _ = cxhr_easy_set_string(handle, CURLOPT_COOKIELIST, "ALL")
+    /// - Parameters:
+    ///   - user: the user name for the proxy; `nil` sends none.
+    ///   - password: the password for the proxy.
+    ///   - auth: `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"` or `"NEGOTIATE"` (tickets from the
+    ///     library's Kerberos cache or the user's default one; a `user@REALM` and password get
+    ///     them first, as for ``open(_:url:async:user:password:auth:)``).
+    /// - Returns: `false` with ``lastError`` for a bad host or port, an unknown scheme, or a
+    ///   request in flight.
+    @discardableResult
+    public func enableHttpProxy(host: String, port: Int, user: String? = nil,
+                                password: String? = nil, auth: String? = nil) -> Bool {
+        if let problem = ProxySetting.problem(host: host, port: port) {
+            return refuse(.invalidArgument, problem)
         }
+        guard let scheme = AuthScheme(name: auth) else {
+            return refuse(.invalidArgument, "unknown proxy authentication scheme '\(auth ?? "")': use BASIC, DIGEST, NTLM or NEGOTIATE")
+        }
+        var proxy = ProxySetting(host: host, port: port)
+        if let user {
+            if let problem = Credentials.problem(user: user, password: password, scheme: scheme) {
+                return refuse(.invalidArgument, problem)
+            }
+            proxy.credentials = Credentials(user: user, password: password ?? "", scheme: scheme)
+        } else if scheme == .negotiate {
+            proxy.credentials = Credentials(user: "", password: "", scheme: .negotiate)
+        }
+        return changeSwitches { $0.proxy = proxy }
+    }
+
+    /// Sends this request directly, without the proxy set by ``enableHttpProxy(host:port:user:password:auth:)``.
+    @discardableResult
+    public func disableHttpProxy() -> Bool {
+        changeSwitches { $0.proxy = nil }
+    }
+
+    /// Whether requests without a proxy of their own use the proxy named by the `http_proxy`,
+    /// `https_proxy`, `all_proxy` and `no_proxy` environment variables, as the curl tool does.
+    /// Process-wide; default `false`, so the environment never redirects a request the
+    /// application did not configure. Upper-case `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` are
+    /// read too; `HTTP_PROXY` is not (as in libcurl, for CGI safety).
+    public static var usesEnvironmentProxy: Bool {
+        get { ProxyEnvironment.enabled.withLock { $0 } }
+        set { ProxyEnvironment.enabled.withLock { $0 = newValue } }
+    }
+
+    /// Forgets every cookie of the process-wide jar that all requests share
+    /// (``CookieStore/removeAll(includePersistentStore:)``).
+    ///
+    /// - Parameter includePersistentStore: also remove the persistent cookies from the store
+    ///   on disk; otherwise they come back at the next launch.
+    public func clearCookies(includePersistentStore: Bool) {
+        CookieStore.shared.removeAll(includePersistentStore: includePersistentStore)
     }
 
     // MARK: The message (OPENED only)
@@ -306,7 +350,7 @@ public final class HttpRequest: Sendable {
             core.transfer = transfer
             core.lastError = nil
             var effects = Effects()
-            if !core.message.needsTickets { effects.start = transfer }
+            if transfer.ticketCredentials == nil { effects.start = transfer }
             if core.message.isAsync { core.report(.sent, effects: &effects) }
             return .success((transfer, effects))
         }
@@ -317,7 +361,7 @@ public final class HttpRequest: Sendable {
             return false
         case .success(let (transfer, effects)):
             perform(effects)
-            if transfer.message.needsTickets {
+            if transfer.ticketCredentials != nil {
                 if transfer.message.isAsync {
                     DispatchQueue.global().async { self.obtainTicketsThenStart(transfer) }
                 } else {
@@ -332,7 +376,7 @@ public final class HttpRequest: Sendable {
     /// Turns the Negotiate user and password into tickets (a KDC exchange, so never on the
     /// engine thread), then hands the transfer to the engine; a refusal ends it in DONE.
     private func obtainTicketsThenStart(_ transfer: Transfer) {
-        guard let credentials = transfer.message.credentials else { return }
+        guard let credentials = transfer.ticketCredentials else { return }
         let failure = KerberosCredentials.obtainTickets(principal: credentials.user, password: credentials.password)
         let stillWanted = core.withLock { $0.transfer === transfer }
         if stillWanted, failure == nil {
@@ -628,6 +672,11 @@ public final class HttpRequest: Sendable {
         }
         perform(effects)
     }
+}
+
+/// The process-wide opt-in to the proxy environment variables.
+enum ProxyEnvironment {
+    static let enabled = Locked(false)
 }
 
 /// The process-wide choice of trusted CAs.

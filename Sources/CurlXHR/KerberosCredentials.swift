@@ -86,8 +86,7 @@ public enum KerberosCredentials {
     /// Gets tickets for `principal` from the KDC into the cache; returns why it failed, or nil.
     static func obtainTickets(principal: String, password: String) -> String? {
         let path = cacheFile
-        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        if !directory.isEmpty { makeDirectory(directory) }
+        PrivateFiles.makeParentDirectories(of: path)
         var error = [CChar](repeating: 0, count: 512)
         let code = cxhr_krb5_get_tickets(principal, password, path, allowDelegation, &error, error.count)
         settings.withLock { $0.hasTickets = code == 0 }
@@ -104,12 +103,4 @@ public enum KerberosCredentials {
         return hasTickets ? path : nil
     }
 
-    /// Creates `path` and its parents with mode 0700.
-    private static func makeDirectory(_ path: String) {
-        var partial = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
-            partial += "/" + component
-            _ = mkdir(partial, 0o700)
-        }
-    }
 }

@@ -25,10 +25,52 @@ enum AuthScheme: String, Sendable, CaseIterable {
 }
 
 /// User name and password for a server or a proxy.
-struct Credentials: Sendable {
+struct Credentials: Sendable, Equatable {
     var user: String
     var password: String
     var scheme: AuthScheme
+
+    /// Why `user` and `password` cannot be used with `scheme`, or nil when they can.
+    static func problem(user: String, password: String?, scheme: AuthScheme) -> String? {
+        if user.utf8.contains(0) || (password ?? "").utf8.contains(0) {
+            return "the user name or password contains a NUL byte"
+        }
+        if scheme == .negotiate, !user.isEmpty, user.contains("\\") || !user.contains("@") {
+            return "Kerberos needs a user@REALM name, not '\(user)'"
+        }
+        return nil
+    }
+}
+
+/// An HTTP proxy set by `enableHttpProxy`.
+struct ProxySetting: Sendable, Equatable {
+    var host: String
+    var port: Int
+    var credentials: Credentials?
+
+    /// The proxy's URL for `CURLOPT_PROXY`, with an IPv6 address in brackets.
+    var url: String {
+        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        return "http://\(bracketed):\(port)"
+    }
+
+    /// `host:port` as a user wrote it, for texts.
+    var name: String { url.dropFirst("http://".count).description }
+
+    /// The Negotiate user and password whose tickets must come from the KDC before sending.
+    var ticketCredentials: Credentials? {
+        credentials.flatMap { $0.scheme == .negotiate && !$0.user.isEmpty ? $0 : nil }
+    }
+
+    /// Why `host` and `port` do not name a proxy, or nil when they do.
+    static func problem(host: String, port: Int) -> String? {
+        guard (1...65535).contains(port) else { return "proxy port \(port) is not between 1 and 65535" }
+        guard !host.isEmpty, host.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F && !"/?#@".utf8.contains($0) }) else {
+            return "'\(host)' is not a proxy host name or address"
+        }
+        let candidate = ProxySetting(host: host, port: port)
+        return MessageValidation.urlProblem(candidate.url + "/").map { _ in "'\(host)' is not a proxy host name or address" }
+    }
 }
 
 /// What `open` set and the calls between `open` and `send` added: one request message.
@@ -39,9 +81,9 @@ struct RequestMessage: Sendable {
         credentials.map { $0.scheme == .negotiate } ?? !urlHasUser
     }
 
-    /// Tickets must be obtained from the KDC before sending: a Negotiate user and password.
-    var needsTickets: Bool {
-        credentials.map { $0.scheme == .negotiate && !$0.user.isEmpty } ?? false
+    /// The Negotiate user and password whose tickets must come from the KDC before sending.
+    var ticketCredentials: Credentials? {
+        credentials.flatMap { $0.scheme == .negotiate && !$0.user.isEmpty ? $0 : nil }
     }
 
     var method = "GET"

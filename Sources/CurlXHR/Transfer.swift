@@ -11,6 +11,8 @@ struct TransferSwitches: Sendable {
     var verifyHost = true
     var followLocation = true
     var cookies = true
+    /// The HTTP proxy to go through, or nil to go direct.
+    var proxy: ProxySetting?
     /// Trusted CAs for this request only (`setCACertificateFile`).
     var caFile: String?
     /// Set by `close()`: the next transfer opens a new connection and a full TLS handshake.
@@ -48,6 +50,8 @@ final class Transfer: @unchecked Sendable {
     private var pendingHead: ResponseHead?
     /// A complete response head arrived (final or not).
     private var sawHead = false
+    /// A `Set-Cookie` header arrived, so the cookie store may have to be written.
+    private(set) var receivedSetCookie = false
 
     init(request: HttpRequest, message: RequestMessage, body: RequestBody, switches: TransferSwitches,
          timeout: Double, pipelining: Bool, fileDescriptor: Int32 = -1, fileSize: Int64 = 0) {
@@ -112,6 +116,7 @@ final class Transfer: @unchecked Sendable {
             options.set(CURLOPT_SSL_SESSIONID_CACHE, 0)
             options.set(CURLOPT_CA_CACHE_TIMEOUT, 0)
         }
+        configureProxy(&options)
         if message.usesNegotiate {
             // SPNEGO through GSS-API with the tickets in a credential cache (the engine picks
             // which); an empty user name tells libcurl to use them.
@@ -125,6 +130,33 @@ final class Transfer: @unchecked Sendable {
             options.set(CURLOPT_HTTPAUTH, Int(credentials.scheme.curlMask))
         }
         return options.failure
+    }
+
+    /// Whether SPNEGO may run for the server or the proxy, so GSS-API needs its cache chosen.
+    var usesNegotiate: Bool {
+        message.usesNegotiate || switches.proxy?.credentials?.scheme == .negotiate
+    }
+
+    /// The Negotiate user and password whose tickets must come from the KDC before sending.
+    var ticketCredentials: Credentials? {
+        message.ticketCredentials ?? switches.proxy?.ticketCredentials
+    }
+
+    private func configureProxy(_ options: inout EasyOptions) {
+        guard let proxy = switches.proxy else {
+            // "" stops libcurl from reading http_proxy and friends unless the application
+            // opted in.
+            if !ProxyEnvironment.enabled.withLock({ $0 }) { options.set(CURLOPT_PROXY, "") }
+            return
+        }
+        options.set(CURLOPT_PROXY, proxy.url)
+        // Go through this proxy whatever no_proxy says.
+        options.set(CURLOPT_NOPROXY, "")
+        if let credentials = proxy.credentials {
+            options.set(CURLOPT_PROXYUSERNAME, credentials.user)
+            options.set(CURLOPT_PROXYPASSWORD, credentials.password)
+            options.set(CURLOPT_PROXYAUTH, Int(credentials.scheme.curlMask))
+        }
     }
 
     private func configureTLS(_ options: inout EasyOptions) {
@@ -197,8 +229,28 @@ final class Transfer: @unchecked Sendable {
 
     // MARK: What libcurl reports
 
+    /// How a finished transfer ended: a failure text, or nil and the status when the
+    /// response is the outcome (including a proxy refusing the `CONNECT` tunnel, which libcurl
+    /// reports as a receive error).
+    func outcome(_ code: CURLcode, easy: UnsafeMutableRawPointer) -> (failure: String?, status: Int) {
+        var status = 0
+        if code == CURLE_OK {
+            _ = cxhr_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            return (nil, status)
+        }
+        if switches.proxy != nil, !sawHead {
+            _ = cxhr_easy_get_long(easy, CURLINFO_HTTP_CONNECTCODE, &status)
+            if status >= 300 { return (nil, status) }
+        }
+        return (failureText(code), 0)
+    }
+
     /// Text for a failed transfer: libcurl's detailed message, TLS failures starting with "SSL".
     func failureText(_ code: CURLcode) -> String {
+        if let proxy = switches.proxy, Transfer.proxyFailures.contains(code.rawValue), !sawHead {
+            let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+            return "Proxy \(proxy.name) failed: \(detail)"
+        }
         if code == CURLE_OUT_OF_MEMORY, errorBuffer[0] == 0, !sawHead {
             // libcurl reports a header beyond its 100 KiB limit as out of memory, silently.
             return "Response header too large (libcurl accepts up to 100 KiB) or out of memory"
@@ -218,16 +270,27 @@ final class Transfer: @unchecked Sendable {
         CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT,
     ].reduce(into: []) { $0.insert($1.rawValue) }
 
+    /// Failures that, before any response head, are the proxy's (libcurl connects only to it).
+    private static let proxyFailures: Set<UInt32> = [
+        CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT, CURLE_PROXY, CURLE_RECV_ERROR,
+        CURLE_SEND_ERROR, CURLE_GOT_NOTHING,
+    ].reduce(into: []) { $0.insert($1.rawValue) }
+
     /// Whether a head may be followed by another one within this transfer.
     private func mayBeIntermediate(_ head: ResponseHead) -> Bool {
         switch head.status {
         case 300..<400: switches.followLocation && head.value(of: "Location") != nil
         case 401: message.credentials != nil || message.usesNegotiate
+        case 407: switches.proxy?.credentials != nil
         default: false
         }
     }
 
     private func headerLine(_ line: UnsafeRawBufferPointer) {
+        if !receivedSetCookie, line.count > 11, line[0] | 0x20 == UInt8(ascii: "s"),
+           String(decoding: line.prefix(11), as: UTF8.self).lowercased() == "set-cookie:" {
+            receivedSetCookie = true
+        }
         guard let head = parser.consume(line) else { return }
         sawHead = true
         switch head.status {

@@ -51,6 +51,8 @@ final class TransferEngine: @unchecked Sendable {
         _ = cxhr_multi_set_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         _ = cxhr_easy_set_share(cookieHandle, share)
         _ = cxhr_easy_set_string(cookieHandle, CURLOPT_COOKIEFILE, "")
+        // Before the thread starts, so this thread may still use the handles.
+        CookieStore.shared.load(into: cookieHandle)
         startThread()
     }
 
@@ -124,16 +126,16 @@ final class TransferEngine: @unchecked Sendable {
             return
         }
         transfer.easy = easy
-        if transfer.message.usesNegotiate { selectCredentialCache() }
+        if transfer.usesNegotiate { selectCredentialCache() }
         // The engine's reference; released in `end`.
         _ = Unmanaged.passRetained(transfer)
         if let failure = transfer.configure(easy, share: share) {
-            end(transfer, failure: failure, report: true)
+            end(transfer, failure: failure)
             return
         }
         let code = curl_multi_add_handle(multi, easy)
         guard code == CURLM_OK else {
-            end(transfer, failure: String(cString: curl_multi_strerror(code)), report: true)
+            end(transfer, failure: String(cString: curl_multi_strerror(code)))
             return
         }
         transfer.isAdded = true
@@ -147,22 +149,25 @@ final class TransferEngine: @unchecked Sendable {
             var context: UnsafeMutableRawPointer?
             guard cxhr_easy_get_pointer(easy, CURLINFO_PRIVATE, &context) == CURLE_OK, let context else { continue }
             let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-            end(transfer, failure: code == CURLE_OK ? nil : transfer.failureText(code), report: true)
+            let outcome = transfer.outcome(code, easy: easy)
+            end(transfer, failure: outcome.failure, status: outcome.status)
         }
     }
 
     /// Takes the transfer out of libcurl, tells the request how it ended (unless the request
     /// already knows, as after an abort), and releases the engine's hold on it.
-    private func end(_ transfer: Transfer, failure: String?, report: Bool) {
+    private func end(_ transfer: Transfer, failure: String?, status: Int = 0, report: Bool = true) {
         guard !transfer.isFinished, let easy = transfer.easy else { return }
         transfer.isFinished = true
         if transfer.isAdded {
             curl_multi_remove_handle(multi, easy)
         }
+        if transfer.receivedSetCookie {
+            // On disk before DONE is reported.
+            CookieStore.shared.persist(from: cookieHandle)
+        }
         if report {
             if failure == nil { transfer.flushPendingHead() }
-            var status = 0
-            _ = cxhr_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
             transfer.request.transferFinished(transfer, failure: failure, fallbackStatus: status)
         }
         transfer.easy = nil

@@ -70,6 +70,33 @@ public func cxhr_disable_cookie_handling(_ handle: OpaquePointer?) -> Bool {
 }
 
 @c @implementation
+public func cxhr_enable_http_proxy(_ handle: OpaquePointer?, _ host: UnsafePointer<CChar>?, _ port: Int32,
+                                   _ user: UnsafePointer<CChar>?, _ password: UnsafePointer<CChar>?,
+                                   _ auth: UnsafePointer<CChar>?) -> Bool {
+    guard let request = CRequest.find(handle) else { return false }
+    guard let host else { return request.refuse("host is required") }
+    return request.call {
+        $0.enableHttpProxy(host: String(cString: host), port: Int(port), user: user.map { String(cString: $0) },
+                           password: password.map { String(cString: $0) }, auth: auth.map { String(cString: $0) })
+    }
+}
+
+@c @implementation
+public func cxhr_disable_http_proxy(_ handle: OpaquePointer?) -> Bool {
+    CRequest.find(handle)?.call { $0.disableHttpProxy() } ?? false
+}
+
+@c @implementation
+public func cxhr_set_use_environment_proxy(_ use: Bool) {
+    HttpRequest.usesEnvironmentProxy = use
+}
+
+@c @implementation
+public func cxhr_get_use_environment_proxy() -> Bool {
+    HttpRequest.usesEnvironmentProxy
+}
+
+@c @implementation
 public func cxhr_set_ca_certificate_file(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> Bool {
     guard let request = CRequest.find(handle) else { return false }
     guard let path else { return request.refuse("path is required") }
@@ -92,7 +119,17 @@ public func cxhr_set_enable_pipelining(_ handle: OpaquePointer?, _ enable: Bool)
 
 @c @implementation
 public func cxhr_clear_cookies(_ includePersistentStore: Bool) {
-    HttpRequest().clearCookies(includePersistentStore: includePersistentStore)
+    CookieStore.shared.removeAll(includePersistentStore: includePersistentStore)
+}
+
+@c @implementation
+public func cxhr_cookies_set_file(_ path: UnsafePointer<CChar>?) {
+    CookieStore.shared.file = path.map { String(cString: $0) } ?? CookieStore.defaultFile
+}
+
+@c @implementation
+public func cxhr_cookies_get_file() -> UnsafePointer<CChar> {
+    cookieFileText.pointer(to: CookieStore.shared.file)
 }
 
 // MARK: The message
@@ -208,8 +245,23 @@ public func cxhr_get_last_error(_ handle: OpaquePointer?) -> UnsafePointer<CChar
 
 // MARK: Kerberos
 
-/// The cache file's path as C text, replaced only when the path changes.
-private let kerberosCacheFileText = Locked<(path: String, text: UnsafeMutablePointer<CChar>?)>(("", nil))
+/// A process-wide string handed to C: the copy stays valid until the string changes.
+private final class KeptText: Sendable {
+    private let kept = Locked<(text: String, copy: UnsafeMutablePointer<CChar>?)>(("", nil))
+
+    func pointer(to text: String) -> UnsafePointer<CChar> {
+        kept.withLock { kept in
+            if kept.text != text || kept.copy == nil {
+                free(kept.copy)
+                kept = (text, strdup(text))
+            }
+            return UnsafePointer(kept.copy!)
+        }
+    }
+}
+
+private let kerberosCacheFileText = KeptText()
+private let cookieFileText = KeptText()
 
 @c @implementation
 public func cxhr_kerberos_set_cache_file(_ path: UnsafePointer<CChar>?) {
@@ -218,14 +270,7 @@ public func cxhr_kerberos_set_cache_file(_ path: UnsafePointer<CChar>?) {
 
 @c @implementation
 public func cxhr_kerberos_get_cache_file() -> UnsafePointer<CChar> {
-    let path = KerberosCredentials.cacheFile
-    return kerberosCacheFileText.withLock { kept in
-        if kept.path != path || kept.text == nil {
-            free(kept.text)
-            kept = (path, strdup(path))
-        }
-        return UnsafePointer(kept.text!)
-    }
+    kerberosCacheFileText.pointer(to: KerberosCredentials.cacheFile)
 }
 
 @c @implementation

@@ -1,14 +1,16 @@
 /* Checks the C interface as a C program uses it: misuse is refused, requests work sync and
- * async, and destroying a request mid-transfer or from its own callback is safe.
+ * async, destroying a request mid-transfer or from its own callback is safe, cookies reach
+ * the store file before DONE, and proxies are used and dropped.
  *   capi_test HTTP_URL FAULT_URL      (the loopback servers' base URLs)
  * Prints one line per failed check and a last line "N passed, M failed". */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* memmem */
 #include <curlxhr.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int passed, failed;
 
@@ -216,6 +218,55 @@ static void destroy_during_transfer_is_safe(void)
   CHECK(!cxhr_abort(request));
 }
 
+static void cookies_persist(const char *store)
+{
+  cxhr_request *request = cxhr_request_create();
+  CHECK(strcmp(cxhr_cookies_get_file(), store) == 0);
+  CHECK(cxhr_open(request, "GET", url(http_url, "/echo?set_cookie=capi%3D1%3B%20Max-Age%3D600%3B%20Path%3D%2F"),
+                  false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 200);
+  /* On disk when the request is DONE. */
+  char text[4096] = {0};
+  FILE *file = fopen(store, "r");
+  CHECK(file != NULL);
+  if(file) {
+    fread(text, 1, sizeof text - 1, file);
+    fclose(file);
+  }
+  CHECK(strstr(text, "\tcapi\t1") != NULL);
+  cxhr_request_destroy(request);
+}
+
+static void proxies(void)
+{
+  int port = 0;
+  sscanf(fault_url, "http://127.0.0.1:%d", &port);
+  cxhr_request *request = cxhr_request_create();
+  CHECK(!cxhr_enable_http_proxy(request, "127.0.0.1", 0, NULL, NULL, NULL));
+  CHECK(cxhr_get_last_error(request) != NULL);
+  CHECK(!cxhr_enable_http_proxy(request, "127.0.0.1", port, "u", "p", "KERBEROS5"));
+  CHECK(!cxhr_enable_http_proxy(request, NULL, port, NULL, NULL, NULL));
+  /* The fault server answers proxy requests too, and shows the target it was asked for. */
+  CHECK(cxhr_enable_http_proxy(request, "127.0.0.1", port, NULL, NULL, NULL));
+  CHECK(cxhr_open(request, "GET", "http://www.example.test/record", false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 200);
+  size_t length = 0;
+  const char *body = cxhr_get_receive_buffer(request, &length);
+  CHECK(body != NULL && memmem(body, length, "http://www.example.test/record", 30) != NULL);
+  /* Direct again: www.example.test does not resolve. */
+  CHECK(cxhr_disable_http_proxy(request));
+  CHECK(cxhr_open(request, "GET", "http://www.example.test/record", false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 0);
+  CHECK(!cxhr_get_use_environment_proxy());
+  cxhr_set_use_environment_proxy(true);
+  CHECK(cxhr_get_use_environment_proxy());
+  cxhr_set_use_environment_proxy(false);
+  cxhr_request_destroy(request);
+}
+
 static void process_wide_settings(void)
 {
   cxhr_kerberos_set_cache_file("/tmp/curlxhr-capi-test/krb5cc");
@@ -240,10 +291,15 @@ int main(int argc, char **argv)
   }
   snprintf(http_url, sizeof http_url, "%s", argv[1]);
   snprintf(fault_url, sizeof fault_url, "%s", argv[2]);
+  char store[256];
+  snprintf(store, sizeof store, "/tmp/curlxhr-capi-test-%d/cookies.txt", (int)getpid());
+  cxhr_cookies_set_file(store);
   misuse_is_refused();
   sync_requests_work();
   async_requests_work();
   destroy_during_transfer_is_safe();
+  cookies_persist(store);
+  proxies();
   process_wide_settings();
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

@@ -8,6 +8,11 @@
 //   curlxhr-probe get URL USER PASSWORD AUTH
 //                                       one synchronous authenticated GET, for tests that
 //                                       need a process with an environment of its own
+//   curlxhr-probe cookies URL STORE [kill|clear-memory|clear-all]
+//                                       one synchronous GET with the cookie store in the file
+//                                       STORE, printing the body; "kill" SIGKILLs the process
+//                                       as soon as the request is DONE, "clear-…" calls
+//                                       clearCookies(includePersistentStore:) before it
 import CurlXHR
 import Dispatch
 import Foundation
@@ -85,6 +90,17 @@ if mode == "get", arguments.count == 6 {
     }
     request.send(timeout: 20)
     report(["status": request.getStatus(), "status_text": request.getStatusText() ?? ""])
+}
+
+if mode == "cookies", arguments.count >= 4 {
+    CookieStore.shared.file = arguments[3]
+    let action = arguments.count == 5 ? arguments[4] : ""
+    let request = HttpRequest()
+    if action.hasPrefix("clear-") { request.clearCookies(includePersistentStore: action == "clear-all") }
+    request.open("GET", url: url)
+    request.send(timeout: 20)
+    if action == "kill" { kill(getpid(), SIGKILL) }
+    report(["status": request.getStatus(), "body": String(decoding: request.getReceiveBuffer(), as: UTF8.self)])
 }
 
 // Warm up the engine and libcurl with a small request to the same server, so the baseline

@@ -31,6 +31,7 @@ CURLcode cxhr_easy_set_seek_function(CURL *handle, curl_seek_callback fn);
 CURLcode cxhr_easy_get_long(CURL *handle, CURLINFO info, long *value);
 CURLcode cxhr_easy_get_string(CURL *handle, CURLINFO info, const char **value);
 CURLcode cxhr_easy_get_pointer(CURL *handle, CURLINFO info, void **value);
+CURLcode cxhr_easy_get_slist(CURL *handle, CURLINFO info, struct curl_slist **value);
 
 /* Typed curl_multi_setopt and curl_share_setopt. */
 CURLMcode cxhr_multi_set_long(CURLM *multi, CURLMoption option, long value);

@@ -112,6 +112,26 @@ CXHR_EXTERN bool cxhr_disable_follow_location(cxhr_request *_Nullable request);
 /* Sends no cookies and stores none for this request. */
 CXHR_EXTERN bool cxhr_disable_cookie_handling(cxhr_request *_Nullable request);
 
+/*
+ * Sends the request through the HTTP proxy at host:port (HTTPS through a CONNECT tunnel,
+ * the origin still verified). user NULL sends no proxy credentials; auth: one of
+ * CXHR_AUTH_* or NULL for Basic (CXHR_AUTH_NEGOTIATE uses Kerberos tickets). False for a
+ * bad host or port, an unknown scheme, or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_enable_http_proxy(cxhr_request *_Nullable request, const char *_Nullable host,
+                                        int port, const char *_Nullable user,
+                                        const char *_Nullable password, const char *_Nullable auth);
+
+/* Sends the request directly again. */
+CXHR_EXTERN bool cxhr_disable_http_proxy(cxhr_request *_Nullable request);
+
+/*
+ * Process-wide: whether requests without a proxy of their own use http_proxy, https_proxy,
+ * all_proxy and no_proxy from the environment, as the curl tool does. Default false.
+ */
+CXHR_EXTERN void cxhr_set_use_environment_proxy(bool use);
+CXHR_EXTERN bool cxhr_get_use_environment_proxy(void);
+
 /* Trusts only the CAs in the PEM file at path for this request. False if unreadable. */
 CXHR_EXTERN bool cxhr_set_ca_certificate_file(cxhr_request *_Nullable request,
                                               const char *_Nullable path);
@@ -128,8 +148,21 @@ CXHR_EXTERN void cxhr_set_default_ca_certificate_file(const char *_Nullable path
  */
 CXHR_EXTERN bool cxhr_set_enable_pipelining(cxhr_request *_Nullable request, bool enable);
 
-/* Empties the process-wide cookie jar (and, later, the persistent store when asked). */
+/*
+ * Empties the process-wide cookie jar. Persistent cookies stay in the store file (they come
+ * back at the next launch) unless include_persistent_store is true.
+ */
 CXHR_EXTERN void cxhr_clear_cookies(bool include_persistent_store);
+
+/*
+ * Sets the file of the persistent cookie store (mode 0600); NULL restores the default
+ * ($XDG_DATA_HOME/curlxhr/cookies.txt, else ~/.local/share/curlxhr/cookies.txt). Call it
+ * before the first request; later, the jar is emptied and filled from the new file.
+ */
+CXHR_EXTERN void cxhr_cookies_set_file(const char *_Nullable path);
+
+/* The store file in use. The string stays valid until the next cxhr_cookies_set_file. */
+CXHR_EXTERN const char *_Nonnull cxhr_cookies_get_file(void);
 
 /* ---- the message: CXHR_OPENED only ---- */
 

@@ -79,7 +79,12 @@ struct TestEnvironment: Sendable {
         guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw EnvironmentError(message: "\(path) is not a JSON object")
         }
-        return TestEnvironment(values: object.mapValues { "\($0)" })
+        let environment = TestEnvironment(values: object.mapValues { "\($0)" })
+        // libkrb5 must see the test realm's configuration before its first use, and the
+        // tests' cookies stay out of the user's own store.
+        if let config = environment.values["KRB5_CONFIG"] { setenv("KRB5_CONFIG", config, 1) }
+        CookieStore.shared.file = (path as NSString).deletingLastPathComponent + "/cookies-\(getpid()).txt"
+        return environment
     }
 }
 

@@ -1,0 +1,404 @@
+import CCurlShim
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One cookie of the jar, as libcurl's cookie engine holds it.
+public struct Cookie: Sendable, Hashable {
+    public var name: String
+    public var value: String
+    /// The host the cookie belongs to, without a leading dot.
+    public var domain: String
+    /// Whether hosts below ``domain`` receive it too (a `Domain=` attribute).
+    public var includesSubdomains: Bool
+    public var path: String
+    /// Sent over HTTPS only.
+    public var isSecure: Bool
+    /// Marked `HttpOnly` by the server.
+    public var isHTTPOnly: Bool
+    /// Expiry in seconds since 1970; `nil` for a session cookie, which never reaches the disk.
+    public var expires: Int64?
+
+    public init(name: String, value: String, domain: String, includesSubdomains: Bool = false,
+                path: String = "/", isSecure: Bool = false, isHTTPOnly: Bool = false, expires: Int64? = nil) {
+        self.name = name
+        self.value = value
+        self.domain = domain
+        self.includesSubdomains = includesSubdomains
+        self.path = path
+        self.isSecure = isSecure
+        self.isHTTPOnly = isHTTPOnly
+        self.expires = expires
+    }
+
+    /// Whether the cookie outlives the process.
+    public var isPersistent: Bool { expires != nil }
+
+    func isExpired(at now: Int64) -> Bool {
+        expires.map { $0 <= now } ?? false
+    }
+
+    /// What identifies a cookie in the jar: a newer one with the same key replaces it.
+    var key: String { "\(domain)\t\(path)\t\(name)" }
+
+    /// Whether a request to `url` carries this cookie (RFC 6265 domain and path matching).
+    func matches(_ url: URLParts, at now: Int64) -> Bool {
+        guard !isExpired(at: now), !isSecure || url.scheme == "https" else { return false }
+        let host = url.host.lowercased(), domain = domain.lowercased()
+        guard host == domain || (includesSubdomains && host.hasSuffix("." + domain)) else { return false }
+        guard url.path.hasPrefix(path) else { return false }
+        return url.path.count == path.count || path.hasSuffix("/") || url.path.dropFirst(path.count).hasPrefix("/")
+    }
+
+    // MARK: libcurl's Netscape cookie format
+
+    /// The line libcurl's `CURLOPT_COOKIELIST` takes and `CURLINFO_COOKIELIST` gives.
+    var netscapeLine: String {
+        let prefix = (isHTTPOnly ? "#HttpOnly_" : "") + (includesSubdomains ? "." : "")
+        let fields = [prefix + domain, includesSubdomains ? "TRUE" : "FALSE", path,
+                      isSecure ? "TRUE" : "FALSE", String(expires ?? 0), name, value]
+        return fields.joined(separator: "\t")
+    }
+
+    /// Parses one line of the Netscape format; nil if it is not one.
+    init?(netscapeLine line: String) {
+        var fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+        if fields.count == 6 { fields.append("") }
+        guard fields.count == 7, let expires = Int64(fields[4]), expires >= 0,
+              ["TRUE", "FALSE"].contains(fields[1]), ["TRUE", "FALSE"].contains(fields[3]),
+              fields[2].hasPrefix("/") else { return nil }
+        var domain = Substring(fields[0])
+        let httpOnly = domain.hasPrefix("#HttpOnly_")
+        if httpOnly { domain = domain.dropFirst("#HttpOnly_".count) }
+        if domain.hasPrefix(".") { domain = domain.dropFirst() }
+        guard !domain.isEmpty, !fields[5].isEmpty else { return nil }
+        self.init(name: fields[5], value: fields[6], domain: String(domain), includesSubdomains: fields[1] == "TRUE",
+                  path: fields[2], isSecure: fields[3] == "TRUE", isHTTPOnly: httpOnly,
+                  expires: expires == 0 ? nil : expires)
+    }
+
+    /// Why a cookie given to ``CookieStore/setCookie(_:)`` cannot be stored, or nil.
+    var problem: String? {
+        let texts = [name, value, domain, path]
+        if texts.contains(where: { text in text.utf8.contains { $0 < 0x20 || $0 == 0x7F } }) {
+            return "a cookie's name, value, domain and path may not contain control characters"
+        }
+        if name.isEmpty || name.contains("=") || name.contains(";") || name.contains(" ") {
+            return "'\(name)' is not a cookie name"
+        }
+        if value.contains(";") { return "a cookie value may not contain ';'" }
+        if domain.isEmpty || domain.hasPrefix(".") || domain.contains("/") { return "'\(domain)' is not a cookie domain" }
+        if !path.hasPrefix("/") { return "a cookie path must start with '/'" }
+        return nil
+    }
+}
+
+/// The scheme, host and path of a URL, parsed by libcurl.
+struct URLParts {
+    var scheme: String
+    var host: String
+    var path: String
+
+    init?(_ url: String) {
+        guard MessageValidation.urlProblem(url) == nil, let handle = curl_url() else { return nil }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK else { return nil }
+        func part(_ which: CURLUPart) -> String? {
+            var text: UnsafeMutablePointer<CChar>?
+            guard curl_url_get(handle, which, &text, 0) == CURLUE_OK, let text else { return nil }
+            defer { curl_free(text) }
+            return String(cString: text)
+        }
+        guard let scheme = part(CURLUPART_SCHEME), let host = part(CURLUPART_HOST) else { return nil }
+        self.scheme = scheme.lowercased()
+        self.host = host
+        self.path = part(CURLUPART_PATH) ?? "/"
+    }
+}
+
+/// The process-wide cookie jar every request uses unless it calls
+/// `disableCookieHandling()`, and its persistent store, mirroring what GDHttpRequest keeps.
+///
+/// The jar is libcurl's cookie engine (domain, path, secure and expiry matching, public
+/// suffixes refused through libpsl), owned by the transfer engine. Persistent cookies (those
+/// with an expiry) are kept in ``file`` in libcurl's Netscape format with mode 0600: a response
+/// that changes them has them on disk, written to a temporary file, synced and renamed, before
+/// its DONE is reported, so a crash right after DONE loses none. Session cookies never reach
+/// the disk. Processes sharing one file lock it and merge their changes into it. A damaged
+/// file is moved aside (`<file>.damaged`) with a line on standard error, and a fresh store
+/// starts.
+public final class CookieStore: Sendable {
+    /// The store every request uses.
+    public static let shared = CookieStore()
+
+    private struct State {
+        var file: String?
+        /// Whether the file has been read into the jar.
+        var isLoaded = false
+        /// The persistent cookies as they were when this process last read or wrote the
+        /// file, by key: the base of the three-way merge with the file.
+        var synced: [String: String] = [:]
+    }
+
+    private let state = Locked(State())
+
+    private init() {}
+
+    /// Where persistent cookies are kept: by default `$XDG_DATA_HOME/curlxhr/cookies.txt`, else
+    /// `~/.local/share/curlxhr/cookies.txt`. Set it before the first request to keep them
+    /// elsewhere; set later, the jar is emptied and filled from the new file.
+    public var file: String {
+        get { state.withLock { $0.file } ?? Self.defaultFile }
+        set {
+            let wasLoaded = state.withLock { state in
+                state.file = newValue
+                return state.isLoaded
+            }
+            if wasLoaded {
+                TransferEngine.shared.withCookieHandle { handle in
+                    _ = cxhr_easy_set_string(handle, CURLOPT_COOKIELIST, "ALL")
+                    CookieStore.shared.load(into: handle)
+                }
+            }
+        }
+    }
+
+    /// `$XDG_DATA_HOME/curlxhr/cookies.txt`, else `~/.local/share/curlxhr/cookies.txt`.
+    public static var defaultFile: String {
+        if let data = getenv("XDG_DATA_HOME"), data.pointee != 0 {
+            return String(cString: data) + "/curlxhr/cookies.txt"
+        }
+        let home = getenv("HOME").map { String(cString: $0) } ?? "/tmp"
+        return home + "/.local/share/curlxhr/cookies.txt"
+    }
+
+    // MARK: Managing the jar
+
+    /// Every cookie in the jar, session cookies included; expired ones are left out.
+    public func allCookies() -> [Cookie] {
+        let now = Int64(time(nil))
+        let lines = Locked<[String]>([])
+        TransferEngine.shared.withCookieHandle { handle in
+            let list = Self.cookieLines(handle)
+            lines.withLock { $0 = list }
+        }
+        return lines.withLock { $0 }.compactMap(Cookie.init(netscapeLine:)).filter { !$0.isExpired(at: now) }
+    }
+
+    /// The cookies a request to `url` would carry; empty for a URL that is not http or https.
+    public func cookies(for url: String) -> [Cookie] {
+        guard let parts = URLParts(url) else { return [] }
+        let now = Int64(time(nil))
+        return allCookies().filter { $0.matches(parts, at: now) }
+    }
+
+    /// Adds a cookie, or replaces the one with the same domain, path and name. A persistent
+    /// cookie is on disk when this returns.
+    /// - Returns: `false` for a cookie that could not be sent as given (control characters,
+    ///   `;` in the value, an empty or malformed name, domain or path).
+    @discardableResult
+    public func setCookie(_ cookie: Cookie) -> Bool {
+        guard cookie.problem == nil else { return false }
+        let line = cookie.netscapeLine
+        TransferEngine.shared.withCookieHandle { handle in
+            _ = cxhr_easy_set_string(handle, CURLOPT_COOKIELIST, line)
+            CookieStore.shared.persist(from: handle)
+        }
+        return true
+    }
+
+    /// Removes the cookie with the same domain, path and name, from the jar and the file.
+    public func deleteCookie(_ cookie: Cookie) {
+        var expired = cookie
+        expired.expires = 1
+        let line = expired.netscapeLine
+        TransferEngine.shared.withCookieHandle { handle in
+            _ = cxhr_easy_set_string(handle, CURLOPT_COOKIELIST, line)
+            CookieStore.shared.persist(from: handle)
+        }
+    }
+
+    /// Empties the jar. Without `includePersistentStore` the file is left alone, so its
+    /// cookies come back at the next launch; with it, they are removed from the file too.
+    public func removeAll(includePersistentStore: Bool) {
+        TransferEngine.shared.withCookieHandle { handle in
+            _ = cxhr_easy_set_string(handle, CURLOPT_COOKIELIST, "ALL")
+            let store = CookieStore.shared
+            if includePersistentStore {
+                store.state.withLock { $0.synced = [:] }
+                store.writeFile { _ in [:] }
+            } else {
+                // Forget what was read, so the next merge keeps the file's cookies.
+                store.state.withLock { $0.synced = [:] }
+            }
+        }
+    }
+
+    // MARK: Engine thread
+
+    /// Reads the file into the jar. Engine thread (or before it starts).
+    func load(into handle: UnsafeMutableRawPointer) {
+        let path = file
+        var loaded: [String: String] = [:]
+        withFileLock(path) {
+            loaded = readStore(path)
+        }
+        for line in loaded.values {
+            _ = cxhr_easy_set_string(handle, CURLOPT_COOKIELIST, line)
+        }
+        state.withLock {
+            $0.isLoaded = true
+            $0.synced = loaded
+        }
+    }
+
+    /// Writes the jar's persistent cookies to the file if they changed since the last
+    /// read or write, merged with what other processes wrote meanwhile. Engine thread.
+    func persist(from handle: UnsafeMutableRawPointer) {
+        let now = Int64(time(nil))
+        var current: [String: String] = [:]
+        for line in Self.cookieLines(handle) {
+            guard let cookie = Cookie(netscapeLine: line), cookie.isPersistent, !cookie.isExpired(at: now) else { continue }
+            current[cookie.key] = line
+        }
+        let base = state.withLock { $0.synced }
+        guard current != base else { return }
+        writeFile { disk in
+            // Three-way merge: what this process changed since `base` wins; the rest is the file's.
+            var merged: [String: String] = [:]
+            for key in Set(disk.keys).union(current.keys).union(base.keys) {
+                let mine = current[key]
+                if mine != base[key] {
+                    if let mine { merged[key] = mine }
+                } else if let theirs = disk[key] {
+                    merged[key] = theirs
+                }
+            }
+            return merged
+        }
+        state.withLock { $0.synced = current }
+    }
+
+    // MARK: The file
+
+    private static func cookieLines(_ handle: UnsafeMutableRawPointer) -> [String] {
+        var list: UnsafeMutablePointer<curl_slist>?
+        guard cxhr_easy_get_slist(handle, CURLINFO_COOKIELIST, &list) == CURLE_OK else { return [] }
+        defer { curl_slist_free_all(list) }
+        var lines: [String] = []
+        var node = list
+        while let current = node {
+            if let data = current.pointee.data { lines.append(String(cString: data)) }
+            node = current.pointee.next
+        }
+        return lines
+    }
+
+    /// Runs `work` holding an exclusive lock on `<path>.lock`, which outlives the renames.
+    private func withFileLock(_ path: String, _ work: () -> Void) {
+        PrivateFiles.makeParentDirectories(of: path)
+        let descriptor = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            while flock(descriptor, LOCK_EX) != 0 && errno == EINTR {}
+        }
+        defer { if descriptor >= 0 { _ = close(descriptor) } }
+        work()
+    }
+
+    /// Reads the file under the lock, keyed; a damaged file is moved aside and counts as empty.
+    private func readStore(_ path: String) -> [String: String] {
+        guard let bytes = readAll(path) else { return [:] }
+        var cookies: [String: String] = [:]
+        let now = Int64(time(nil))
+        for (number, raw) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+            var lineBytes = Array(raw)
+            if lineBytes.last == UInt8(ascii: "\r") { lineBytes.removeLast() }
+            guard let line = String(validating: lineBytes, as: UTF8.self), !line.contains("\0") else {
+                setAside(path, because: "line \(number + 1) is not text")
+                return [:]
+            }
+            if line.isEmpty || (line.hasPrefix("#") && !line.hasPrefix("#HttpOnly_")) { continue }
+            guard let cookie = Cookie(netscapeLine: line) else {
+                setAside(path, because: "line \(number + 1) is not a cookie in Netscape format")
+                return [:]
+            }
+            if cookie.isPersistent, !cookie.isExpired(at: now) { cookies[cookie.key] = line }
+        }
+        return cookies
+    }
+
+    private func readAll(_ path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno != ENOENT { setAside(path, because: String(cString: strerror(errno))) }
+            return nil
+        }
+        defer { _ = close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 { bytes += chunk[..<count]; continue }
+            if count < 0, errno == EINTR { continue }
+            if count < 0 {
+                setAside(path, because: String(cString: strerror(errno)))
+                return nil
+            }
+            return bytes
+        }
+    }
+
+    private func setAside(_ path: String, because reason: String) {
+        let aside = path + ".damaged"
+        let moved = rename(path, aside) == 0
+        let outcome = moved ? "moved it to \(aside)" : "could not move it aside (\(String(cString: strerror(errno))))"
+        Self.log("the cookie store \(path) cannot be used (\(reason)); \(outcome) and started a fresh store")
+    }
+
+    /// Under the file lock: reads the file, lets `merge` decide the new content, and replaces
+    /// the file atomically (temporary file, fsync, rename, fsync of the directory).
+    private func writeFile(_ merge: ([String: String]) -> [String: String]) {
+        let path = file
+        withFileLock(path) {
+            let content = merge(readStore(path)).values.sorted()
+            var text = "# Netscape HTTP Cookie File\n# Written by CurlXHR: persistent cookies only.\n\n"
+            for line in content { text += line + "\n" }
+            let temporary = "\(path).tmp-\(getpid())"
+            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { return report(path, errno) }
+            let written = Array(text.utf8).withUnsafeBytes { bytes -> Bool in
+                var offset = 0
+                while offset < bytes.count {
+                    let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                    if count < 0, errno == EINTR { continue }
+                    guard count > 0 else { return false }
+                    offset += count
+                }
+                return true
+            }
+            let synced = written && fsync(descriptor) == 0
+            let error = errno
+            _ = close(descriptor)
+            guard synced, rename(temporary, path) == 0 else {
+                let failure = synced ? errno : error
+                unlink(temporary)
+                return report(path, failure)
+            }
+            let directoryDescriptor = open(PrivateFiles.parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if directoryDescriptor >= 0 {
+                _ = fsync(directoryDescriptor)
+                _ = close(directoryDescriptor)
+            }
+        }
+    }
+
+    private func report(_ path: String, _ error: Int32) {
+        Self.log("could not write the cookie store \(path): \(String(cString: strerror(error)))")
+    }
+
+    /// One line on standard error: the store cannot tell a caller, and requests go on.
+    private static func log(_ text: String) {
+        let line = Array("CurlXHR: \(text)\n".utf8)
+        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    }
+}
