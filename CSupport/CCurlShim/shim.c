@@ -50,6 +50,11 @@ CURLcode cxhr_easy_set_seek_function(CURL *handle, curl_seek_callback fn)
   return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, fn);
 }
 
+CURLcode cxhr_easy_set_xferinfo_function(CURL *handle, curl_xferinfo_callback fn)
+{
+  return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, fn);
+}
+
 CURLcode cxhr_easy_get_long(CURL *handle, CURLINFO info, long *value)
 {
   return curl_easy_getinfo(handle, info, value);

@@ -1,5 +1,6 @@
 import CCurlShim
 import Dispatch
+import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -64,6 +65,8 @@ public final class HttpRequest: Sendable {
     }
 
     private let core = Locked(Core())
+    /// Body bytes of the current or last send that went out (``getBytesSent()``).
+    private let sentBytes = Atomic<Int64>(0)
 
     public init() {}
 
@@ -143,7 +146,7 @@ public final class HttpRequest: Sendable {
             }
             core.message = message
             core.response = nil
-            core.failureText = nil
+            core.failure = nil
             core.received = Data()
             core.lastError = nil
             if async { core.report(.opened, effects: &effects) }
@@ -348,6 +351,7 @@ public final class HttpRequest: Sendable {
                                     fileDescriptor: fileDescriptor, fileSize: fileSize)
             core.switches.freshConnection = false
             core.transfer = transfer
+            sentBytes.store(0, ordering: .relaxed)
             core.lastError = nil
             var effects = Effects()
             if transfer.ticketCredentials == nil { effects.start = transfer }
@@ -383,7 +387,7 @@ public final class HttpRequest: Sendable {
             TransferEngine.shared.start(transfer)
             return
         }
-        if let failure { transferFinished(transfer, failure: failure) }
+        if let failure { transferFinished(transfer, failure: TransferFailure(kind: .authentication, text: failure)) }
         transfer.completion.signal()  // the engine never had it
     }
 
@@ -460,7 +464,19 @@ public final class HttpRequest: Sendable {
     /// The reason phrase, or after a failure the text describing it (TLS failures begin with
     /// "SSL"); `nil` before either is known.
     public func getStatusText() -> String? {
-        core.withLock { $0.failureText ?? $0.response?.reason }
+        core.withLock { $0.failure?.text ?? $0.response?.reason }
+    }
+
+    /// How many body bytes of the current (or last) send have gone out, for upload progress.
+    /// Counts the body only, not the headers; 0 for a request without a body.
+    public func getBytesSent() -> Int64 {
+        sentBytes.load(ordering: .relaxed)
+    }
+
+    /// The kind of failure that ended the request with status 0 (the details are in
+    /// ``getStatusText()``); `nil` while it has not failed.
+    public func getFailureKind() -> FailureKind? {
+        core.withLock { $0.failure?.kind }
     }
 
     /// The body bytes received since the previous call (all of them on the first call).
@@ -491,7 +507,7 @@ public final class HttpRequest: Sendable {
         var switches = TransferSwitches()
         var message = RequestMessage()
         var response: ResponseHead?
-        var failureText: String?
+        var failure: TransferFailure?
         var received = Data()
         var transfer: Transfer?
         /// States waiting to be reported on the callback queue, in order.
@@ -509,7 +525,7 @@ public final class HttpRequest: Sendable {
             let stopped = transfer
             transfer = nil
             response = nil
-            failureText = reason
+            failure = TransferFailure(kind: .aborted, text: reason)
             received = Data()
             isPaused = false
             if message.isAsync {
@@ -655,14 +671,18 @@ public final class HttpRequest: Sendable {
         return outcome.0
     }
 
-    func transferFinished(_ transfer: Transfer, failure: String?, fallbackStatus: Int = 0) {
+    func transferSent(_ transfer: Transfer, bytes: Int64) {
+        sentBytes.store(bytes, ordering: .relaxed)
+    }
+
+    func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int = 0) {
         let effects = core.withLock { core -> Effects in
             guard core.transfer === transfer else { return Effects() }
             core.transfer = nil
             core.isPaused = false
             if let failure {
                 core.response = nil
-                core.failureText = failure
+                core.failure = failure
                 return core.apply(core.machine.failed())
             }
             if core.response == nil {

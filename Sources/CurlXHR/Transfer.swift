@@ -187,6 +187,7 @@ final class Transfer: @unchecked Sendable {
         case .bytes(let bytes, _):
             setPostFields(bytes, &options)
             if method != "POST" { options.set(CURLOPT_CUSTOMREQUEST, method) }
+            countSentBytes(&options, context: context)
         case .file:
             options.set(CURLOPT_UPLOAD, 1)
             options.set(CURLOPT_INFILESIZE_LARGE, offset: fileSize)
@@ -194,10 +195,19 @@ final class Transfer: @unchecked Sendable {
             options.set(CURLOPT_READDATA, pointer: context)
             options.check(cxhr_easy_set_seek_function(options.easy, Transfer.seekCallback))
             options.set(CURLOPT_SEEKDATA, pointer: context)
+            countSentBytes(&options, context: context)
             if !["GET", "HEAD", "POST", "PUT"].contains(method) {
                 options.set(CURLOPT_CUSTOMREQUEST, method)
             }
         }
+    }
+
+    /// Lets ``HttpRequest/getBytesSent()`` follow an upload (libcurl's progress callback, set
+    /// only for requests with a body).
+    private func countSentBytes(_ options: inout EasyOptions, context: UnsafeMutableRawPointer) {
+        options.set(CURLOPT_NOPROGRESS, 0)
+        options.check(cxhr_easy_set_xferinfo_function(options.easy, Transfer.progressCallback))
+        options.set(CURLOPT_XFERINFODATA, pointer: context)
     }
 
     private func setPostFields(_ bytes: [UInt8], _ options: inout EasyOptions) {
@@ -229,10 +239,10 @@ final class Transfer: @unchecked Sendable {
 
     // MARK: What libcurl reports
 
-    /// How a finished transfer ended: a failure text, or nil and the status when the
-    /// response is the outcome (including a proxy refusing the `CONNECT` tunnel, which libcurl
-    /// reports as a receive error).
-    func outcome(_ code: CURLcode, easy: UnsafeMutableRawPointer) -> (failure: String?, status: Int) {
+    /// How a finished transfer ended: a failure, or nil and the status when the response is
+    /// the outcome (including a proxy refusing the `CONNECT` tunnel, which libcurl reports as
+    /// a receive error).
+    func outcome(_ code: CURLcode, easy: UnsafeMutableRawPointer) -> (failure: TransferFailure?, status: Int) {
         var status = 0
         if code == CURLE_OK {
             _ = cxhr_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
@@ -242,24 +252,33 @@ final class Transfer: @unchecked Sendable {
             _ = cxhr_easy_get_long(easy, CURLINFO_HTTP_CONNECTCODE, &status)
             if status >= 300 { return (nil, status) }
         }
-        return (failureText(code), 0)
+        return (failure(code), 0)
     }
 
-    /// Text for a failed transfer: libcurl's detailed message, TLS failures starting with "SSL".
-    func failureText(_ code: CURLcode) -> String {
-        if let proxy = switches.proxy, Transfer.proxyFailures.contains(code.rawValue), !sawHead {
-            let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
-            return "Proxy \(proxy.name) failed: \(detail)"
-        }
-        if code == CURLE_OUT_OF_MEMORY, errorBuffer[0] == 0, !sawHead {
-            // libcurl reports a header beyond its 100 KiB limit as out of memory, silently.
-            return "Response header too large (libcurl accepts up to 100 KiB) or out of memory"
-        }
+    /// A failed transfer's kind and text: libcurl's detailed message, TLS failures starting
+    /// with "SSL", failures to reach the proxy naming it.
+    func failure(_ code: CURLcode) -> TransferFailure {
         let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
-        if Transfer.tlsFailures.contains(code.rawValue), !detail.hasPrefix("SSL") {
-            return "SSL error: \(detail)"
+        if let proxy = switches.proxy, Transfer.proxyFailures.contains(code.rawValue), !sawHead {
+            return TransferFailure(kind: .proxy, text: "Proxy \(proxy.name) failed: \(detail)")
         }
-        return detail
+        if Transfer.tlsFailures.contains(code.rawValue) {
+            return TransferFailure(kind: .tls, text: detail.hasPrefix("SSL") ? detail : "SSL error: \(detail)")
+        }
+        switch code {
+        case CURLE_OUT_OF_MEMORY where errorBuffer[0] == 0 && !sawHead:
+            // libcurl reports a header beyond its 100 KiB limit as out of memory, silently.
+            return TransferFailure(kind: .response, text: "Response header too large (libcurl accepts up to 100 KiB) or out of memory")
+        case CURLE_COULDNT_RESOLVE_HOST: return TransferFailure(kind: .dns, text: detail)
+        case CURLE_OPERATION_TIMEDOUT: return TransferFailure(kind: .timeout, text: detail)
+        case CURLE_TOO_MANY_REDIRECTS: return TransferFailure(kind: .redirects, text: detail)
+        case CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE:
+            return TransferFailure(kind: .connection, text: detail)
+        case CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_UNSUPPORTED_PROTOCOL:
+            return TransferFailure(kind: .response, text: detail)
+        default:
+            return TransferFailure(kind: .other, text: detail)
+        }
     }
 
     private static let tlsFailures: Set<UInt32> = [
@@ -344,6 +363,12 @@ final class Transfer: @unchecked Sendable {
             if got >= 0 { return got }
             if errno != EINTR { return cxhr_read_abort }
         }
+    }
+
+    private static let progressCallback: curl_xferinfo_callback = { context, _, _, _, uploaded in
+        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+        transfer.request.transferSent(transfer, bytes: Int64(uploaded))
+        return 0
     }
 
     private static let seekCallback: curl_seek_callback = { context, offset, origin in

@@ -121,7 +121,7 @@ final class TransferEngine: @unchecked Sendable {
         let reused = transfer.switches.cookies ? idleHandles.popLast() : nil
         guard let easy = reused ?? curl_easy_init() else {
             transfer.isFinished = true
-            transfer.request.transferFinished(transfer, failure: "out of memory: no libcurl handle")
+            transfer.request.transferFinished(transfer, failure: TransferFailure(kind: .other, text: "out of memory: no libcurl handle"))
             transfer.completion.signal()
             return
         }
@@ -130,12 +130,12 @@ final class TransferEngine: @unchecked Sendable {
         // The engine's reference; released in `end`.
         _ = Unmanaged.passRetained(transfer)
         if let failure = transfer.configure(easy, share: share) {
-            end(transfer, failure: failure)
+            end(transfer, failure: TransferFailure(kind: .other, text: failure))
             return
         }
         let code = curl_multi_add_handle(multi, easy)
         guard code == CURLM_OK else {
-            end(transfer, failure: String(cString: curl_multi_strerror(code)))
+            end(transfer, failure: TransferFailure(kind: .other, text: String(cString: curl_multi_strerror(code))))
             return
         }
         transfer.isAdded = true
@@ -156,7 +156,7 @@ final class TransferEngine: @unchecked Sendable {
 
     /// Takes the transfer out of libcurl, tells the request how it ended (unless the request
     /// already knows, as after an abort), and releases the engine's hold on it.
-    private func end(_ transfer: Transfer, failure: String?, status: Int = 0, report: Bool = true) {
+    private func end(_ transfer: Transfer, failure: TransferFailure?, status: Int = 0, report: Bool = true) {
         guard !transfer.isFinished, let easy = transfer.easy else { return }
         transfer.isFinished = true
         if transfer.isAdded {

@@ -13,6 +13,7 @@ import Testing
         #expect(request.getState() == .done, sourceLocation: sourceLocation)
         #expect(request.getStatus() == 0, sourceLocation: sourceLocation)
         #expect(request.getStatusText() == "Request aborted", sourceLocation: sourceLocation)
+        #expect(request.getFailureKind() == .aborted, sourceLocation: sourceLocation)
         #expect(recorder.waitForDone(), sourceLocation: sourceLocation)
         Thread.sleep(forTimeInterval: 0.5)
         let seen = recorder.result

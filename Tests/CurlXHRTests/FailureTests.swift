@@ -7,9 +7,10 @@ import Testing
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 
-    func expectFailure(_ request: HttpRequest, _ seen: Recorder.Seen, mentioning words: [String],
+    func expectFailure(_ request: HttpRequest, _ seen: Recorder.Seen, _ kind: FailureKind, mentioning words: [String],
                        sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(request.getState() == .done, sourceLocation: sourceLocation)
+        #expect(request.getFailureKind() == kind, sourceLocation: sourceLocation)
         #expect(request.getStatus() == 0, sourceLocation: sourceLocation)
         #expect(seen.statusAtDone == 0, sourceLocation: sourceLocation)
         #expect(seen.states.last == .done, sourceLocation: sourceLocation)
@@ -19,7 +20,7 @@ import Testing
 
     @Test func connectionRefused() {
         let (request, seen) = fetchAsync("GET", "http://127.0.0.1:1/")
-        expectFailure(request, seen, mentioning: ["connect"])
+        expectFailure(request, seen, .connection, mentioning: ["connect"])
         #expect(seen.states == [.opened, .sent, .done])
         let sync = fetchSync("GET", "http://127.0.0.1:1/").0
         #expect(sync.getStatus() == 0)
@@ -40,13 +41,13 @@ import Testing
         #expect(seen.statusAtHeaders == 200)
         #expect(statuses.withLock { $0 }.first == 200, "LOADING saw the 200")
         #expect(seen.body.count == 5000, "the bytes that arrived are not lost")
-        expectFailure(request, seen, mentioning: ["reset", "recv", "connection", "transfer closed"])
+        expectFailure(request, seen, .connection, mentioning: ["reset", "recv", "connection", "transfer closed"])
     }
 
     @Test func timeoutCountsTheWholeRequest() throws {
         let started = Date()
         let (request, seen) = fetchAsync("GET", try env.faultURL + "/delay?ms=5000", timeout: 0.5)
-        expectFailure(request, seen, mentioning: ["timed out", "timeout"])
+        expectFailure(request, seen, .timeout, mentioning: ["timed out", "timeout"])
         #expect(Date().timeIntervalSince(started) < 3)
         let slowBody = fetchSync("GET", try env.faultURL + "/drip?chunks=20&size=10&interval_ms=200", timeout: 1).0
         #expect(slowBody.getStatus() == 0, "the timeout covers the body too")
@@ -56,12 +57,12 @@ import Testing
 
     @Test func malformedStatusLine() throws {
         let (request, seen) = fetchAsync("GET", try env.faultURL + "/malformed")
-        expectFailure(request, seen, mentioning: ["http", "weird", "unsupported", "0.9"])
+        expectFailure(request, seen, .response, mentioning: ["http", "weird", "unsupported", "0.9"])
     }
 
     @Test func unresolvableHost() {
         let (request, seen) = fetchAsync("GET", "http://nonexistent.invalid/", timeout: 20)
-        expectFailure(request, seen, mentioning: ["resolve"])
+        expectFailure(request, seen, .dns, mentioning: ["resolve"])
     }
 
     @Test func hugeHeaderLinesAreHandled() throws {
@@ -69,7 +70,7 @@ import Testing
         #expect(fine.getStatus() == 200)
         #expect(fine.getResponseHeader("X-Huge")?.count == 40 * 1024)
         let (tooBig, seen) = fetchAsync("GET", try env.faultURL + "/hugeheader?kb=300")
-        expectFailure(tooBig, seen, mentioning: ["header", "too large", "recv", "failure"])
+        expectFailure(tooBig, seen, .response, mentioning: ["header", "too large", "recv", "failure"])
     }
 
     @Test func hundredContinueIsNotAFinalResponse() throws {
@@ -120,6 +121,7 @@ import Testing
         #expect(request.getStatus() == 0)
         #expect(seen.states.last == .done)
         #expect(request.getStatusText()?.lowercased().contains("redirect") == true, "\(request.getStatusText() ?? "")")
+        #expect(request.getFailureKind() == .redirects)
     }
 
     @Test func onlyHttpAndHttpsAreFollowed() throws {

@@ -97,6 +97,7 @@ import Testing
         #expect(echo.method == "PUT", "sendWithFile uses PUT unless the method is custom")
         #expect(echo.bodyLength == content.count)
         #expect(echo.body == content)
+        #expect(put.getBytesSent() == Int64(content.count), "upload progress reached the whole file")
 
         let custom = HttpRequest()
         #expect(custom.open("PROPPATCH", url: try env.httpURL + "/echo"))
@@ -107,6 +108,11 @@ import Testing
         #expect(delete.open("delete", url: try env.httpURL + "/echo"))
         #expect(delete.send())
         #expect(try Echo(delete.getReceiveBuffer()).method == "DELETE")
+        #expect(delete.getBytesSent() == 0)
+        let post = HttpRequest()
+        #expect(post.open("POST", url: try env.httpURL + "/echo"))
+        #expect(post.sendData(content))
+        #expect(post.getBytesSent() == Int64(content.count))
     }
 
     @Test func sendWithFileRefusesWhatItCannotRead() throws {

@@ -13,6 +13,7 @@ import Testing
         #expect(request.getStatus() == 0, sourceLocation: sourceLocation)
         let text = request.getStatusText() ?? ""
         #expect(text.hasPrefix("SSL"), "status text: \(text)", sourceLocation: sourceLocation)
+        #expect(request.getFailureKind() == .tls, sourceLocation: sourceLocation)
     }
 
     @Test func privateCAVerifiesOnlyWhenConfiguredPerRequest() throws {

@@ -8,6 +8,8 @@
 //   curlxhr-probe get URL USER PASSWORD AUTH
 //                                       one synchronous authenticated GET, for tests that
 //                                       need a process with an environment of its own
+//   curlxhr-probe env-proxy URL on|off one synchronous GET with HttpRequest.usesEnvironmentProxy
+//                                       set as given, for tests of http_proxy and no_proxy
 //   curlxhr-probe cookies URL STORE [kill|clear-memory|clear-all]
 //                                       one synchronous GET with the cookie store in the file
 //                                       STORE, printing the body; "kill" SIGKILLs the process
@@ -88,6 +90,14 @@ if mode == "get", arguments.count == 6 {
     guard request.open("GET", url: url, user: arguments[3], password: arguments[4], auth: arguments[5]) else {
         report(["error": request.lastError?.message ?? "open refused"])
     }
+    request.send(timeout: 20)
+    report(["status": request.getStatus(), "status_text": request.getStatusText() ?? ""])
+}
+
+if mode == "env-proxy", arguments.count == 4 {
+    HttpRequest.usesEnvironmentProxy = arguments[3] == "on"
+    let request = HttpRequest()
+    request.open("GET", url: url)
     request.send(timeout: 20)
     report(["status": request.getStatus(), "status_text": request.getStatusText() ?? ""])
 }

@@ -26,6 +26,7 @@ CURLcode cxhr_easy_set_write_function(CURL *handle, curl_write_callback fn);
 CURLcode cxhr_easy_set_header_function(CURL *handle, curl_write_callback fn);
 CURLcode cxhr_easy_set_read_function(CURL *handle, curl_read_callback fn);
 CURLcode cxhr_easy_set_seek_function(CURL *handle, curl_seek_callback fn);
+CURLcode cxhr_easy_set_xferinfo_function(CURL *handle, curl_xferinfo_callback fn);
 
 /* Typed curl_easy_getinfo. */
 CURLcode cxhr_easy_get_long(CURL *handle, CURLINFO info, long *value);
