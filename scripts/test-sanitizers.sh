@@ -16,10 +16,7 @@ swift test --skip-build --sanitize=thread --scratch-path .build-thread
 
 clang=$(dirname "$(command -v swift)")/clang
 runtime=$(swift -print-target-info | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"]["runtimeLibraryPaths"][0])')
-worker_args=(32 200 "$TESTENV_HTTP_URL" "$TESTENV_FAULT_URL")
-if [ -n "${TESTENV_DIGEST_FILE_URL:-}" ]; then
-  worker_args+=("$TESTENV_DIGEST_FILE_URL" "$TESTENV_USER" "$TESTENV_PASSWORD")
-fi
+worker_args=(32 200 "$TESTENV_HTTP_URL" "$TESTENV_FAULT_URL" "$TESTENV_DIGEST_FILE_URL" "$TESTENV_USER" "$TESTENV_PASSWORD")
 for sanitizer in address thread; do
   echo "== C worker pool under the $sanitizer sanitizer"
   prefix="$TESTENV_DIR/prefix-$sanitizer"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test: installs what is missing, starts the loopback servers (Apache, the
-# fault server) in a temporary directory, installs the C library under a temporary prefix
-# for the C tests, runs `swift test`, and stops the servers. With --sanitizers first, it
+# Runs every test: installs what is missing, starts the loopback servers (Apache with
+# Basic, Digest and Kerberos locations, an MIT KDC, an NTLM server, squid proxies and the
+# fault server) in a temporary directory and checks them with curl, installs the C library
+# under a temporary prefix for the C tests, runs `swift test`, and stops the servers. With --sanitizers first, it
 # also runs scripts/test-sanitizers.sh (ThreadSanitizer and AddressSanitizer) before.
 # Other arguments go to `swift test`.
 set -euo pipefail
@@ -16,6 +17,11 @@ bash scripts/install-deps.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/curlxhr-test.XXXXXX")
 trap 'bash Tests/Servers/stop.sh "$dir" >/dev/null || true; rm -rf "$dir"' EXIT
 bash Tests/Servers/start.sh "$dir" >/dev/null
+if ! bash Tests/Servers/selftest.sh "$dir" >"$dir/selftest.log"; then
+  grep FAIL "$dir/selftest.log" >&2
+  echo "ERROR: the test servers do not answer as they should (Tests/Servers/selftest.sh)" >&2
+  exit 1
+fi
 export TESTENV_DIR="$dir"
 swift build --build-tests
 bash scripts/install-c.sh "$dir/prefix" debug >/dev/null

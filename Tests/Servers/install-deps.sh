@@ -1,13 +1,46 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the loopback test servers need.
+# Installs what the loopback test servers need: Debian packages (Apache with mod_auth_gssapi,
+# an MIT KDC, squid, …) and a Python virtual environment with PyPI's pyspnego, the NTLM
+# acceptor of the NTLM server and of squid's NTLM helper.
+#
+#   install-deps.sh               install what is missing (quick when nothing is)
+#   install-deps.sh --venv-path   print where the virtual environment lives
+#
+# The virtual environment is /opt/curlxhr-testenv for root (so squid's and Apache's
+# unprivileged users can run it), else ~/.cache/curlxhr-testenv; CURLXHR_TESTENV_VENV
+# overrides both.
 set -euo pipefail
-packages=(apache2 openssl python3 curl)
+
+if [ -n "${CURLXHR_TESTENV_VENV:-}" ]; then
+  venv=$CURLXHR_TESTENV_VENV
+elif [ "$(id -u)" -eq 0 ]; then
+  venv=/opt/curlxhr-testenv
+else
+  venv=${XDG_CACHE_HOME:-$HOME/.cache}/curlxhr-testenv
+fi
+if [ "${1:-}" = --venv-path ]; then
+  echo "$venv"
+  exit 0
+fi
+
+packages=(apache2 apache2-utils libapache2-mod-auth-gssapi openssl python3 python3-venv python3-cryptography curl
+          krb5-kdc krb5-admin-server krb5-user squid)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  # The packages' own services are not wanted: the tests start their own instances.
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  for service in apache2 squid krb5-kdc krb5-admin-server; do
+    $sudo service "$service" stop >/dev/null 2>&1 || true
+  done
+fi
+
+if ! "$venv/bin/python" -c "import spnego" 2>/dev/null; then
+  /usr/bin/python3 -m venv --system-site-packages "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check pyspnego
+fi

@@ -5,6 +5,11 @@
 #   Apache httpd  plain HTTP, HTTPS with a certificate from a private test CA (localhost and
 #                 127.0.0.1), HTTPS whose certificate names another host, HTTPS with a
 #                 self-signed certificate; all serve /echo (a JSON echo CGI) and /files/.
+#                 /basic/, /digest/ (MD5, qop=auth) and /negotiate/ (Kerberos through
+#                 mod_auth_gssapi) serve the echo CGI and /files/ behind each scheme.
+#   krb5kdc       an MIT KDC for the realm EXAMPLE.TEST (alice, HTTP/localhost, HTTP/127.0.0.1).
+#   ntlmserver    the echo behind NTLM, verified by pyspnego's acceptor.
+#   squid         forward proxies: open, Basic, Digest and NTLM (pyspnego again), one port each.
 #   faultserver   slow, drip-fed, reset, malformed, huge and redirecting answers.
 #
 # DIR/testenv.env (sourceable) and DIR/testenv.json describe ports, URLs and files.
@@ -14,7 +19,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-$(mktemp -d "${TMPDIR:-/tmp}/curlxhr-servers.XXXXXX")}
 export PATH="/usr/sbin:/sbin:$PATH"
-daemons=(apache faultserver)
+daemons=(krb5kdc apache faultserver ntlmserver squid)
 
 fail() { echo "ERROR: $*" >&2; exit 1; }
 
@@ -44,22 +49,58 @@ if [ -d "$dir/run" ]; then bash "$here/stop.sh" "$dir" >/dev/null 2>&1 || true; 
 require apache2 apache2
 require openssl openssl
 require /usr/bin/python3 python3
+require krb5kdc krb5-kdc
+require kadmin.local krb5-admin-server
+require kinit krb5-user
+require squid squid
+require /usr/lib/squid/basic_ncsa_auth squid
+require /usr/lib/squid/digest_file_auth squid
+require htpasswd apache2-utils
 [ -e /usr/lib/apache2/modules/mod_ssl.so ] || fail "mod_ssl is missing: install the Debian package apache2"
+[ -e /usr/lib/apache2/modules/mod_auth_gssapi.so ] || fail "mod_auth_gssapi is missing: install the Debian package libapache2-mod-auth-gssapi"
+venv=$(bash "$here/install-deps.sh" --venv-path)
+"$venv/bin/python" -c "import spnego" 2>/dev/null \
+  || fail "pyspnego is missing from $venv: run Tests/Servers/install-deps.sh"
 
-mkdir -p "$dir"/{run,logs,tls,www/files,cgi,apache}
-chmod 755 "$dir" "$dir"/{run,tls,www,www/files,cgi,apache}
-chmod 1777 "$dir/logs"
+rm -rf "$dir/krb5" "$dir/squid"  # a fresh realm and proxy users on every start
+mkdir -p "$dir"/{run,logs,tls,www/files,cgi,apache,krb5/db,krb5/rcache,squid}
+chmod 755 "$dir" "$dir"/{run,tls,www,www/files,cgi,apache,krb5,squid}
+chmod 700 "$dir/krb5/db"
+chmod 1777 "$dir/logs" "$dir/krb5/rcache"
+# Privilege drop: Apache's workers and squid's helpers must reach DIR.
+if [ "$(id -u)" -eq 0 ]; then
+  parent=$dir
+  while [ "$parent" != / ]; do
+    [ "$(( 0$(stat -c %a "$parent") & 1 ))" -eq 1 ] \
+      || fail "$parent cannot be searched by other users, so Apache and squid could not read $dir"
+    parent=$(dirname "$parent")
+  done
+fi
+
+# Users: alice for every scheme, bob (a password with reserved characters) for Basic and
+# Digest, proxyuser for the proxies.
+user=alice password=alice-Secret-1
+user2=bob password2='b0b p@ss:w%rd/ü'
+proxy_user=proxyuser proxy_password=proxy-Secret-1
+realm=EXAMPLE.TEST digest_realm=testenv-digest ntlm_domain=TESTDOM
 
 # -- ports ---------------------------------------------------------------------------------
-port_names=(HTTP HTTPS HTTPS_WRONGHOST HTTPS_SELFSIGNED FAULT)
+port_names=(HTTP HTTPS HTTPS_WRONGHOST HTTPS_SELFSIGNED FAULT KDC HTTP_NTLM PROXY PROXY_BASIC PROXY_DIGEST PROXY_NTLM)
+# Free on TCP, and on UDP too (the KDC listens on both).
 read -r -a picked <<<"$(/usr/bin/python3 - "${#port_names[@]}" <<'EOF'
 import socket, sys
-sockets = []
-for _ in range(int(sys.argv[1])):
+sockets, ports = [], []
+while len(ports) < int(sys.argv[1]):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
-    sockets.append(s)
-print(" ".join(str(s.getsockname()[1]) for s in sockets))
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        u.bind(("127.0.0.1", s.getsockname()[1]))
+    except OSError:
+        continue
+    sockets += [s, u]
+    ports.append(s.getsockname()[1])
+print(" ".join(map(str, ports)))
 EOF
 )"
 declare -A port
@@ -106,10 +147,79 @@ cp "$here/echo.py" "$dir/cgi/echo.py"
 chmod 755 "$dir/cgi/echo.py"
 chmod 644 "$dir"/www/files/*
 
+# -- Kerberos: a KDC for EXAMPLE.TEST, the HTTP services' keytab, a ticket for alice --------
+export KRB5_CONFIG="$dir/krb5/krb5.conf" KRB5_KDC_PROFILE="$dir/krb5/kdc.conf"
+cat >"$KRB5_CONFIG" <<EOF
+[libdefaults]
+  default_realm = $realm
+  dns_lookup_kdc = false
+  dns_lookup_realm = false
+  dns_canonicalize_hostname = false
+  rdns = false
+  udp_preference_limit = 1
+  default_ccache_name = FILE:$dir/krb5/ccache_default
+[realms]
+  $realm = {
+    kdc = 127.0.0.1:${port[KDC]}
+  }
+[domain_realm]
+  localhost = $realm
+  127.0.0.1 = $realm
+  .localhost = $realm
+EOF
+cat >"$KRB5_KDC_PROFILE" <<EOF
+[kdcdefaults]
+  kdc_listen = 127.0.0.1:${port[KDC]}
+  kdc_tcp_listen = 127.0.0.1:${port[KDC]}
+[realms]
+  $realm = {
+    kdc_listen = 127.0.0.1:${port[KDC]}
+    kdc_tcp_listen = 127.0.0.1:${port[KDC]}
+    database_name = $dir/krb5/db/principal
+    key_stash_file = $dir/krb5/db/stash
+    acl_file = $dir/krb5/db/kadm5.acl
+    supported_enctypes = aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal
+  }
+[logging]
+  kdc = FILE:$dir/logs/krb5kdc.log
+EOF
+chmod 644 "$KRB5_CONFIG" "$KRB5_KDC_PROFILE"
+: >"$dir/krb5/db/kadm5.acl"
+kdb5_util create -s -r "$realm" -P "$(head -c 24 /dev/urandom | base64)" >"$dir/logs/kdb5_util.log" 2>&1 \
+  || { cat "$dir/logs/kdb5_util.log" >&2; fail "the Kerberos database could not be created"; }
+kadmin.local -r "$realm" >"$dir/logs/kadmin.log" 2>&1 <<EOF || { cat "$dir/logs/kadmin.log" >&2; fail "kadmin.local failed"; }
+addprinc -pw $password $user@$realm
+addprinc -randkey HTTP/localhost@$realm
+addprinc -randkey HTTP/127.0.0.1@$realm
+ktadd -k $dir/krb5/http.keytab HTTP/localhost@$realm HTTP/127.0.0.1@$realm
+EOF
+chmod 644 "$dir/krb5/http.keytab"  # a throwaway realm: Apache's workers must read it
+
+# -- users and passwords for Apache, the NTLM acceptors and squid -----------------------------
+htpasswd -cbB "$dir/apache/htpasswd" "$user" "$password" 2>/dev/null
+htpasswd -bB "$dir/apache/htpasswd" "$user2" "$password2" 2>/dev/null
+/usr/bin/python3 - "$dir" "$digest_realm" "$user" "$password" "$user2" "$password2" "$proxy_user" "$proxy_password" "$ntlm_domain" <<'EOF'
+import hashlib, sys
+dir, realm, user, password, user2, password2, proxy_user, proxy_password, domain = sys.argv[1:]
+def ha1(u, p):
+    return hashlib.md5(f"{u}:{realm}:{p}".encode()).hexdigest()
+with open(f"{dir}/apache/htdigest", "w") as f:
+    f.write(f"{user}:{realm}:{ha1(user, password)}\n{user2}:{realm}:{ha1(user2, password2)}\n")
+with open(f"{dir}/squid/ntlm_users", "w") as f:  # pyspnego: DOMAIN:USER:PASSWORD; an empty domain too
+    for u, p in ((user, password), (proxy_user, proxy_password)):
+        f.write(f"{domain}:{u}:{p}\n:{u}:{p}\n")
+with open(f"{dir}/squid/digest_passwd", "w") as f:
+    f.write(f"{proxy_user}:{proxy_password}\n")
+EOF
+htpasswd -cbm "$dir/squid/passwd" "$proxy_user" "$proxy_password" 2>/dev/null
+cp "$here/ntlm_auth_helper.py" "$dir/squid/"
+chmod 644 "$dir"/apache/htpasswd "$dir"/apache/htdigest "$dir"/squid/*
+
 # -- Apache --------------------------------------------------------------------------------
 user_lines=""
 if [ "$(id -u)" -eq 0 ]; then user_lines=$'User www-data\nGroup www-data'; fi
-modules=(mpm_event authz_core mime alias cgid headers ssl socache_shmcb env setenvif)
+modules=(mpm_event authz_core authz_user authn_core authn_file auth_basic auth_digest auth_gssapi mime alias cgid
+         headers ssl socache_shmcb env setenvif)
 {
   echo "ServerRoot $dir/apache"
   echo "ServerName 127.0.0.1"
@@ -137,6 +247,36 @@ TypesConfig /etc/mime.types
 DocumentRoot $dir/www
 SSLSessionCache shmcb:$dir/run/ssl_scache(512000)
 ScriptAlias /echo $dir/cgi/echo.py
+ScriptAlias /basic/echo $dir/cgi/echo.py
+ScriptAlias /digest/echo $dir/cgi/echo.py
+ScriptAlias /negotiate/echo $dir/cgi/echo.py
+Alias /basic/files $dir/www/files
+Alias /digest/files $dir/www/files
+Alias /negotiate/files $dir/www/files
+<Location /basic/>
+  AuthType Basic
+  AuthName testenv-basic
+  AuthBasicProvider file
+  AuthUserFile $dir/apache/htpasswd
+  Require valid-user
+</Location>
+<Location /digest/>
+  AuthType Digest
+  AuthName $digest_realm
+  AuthDigestDomain /digest/
+  AuthDigestProvider file
+  AuthUserFile $dir/apache/htdigest
+  Require valid-user
+</Location>
+<Location /negotiate/>
+  AuthType GSSAPI
+  AuthName testenv-negotiate
+  GssapiCredStore keytab:$dir/krb5/http.keytab
+  GssapiAllowedMech krb5
+  GssapiBasicAuth Off
+  GssapiPublishMech On
+  Require valid-user
+</Location>
 <Directory $dir/cgi>
   Require all granted
   CGIPassAuth On
@@ -167,11 +307,10 @@ Listen 127.0.0.1:${port[HTTPS_SELFSIGNED]}
 EOF
 } >"$dir/apache/httpd.conf"
 
-start_daemon() {  # start_daemon NAME LOG COMMAND...: in its own session, pid recorded
+start_daemon() {  # start_daemon NAME LOG COMMAND...: detached (daemon.py), pid recorded
   local name=$1 log=$2
   shift 2
-  setsid "$@" </dev/null >>"$log" 2>&1 &
-  echo $! >"$dir/run/$name.pid"
+  /usr/bin/python3 "$here/daemon.py" "$log" "$@" >"$dir/run/$name.pid"
 }
 
 wait_for_port() {  # wait_for_port NAME PORT LOG
@@ -188,13 +327,71 @@ wait_for_port() {  # wait_for_port NAME PORT LOG
   exit 1
 }
 
+# -- squid: forward proxies, one port per scheme ----------------------------------------------
+squid_user_lines=""
+if [ "$(id -u)" -eq 0 ]; then squid_user_lines="cache_effective_user proxy"; fi
+cat >"$dir/squid/squid.conf" <<EOF
+http_port 127.0.0.1:${port[PROXY]} name=open
+http_port 127.0.0.1:${port[PROXY_BASIC]} name=basic
+http_port 127.0.0.1:${port[PROXY_DIGEST]} name=digest
+http_port 127.0.0.1:${port[PROXY_NTLM]} name=ntlm
+auth_param basic program /usr/lib/squid/basic_ncsa_auth $dir/squid/passwd
+auth_param basic realm testenv-proxy-basic
+auth_param digest program /usr/lib/squid/digest_file_auth $dir/squid/digest_passwd
+auth_param digest realm testenv-proxy-digest
+auth_param ntlm program /usr/bin/env NTLM_USER_FILE=$dir/squid/ntlm_users $venv/bin/python $dir/squid/ntlm_auth_helper.py
+auth_param ntlm children 4
+acl port_open myportname open
+acl port_basic myportname basic
+acl port_digest myportname digest
+acl port_ntlm myportname ntlm
+acl loopback_dst dst 127.0.0.1
+acl authenticated proxy_auth REQUIRED
+auth_schemes basic port_basic
+auth_schemes digest port_digest
+auth_schemes ntlm port_ntlm
+http_access deny !loopback_dst
+http_access allow port_open
+http_access allow authenticated
+http_access deny all
+request_header_add X-Squid-User "%ul" all
+cache deny all
+pid_filename $dir/run/squid-own.pid
+access_log stdio:$dir/logs/squid-access.log
+buffered_logs off
+cache_log $dir/logs/squid-cache.log
+netdb_filename none
+pinger_enable off
+shutdown_lifetime 0 seconds
+coredump_dir $dir/squid
+$squid_user_lines
+EOF
+squid_name="testenv$(printf '%s' "$dir" | md5sum | cut -c1-12)"
+rm -f /dev/shm/"$squid_name"-*.shm
+touch "$dir/logs/squid-access.log" "$dir/logs/squid-cache.log"
+chmod 666 "$dir/logs/squid-access.log" "$dir/logs/squid-cache.log"
+squid -k parse -f "$dir/squid/squid.conf" >"$dir/logs/squid-configtest.log" 2>&1 \
+  || { tail -n 20 "$dir/logs/squid-configtest.log" >&2; fail "the squid configuration does not load"; }
+
+start_daemon krb5kdc "$dir/logs/krb5kdc-stdout.log" env KRB5_CONFIG="$KRB5_CONFIG" KRB5_KDC_PROFILE="$KRB5_KDC_PROFILE" \
+  krb5kdc -n -r "$realm"
+wait_for_port krb5kdc "${port[KDC]}" "$dir/logs/krb5kdc.log"
+printf '%s\n' "$password" | KRB5CCNAME="FILE:$dir/krb5/ccache_test" kinit "$user@$realm" >"$dir/logs/kinit.log" 2>&1 \
+  || { cat "$dir/logs/kinit.log" >&2; bash "$here/stop.sh" "$dir" >/dev/null 2>&1; fail "kinit against the test KDC failed"; }
+
 apache2 -t -f "$dir/apache/httpd.conf" >"$dir/logs/apache-configtest.log" 2>&1 \
   || { cat "$dir/logs/apache-configtest.log" >&2; fail "the Apache configuration does not load"; }
-start_daemon apache "$dir/logs/apache-stdout.log" apache2 -f "$dir/apache/httpd.conf" -DFOREGROUND
+start_daemon apache "$dir/logs/apache-stdout.log" env KRB5_CONFIG="$KRB5_CONFIG" \
+  KRB5_KTNAME="FILE:$dir/krb5/http.keytab" KRB5RCACHEDIR="$dir/krb5/rcache" apache2 -f "$dir/apache/httpd.conf" -DFOREGROUND
 start_daemon faultserver "$dir/logs/faultserver.log" /usr/bin/python3 "$here/faultserver.py" "${port[FAULT]}"
+start_daemon ntlmserver "$dir/logs/ntlmserver.log" env NTLM_USER_FILE="$dir/squid/ntlm_users" \
+  "$venv/bin/python" "$here/ntlmserver.py" "${port[HTTP_NTLM]}"
+start_daemon squid "$dir/logs/squid-stdout.log" squid -N -n "$squid_name" -f "$dir/squid/squid.conf"
 wait_for_port apache "${port[HTTP]}" "$dir/logs/apache-error.log"
 wait_for_port apache "${port[HTTPS_SELFSIGNED]}" "$dir/logs/apache-error.log"
 wait_for_port faultserver "${port[FAULT]}" "$dir/logs/faultserver.log"
+wait_for_port ntlmserver "${port[HTTP_NTLM]}" "$dir/logs/ntlmserver.log"
+wait_for_port squid "${port[PROXY_NTLM]}" "$dir/logs/squid-cache.log"
 
 # -- the description -------------------------------------------------------------------------
 declare -A values=(
@@ -212,6 +409,36 @@ declare -A values=(
   [TESTENV_FAULT_PORT]=${port[FAULT]}
   [TESTENV_FAULT_URL]="http://127.0.0.1:${port[FAULT]}"
   [TESTENV_FILES_PATTERN]="byte i of /files/* and of the fault server's /bytes and /drip is i % 251"
+  [TESTENV_USER]=$user
+  [TESTENV_PASSWORD]=$password
+  [TESTENV_USER2]=$user2
+  [TESTENV_PASSWORD2]=$password2
+  [TESTENV_BASIC_URL]="http://127.0.0.1:${port[HTTP]}/basic/echo"
+  [TESTENV_DIGEST_URL]="http://127.0.0.1:${port[HTTP]}/digest/echo"
+  [TESTENV_DIGEST_FILE_URL]="http://127.0.0.1:${port[HTTP]}/digest/files/10k"
+  [TESTENV_DIGEST_REALM]=$digest_realm
+  [TESTENV_NEGOTIATE_URL]="http://localhost:${port[HTTP]}/negotiate/echo"
+  [TESTENV_KRB_HOST]=localhost
+  [TESTENV_KRB5_REALM]=$realm
+  [TESTENV_KDC_PORT]=${port[KDC]}
+  [TESTENV_KRB5_PRINCIPAL]="$user@$realm"
+  [TESTENV_KRB5_PASSWORD]=$password
+  [TESTENV_KEYTAB]="$dir/krb5/http.keytab"
+  [TESTENV_KRB5_CONFIG]=$KRB5_CONFIG
+  [KRB5_CONFIG]=$KRB5_CONFIG
+  [TESTENV_KRB5CCNAME]="FILE:$dir/krb5/ccache_test"
+  [TESTENV_KRB5CCNAME_EMPTY]="FILE:$dir/krb5/ccache_empty"
+  [TESTENV_NTLM_DOMAIN]=$ntlm_domain
+  [TESTENV_HTTP_NTLM_PORT]=${port[HTTP_NTLM]}
+  [TESTENV_HTTP_NTLM_URL]="http://127.0.0.1:${port[HTTP_NTLM]}"
+  [TESTENV_PROXY_PORT]=${port[PROXY]}
+  [TESTENV_PROXY_BASIC_PORT]=${port[PROXY_BASIC]}
+  [TESTENV_PROXY_DIGEST_PORT]=${port[PROXY_DIGEST]}
+  [TESTENV_PROXY_NTLM_PORT]=${port[PROXY_NTLM]}
+  [TESTENV_PROXY_USER]=$proxy_user
+  [TESTENV_PROXY_PASSWORD]=$proxy_password
+  [TESTENV_PROXY_NTLM_VERIFIES_PASSWORD]=1
+  [TESTENV_SQUID_ACCESS_LOG]="$dir/logs/squid-access.log"
 )
 : >"$dir/testenv.env"
 for key in $(printf '%s\n' "${!values[@]}" | sort); do

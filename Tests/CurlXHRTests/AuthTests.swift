@@ -1,0 +1,209 @@
+@testable import CurlXHR
+import Foundation
+import Testing
+
+/// Server authentication against Apache (Basic, Digest, Negotiate with an MIT KDC) and a
+/// password-verifying NTLM server. Serialized: the Kerberos ticket cache is process-wide.
+@Suite(.serialized) struct AuthTests {
+    let env: TestEnvironment
+    init() throws { env = try TestEnvironment.get() }
+
+    var user: String { get throws { try env["TESTENV_USER"] } }
+    var password: String { get throws { try env["TESTENV_PASSWORD"] } }
+
+    /// Sends a GET, sync or async, and returns the request in DONE with its body.
+    func get(_ url: String, async: Bool, user: String? = nil, password: String? = nil, auth: String? = nil,
+             sourceLocation: SourceLocation = #_sourceLocation) -> (HttpRequest, Data, [HttpRequest.State]) {
+        let request = HttpRequest()
+        let recorder = Recorder()
+        request.delegate = recorder
+        #expect(request.open("GET", url: url, async: async, user: user, password: password, auth: auth),
+                "\(request.lastError?.message ?? "")", sourceLocation: sourceLocation)
+        #expect(request.send(timeout: 20), sourceLocation: sourceLocation)
+        if async {
+            #expect(recorder.waitForDone(), sourceLocation: sourceLocation)
+            return (request, recorder.result.body, recorder.result.states)
+        }
+        return (request, request.getReceiveBuffer(), [])
+    }
+
+    /// Right credentials: 200 and the body; wrong ones and none: 401, each in DONE, sync and
+    /// async, with one HEADERS_RECEIVED however many rounds the handshake took.
+    func checkScheme(_ auth: String, url: String, user: String, password: String,
+                     sourceLocation: SourceLocation = #_sourceLocation) throws {
+        for async in [false, true] {
+            let (ok, body, states) = get(url, async: async, user: user, password: password, auth: auth,
+                                         sourceLocation: sourceLocation)
+            #expect(ok.getStatus() == 200, "\(auth) async=\(async): \(ok.getStatusText() ?? "")", sourceLocation: sourceLocation)
+            #expect(!body.isEmpty, sourceLocation: sourceLocation)
+            if async {
+                #expect(states.filter { $0 == .headersReceived }.count == 1, "\(states)", sourceLocation: sourceLocation)
+                #expect(states.last == .done, sourceLocation: sourceLocation)
+            }
+            let wrong = get(url, async: async, user: user, password: password + "-wrong", auth: auth,
+                            sourceLocation: sourceLocation).0
+            #expect(wrong.getStatus() == 401, "\(auth) wrong password async=\(async)", sourceLocation: sourceLocation)
+            #expect(wrong.getState() == .done, sourceLocation: sourceLocation)
+            let none = get(url, async: async, sourceLocation: sourceLocation).0
+            #expect(none.getStatus() == 401, "\(auth) no credentials async=\(async)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func basic() throws {
+        let url = try env.httpURL + "/basic/echo"
+        try checkScheme("BASIC", url: url, user: try user, password: try password)
+        // nil means Basic; user names and passwords with reserved characters pass intact.
+        let (request, body, _) = get(url, async: false, user: try env["TESTENV_USER2"], password: try env["TESTENV_PASSWORD2"])
+        #expect(request.getStatus() == 200)
+        #expect(try Echo(body).json["remote_user"] as? String == (try env["TESTENV_USER2"]))
+    }
+
+    @Test func digest() throws {
+        let url = try env.httpURL + "/digest/echo"
+        try checkScheme("digest", url: url, user: try user, password: try password)
+        // qop=auth with a POST body: the body arrives whole after the challenge round.
+        let request = HttpRequest()
+        #expect(request.open("POST", url: url, user: try user, password: try password, auth: "DIGEST"))
+        #expect(request.send("form=1&b=2"))
+        #expect(request.getStatus() == 200)
+        let echo = try Echo(request.getReceiveBuffer())
+        #expect(echo.body == Data("form=1&b=2".utf8))
+        #expect(echo.json["auth_type"] as? String == "Digest")
+        #expect(echo.header("Authorization")?.contains("qop=auth") == true)
+    }
+
+    @Test func ntlm() throws {
+        let url = try env["TESTENV_HTTP_NTLM_URL"] + "/echo"
+        try checkScheme("NTLM", url: url, user: try user, password: try password)
+        // The handshake binds to a kept-alive connection; a second request on the same
+        // object authenticates again and succeeds.
+        let request = HttpRequest()
+        for _ in 0..<2 {
+            #expect(request.open("GET", url: url, user: try user, password: try password, auth: "NTLM"))
+            #expect(request.send(timeout: 20))
+            #expect(request.getStatus() == 200)
+        }
+    }
+
+    @Test func unknownSchemesAndShortKerberosNamesSayFalse() {
+        let request = HttpRequest()
+        #expect(!request.open("GET", url: "http://127.0.0.1/", user: "a", password: "b", auth: "SPNEGO"))
+        #expect(!request.open("GET", url: "http://127.0.0.1/", user: "EXAMPLE\\alice", password: "b", auth: "NEGOTIATE"))
+        #expect(request.lastError?.message.contains("user@REALM") == true)
+        #expect(!request.open("GET", url: "http://127.0.0.1/", user: "alice", password: "b", auth: "negotiate"))
+        #expect(request.getState() == .unsent)
+    }
+
+    @Test func credentialsAreNotForwardedToAnotherHost() throws {
+        let marker = UUID().uuidString
+        let port = try env["TESTENV_FAULT_PORT"]
+        let target = "http://localhost:\(port)/record?auth-redirect=\(marker)"
+        let encoded = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let (request, _, _) = get(try env.httpURL + "/basic/echo?redirect=\(encoded)", async: false,
+                                  user: try user, password: try password, auth: "BASIC")
+        #expect(request.getStatus() == 200)
+        let records = try #require(try JSONSerialization.jsonObject(with: fetchSync("GET", try env.faultURL + "/recorded").1) as? [[String: Any]])
+        let hop = try #require(records.last { ($0["path"] as? String)?.contains(marker) == true }, "the redirect was followed")
+        let headers = (hop["headers"] as? [String: String] ?? [:]).mapKeys { $0.lowercased() }
+        #expect(headers["authorization"] == nil)
+    }
+
+    @Test func kerberosTicketsComeFromTheKDCAndServeLaterRequests() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("curlxhr-krb-\(UUID())")
+        KerberosCredentials.cacheFile = dir.appendingPathComponent("state/krb5cc").path
+        defer {
+            KerberosCredentials.clearCredentials(forMethod: "NEGOTIATE")
+            try? FileManager.default.removeItem(at: dir)
+        }
+        let url = "http://\(try env["TESTENV_KRB_HOST"]):\(try env["TESTENV_HTTP_PORT"])/negotiate/echo"
+        let principal = try env["TESTENV_KRB5_PRINCIPAL"]
+        let secret = try env["TESTENV_KRB5_PASSWORD"]
+
+        let (first, body, states) = get(url, async: true, user: principal, password: secret, auth: "NEGOTIATE")
+        #expect(first.getStatus() == 200, "\(first.getStatusText() ?? "")")
+        #expect(try Echo(body).json["remote_user"] as? String == principal)
+        #expect(states.filter { $0 == .headersReceived }.count == 1)
+        let attributes = try FileManager.default.attributesOfItem(atPath: KerberosCredentials.cacheFile)
+        #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o077 } == 0, "the cache is private to its owner")
+        let klist = try Shell.run("/usr/bin/klist", ["-c", "FILE:" + KerberosCredentials.cacheFile])
+        #expect(klist.output.contains("krbtgt/"), "\(klist.output)")
+        #expect(!klist.output.contains(secret))
+
+        // Later requests without credentials use the tickets.
+        let (later, laterBody, _) = get(url, async: false)
+        #expect(later.getStatus() == 200)
+        #expect(try Echo(laterBody).json["remote_user"] as? String == principal)
+
+        // Cleared: gone from the file, and the next request is refused.
+        #expect(KerberosCredentials.clearCredentials(forMethod: "NEGOTIATE"))
+        #expect(!FileManager.default.fileExists(atPath: KerberosCredentials.cacheFile))
+        #expect(get(url, async: false).0.getStatus() == 401)
+    }
+
+    @Test func aWrongKerberosPasswordFailsClearly() throws {
+        KerberosCredentials.cacheFile = FileManager.default.temporaryDirectory.appendingPathComponent("curlxhr-krb-\(UUID())/cc").path
+        defer { KerberosCredentials.clearCredentials(forMethod: nil) }
+        let url = "http://\(try env["TESTENV_KRB_HOST"]):\(try env["TESTENV_HTTP_PORT"])/negotiate/echo"
+        for async in [false, true] {
+            let (request, _, states) = get(url, async: async, user: try env["TESTENV_KRB5_PRINCIPAL"], password: "not-the-password",
+                                           auth: "NEGOTIATE")
+            #expect(request.getState() == .done)
+            #expect(request.getStatus() == 0)
+            let text = request.getStatusText() ?? ""
+            #expect(text.contains("Kerberos"), "\(text)")
+            #expect(!text.contains("not-the-password"))
+            if async { #expect(states == [.opened, .sent, .done]) }
+        }
+    }
+
+    @Test func aKDCStoppedMidTestFailsClearlyWithinTheTimeout() throws {
+        let kdc = TestEnvironment.packageRoot.appendingPathComponent("Tests/Servers/kdc.sh").path
+        let dir = try env["TESTENV_DIR"]
+        KerberosCredentials.cacheFile = FileManager.default.temporaryDirectory.appendingPathComponent("curlxhr-krb-\(UUID())/cc").path
+        defer { KerberosCredentials.clearCredentials(forMethod: nil) }
+        let url = "http://\(try env["TESTENV_KRB_HOST"]):\(try env["TESTENV_HTTP_PORT"])/negotiate/echo"
+        let principal = try env["TESTENV_KRB5_PRINCIPAL"], secret = try env["TESTENV_KRB5_PASSWORD"]
+        #expect(get(url, async: false, user: principal, password: secret, auth: "NEGOTIATE").0.getStatus() == 200, "the KDC works first")
+        KerberosCredentials.clearCredentials(forMethod: "NEGOTIATE")
+
+        let stopped = try Shell.run("/bin/bash", [kdc, dir, "stop"])
+        #expect(stopped.status == 0, "\(stopped.output)")
+        defer {
+            let restarted = try? Shell.run("/bin/bash", [kdc, dir, "start"])
+            #expect(restarted?.status == 0, "\(restarted?.output ?? "")")
+        }
+        for async in [false, true] {
+            let started = Date()
+            let (request, _, states) = get(url, async: async, user: principal, password: secret, auth: "NEGOTIATE")
+            #expect(Date().timeIntervalSince(started) < 20, "within the request's timeout")
+            #expect(request.getStatus() == 0)
+            #expect(request.getFailureKind() == .authentication)
+            #expect((request.getStatusText() ?? "").contains("Kerberos"), "\(request.getStatusText() ?? "")")
+            if async { #expect(states.last == .done) }
+        }
+    }
+
+    @Test func tenThreadsAuthenticatingWithDifferentSchemesAtOnce() throws {
+        let basic = try env.httpURL + "/basic/echo"
+        let digest = try env.httpURL + "/digest/echo"
+        let ntlm = try env["TESTENV_HTTP_NTLM_URL"] + "/echo"
+        let negotiate = "http://\(try env["TESTENV_KRB_HOST"]):\(try env["TESTENV_HTTP_PORT"])/negotiate/echo"
+        KerberosCredentials.cacheFile = FileManager.default.temporaryDirectory.appendingPathComponent("curlxhr-krb-\(UUID())/cc").path
+        defer { KerberosCredentials.clearCredentials(forMethod: nil) }
+        let principal = try env["TESTENV_KRB5_PRINCIPAL"], secret = try env["TESTENV_KRB5_PASSWORD"]
+        let (user, password) = (try user, try password)
+        let cases = [("BASIC", basic, user, password), ("DIGEST", digest, user, password), ("NTLM", ntlm, user, password),
+                     ("NEGOTIATE", negotiate, principal, secret)]
+        let failures = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 10) { index in
+            let (scheme, url, user, password) = cases[index % cases.count]
+            for round in 0..<5 {
+                let (request, _, _) = get(url, async: round % 2 == 1, user: user, password: password, auth: scheme)
+                if request.getStatus() != 200 {
+                    failures.withLock { $0.append("\(scheme): \(request.getStatus()) \(request.getStatusText() ?? "")") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+    }
+}

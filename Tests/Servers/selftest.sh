@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Checks every endpoint of a running test environment with the curl tool: one line per
+# check, exit status 1 if any failed.   selftest.sh DIR
+set -uo pipefail
+dir=${1:?usage: selftest.sh DIR}
+# shellcheck disable=SC1091
+source "$dir/testenv.env"
+failed=0
+
+check() {  # check NAME EXPECTED CURL-ARGS...: compares the HTTP status (or %{http_connect})
+  local name=$1 expected=$2
+  shift 2
+  local got
+  got=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$@")
+  if [ "$got" = "$expected" ]; then echo "ok    $name"; else echo "FAIL  $name: got $got, expected $expected"; failed=1; fi
+}
+
+contains() {  # contains NAME TEXT CURL-ARGS...: the body contains TEXT
+  local name=$1 text=$2
+  shift 2
+  if curl -s --max-time 10 "$@" | grep -qF -- "$text"; then echo "ok    $name"; else echo "FAIL  $name: no '$text'"; failed=1; fi
+}
+
+H=$TESTENV_HTTP_URL
+U=$TESTENV_USER P=$TESTENV_PASSWORD
+check "plain echo" 200 "$H/echo"
+check "https with the test CA" 200 --cacert "$TESTENV_CA_FILE" "$TESTENV_HTTPS_URL/echo"
+check "basic right" 200 -u "$U:$P" "$TESTENV_BASIC_URL"
+check "basic wrong" 401 -u "$U:wrong" "$TESTENV_BASIC_URL"
+check "basic none" 401 "$TESTENV_BASIC_URL"
+check "basic bob" 200 -u "$TESTENV_USER2:$TESTENV_PASSWORD2" "$TESTENV_BASIC_URL"
+check "digest right" 200 --digest -u "$U:$P" "$TESTENV_DIGEST_URL"
+check "digest wrong" 401 --digest -u "$U:wrong" "$TESTENV_DIGEST_URL"
+check "digest bob" 200 --digest -u "$TESTENV_USER2:$TESTENV_PASSWORD2" "$TESTENV_DIGEST_URL"
+check "digest file" 200 --digest -u "$U:$P" "$TESTENV_DIGEST_FILE_URL"
+KRB5CCNAME=$TESTENV_KRB5CCNAME check "negotiate as alice" 200 --negotiate -u : "$TESTENV_NEGOTIATE_URL"
+KRB5CCNAME=$TESTENV_KRB5CCNAME_EMPTY check "negotiate without a ticket" 401 --negotiate -u : "$TESTENV_NEGOTIATE_URL"
+check "ntlm right" 200 --ntlm -u "$U:$P" "$TESTENV_HTTP_NTLM_URL/echo"
+check "ntlm with the domain" 200 --ntlm -u "$TESTENV_NTLM_DOMAIN\\$U:$P" "$TESTENV_HTTP_NTLM_URL/echo"
+check "ntlm wrong" 401 --ntlm -u "$U:wrong" "$TESTENV_HTTP_NTLM_URL/echo"
+check "ntlm none" 401 "$TESTENV_HTTP_NTLM_URL/echo"
+if [ "$(curl -s -o /dev/null -o /dev/null -w '%{num_connects} ' --ntlm -u "$U:$P" "$TESTENV_HTTP_NTLM_URL/a" "$TESTENV_HTTP_NTLM_URL/b")" = "1 0 " ]; then
+  echo "ok    ntlm keep-alive: the second request reuses the authenticated connection"
+else
+  echo "FAIL  ntlm keep-alive"; failed=1
+fi
+PU=$TESTENV_PROXY_USER PP=$TESTENV_PROXY_PASSWORD
+check "open proxy" 200 -x "127.0.0.1:$TESTENV_PROXY_PORT" "$H/echo"
+contains "open proxy adds Via" '"Via"' -x "127.0.0.1:$TESTENV_PROXY_PORT" "$H/echo"
+check "open proxy CONNECT" 200 -x "127.0.0.1:$TESTENV_PROXY_PORT" --cacert "$TESTENV_CA_FILE" "$TESTENV_HTTPS_URL/echo"
+for scheme in basic digest ntlm; do
+  var="TESTENV_PROXY_${scheme^^}_PORT"
+  proxy="127.0.0.1:${!var}"
+  check "$scheme proxy right" 200 -x "$proxy" --proxy-"$scheme" -U "$PU:$PP" "$H/echo"
+  contains "$scheme proxy names the user" "\"X-Squid-User\": \"" -x "$proxy" --proxy-"$scheme" -U "$PU:$PP" "$H/echo"
+  check "$scheme proxy wrong" 407 -x "$proxy" --proxy-"$scheme" -U "$PU:wrong" "$H/echo"
+  check "$scheme proxy none" 407 -x "$proxy" "$H/echo"
+  check "$scheme proxy CONNECT" 200 -x "$proxy" --proxy-"$scheme" -U "$PU:$PP" --cacert "$TESTENV_CA_FILE" "$TESTENV_HTTPS_URL/echo"
+done
+check "ntlm proxy + digest server" 200 -x "127.0.0.1:$TESTENV_PROXY_NTLM_PORT" --proxy-ntlm -U "$PU:$PP" --digest -u "$U:$P" "$TESTENV_DIGEST_URL"
+exit $failed
