@@ -7,7 +7,14 @@ let package = Package(
         .library(name: "CurlXHR", targets: ["CurlXHR"]),
         // libcurlxhr.so: the C interface of curlxhr.h.
         .library(name: "curlxhr", type: .dynamic, targets: ["CurlXHRC"]),
-        .executable(name: "xhr-example", targets: ["xhr-example"]),
+        .executable(name: "xhr", targets: ["xhr"]),
+    ],
+    // For the xhr tool only: its arguments, and the embedded server of `xhr demo`. The
+    // library targets depend on no package.
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
     ],
     targets: [
         // The small C shim over libcurl and libkrb5: typed setopt/getinfo wrappers, the
@@ -33,9 +40,18 @@ let package = Package(
             dependencies: ["CurlXHR", "CCurlXHR"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // The command-line tool: curl's conventions over HttpRequest, and `xhr demo`.
         .executableTarget(
-            name: "xhr-example",
-            dependencies: ["CurlXHR"],
+            name: "xhr",
+            dependencies: [
+                "CurlXHR",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Runs one big transfer in a process of its own, for the memory tests.
@@ -47,7 +63,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CurlXHRTests",
-            dependencies: ["CurlXHR", "curlxhr-probe", "xhr-example"],
+            dependencies: ["CurlXHR", "curlxhr-probe", "xhr"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

@@ -144,6 +144,7 @@ public final class HttpRequest: Sendable {
             if core.machine.open() == .abortThenOpen {
                 effects.cancel = core.stopTransfer(reason: "Request aborted by open()", effects: &effects)
             }
+            core.generation += 1
             core.message = message
             core.response = nil
             core.failure = nil
@@ -446,25 +447,25 @@ public final class HttpRequest: Sendable {
     /// The value of a response header, matched case-insensitively; repeated fields are joined
     /// with ", ". `nil` when absent or before HEADERS_RECEIVED.
     public func getResponseHeader(_ name: String) -> String? {
-        core.withLock { $0.response?.value(of: name) }
+        core.withLock { $0.isStaleCallback ? nil : $0.response?.value(of: name) }
     }
 
     /// All headers of the final response as `Name: value` lines joined by `\n`; `nil` before
     /// HEADERS_RECEIVED and after a failure.
     public func getAllResponseHeaders() -> String? {
-        core.withLock { $0.response?.allFields }
+        core.withLock { $0.isStaleCallback ? nil : $0.response?.allFields }
     }
 
     /// The HTTP status of the final response; 0 before HEADERS_RECEIVED and on any failure
     /// (DNS, connect, TLS, timeout, reset, malformed response, abort).
     public func getStatus() -> Int {
-        core.withLock { $0.response?.status ?? 0 }
+        core.withLock { $0.isStaleCallback ? 0 : $0.response?.status ?? 0 }
     }
 
     /// The reason phrase, or after a failure the text describing it (TLS failures begin with
     /// "SSL"); `nil` before either is known.
     public func getStatusText() -> String? {
-        core.withLock { $0.failure?.text ?? $0.response?.reason }
+        core.withLock { $0.isStaleCallback ? Core.staleFailure.text : $0.failure?.text ?? $0.response?.reason }
     }
 
     /// How many body bytes of the current (or last) send have gone out, for upload progress.
@@ -476,12 +477,13 @@ public final class HttpRequest: Sendable {
     /// The kind of failure that ended the request with status 0 (the details are in
     /// ``getStatusText()``); `nil` while it has not failed.
     public func getFailureKind() -> FailureKind? {
-        core.withLock { $0.failure?.kind }
+        core.withLock { $0.isStaleCallback ? Core.staleFailure.kind : $0.failure?.kind }
     }
 
     /// The body bytes received since the previous call (all of them on the first call).
     public func getReceiveBuffer() -> Data {
         core.withLock { core in
+            if core.isStaleCallback { return Data() }
             defer { core.received = Data() }
             return core.received
         }
@@ -511,14 +513,27 @@ public final class HttpRequest: Sendable {
         var received = Data()
         var transfer: Transfer?
         /// States waiting to be reported on the callback queue, in order.
-        var reports: [State] = []
         var isDelivering = false
         /// A LOADING report is queued or running: newer data joins it.
         var loadingReported = false
         /// The transfer's body is paused until the running LOADING callback ends.
         var isPaused = false
         /// The state a callback is running for, and on which thread.
-        var delivering: (state: State, thread: pthread_t)?
+        var delivering: (state: State, thread: pthread_t, generation: Int)?
+        /// Counts `open` calls: reports carry the one they belong to.
+        var generation = 0
+        /// Reports not yet delivered, with the generation each belongs to.
+        var reports: [(state: State, generation: Int)] = []
+
+        /// Whether this thread runs a callback of an earlier `open` (the DONE of a transfer a
+        /// re-open aborted, delivered late): it sees that request as it ended, aborted, and
+        /// never the current one's data.
+        var isStaleCallback: Bool {
+            guard let delivering, pthread_equal(delivering.thread, pthread_self()) != 0 else { return false }
+            return delivering.generation != generation
+        }
+
+        static let staleFailure = TransferFailure(kind: .aborted, text: "Request aborted by open()")
 
         /// Forgets the transfer in flight after the machine moved to DONE by abort or close.
         mutating func stopTransfer(reason: String, effects: inout Effects) -> Transfer? {
@@ -541,7 +556,7 @@ public final class HttpRequest: Sendable {
                 guard !loadingReported else { return }
                 loadingReported = true
             }
-            reports.append(state)
+            reports.append((state, generation))
             if !isDelivering {
                 isDelivering = true
                 effects.deliverOn = callbackQueue
@@ -579,8 +594,8 @@ public final class HttpRequest: Sendable {
                     core.isDelivering = false
                     return nil
                 }
-                let state = core.reports.removeFirst()
-                core.delivering = (state, pthread_self())
+                let (state, generation) = core.reports.removeFirst()
+                core.delivering = (state, pthread_self(), generation)
                 return (state, core.delegate.value, core.onStatusChange)
             }
             guard let (state, delegate, closure) = next else { return }

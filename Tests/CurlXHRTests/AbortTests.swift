@@ -92,21 +92,35 @@ import Testing
 
     @Test func openDuringLoadingAbortsAndStartsAfresh() throws {
         let request = HttpRequest()
+        let queue = DispatchQueue(label: "late callbacks")
+        request.callbackQueue = queue
         let loading = DispatchSemaphore(value: 0)
-        let recorder = Recorder { _, state in if state == .loading { loading.signal() } }
+        let seenByLateDone = Locked<(bytes: Int, status: Int, text: String?)?>(nil)
+        let recorder = Recorder { request, state in
+            if state == .loading { loading.signal() }
+            if state == .done {
+                // The aborted transfer's DONE runs after the re-open and the new send: it
+                // must see that request as it ended, not take the new one's data.
+                seenByLateDone.withLock { $0 = (request.getReceiveBuffer().count, request.getStatus(), request.getStatusText()) }
+            }
+        }
         request.delegate = recorder
         #expect(request.open("GET", url: try env.faultURL + "/drip?chunks=50&size=1000&interval_ms=100", async: true))
         #expect(request.send())
         #expect(loading.wait(timeout: .now() + 10) == .success)
         #expect(request.getState() == .loading)
+        queue.suspend()
         #expect(request.open("GET", url: try env.httpURL + "/files/100b"))
         #expect(request.getState() == .opened)
         #expect(request.getStatus() == 0)
         #expect(request.getReceiveBuffer().isEmpty, "the aborted transfer's bytes are gone")
         #expect(request.send())
         #expect(request.getStatus() == 200)
-        #expect(request.getReceiveBuffer() == Pattern.bytes(100))
+        queue.resume()
         #expect(recorder.waitForDone())
+        #expect(request.getReceiveBuffer() == Pattern.bytes(100))
+        let late = try #require(seenByLateDone.withLock { $0 })
+        #expect(late.bytes == 0 && late.status == 0 && late.text == "Request aborted by open()", "\(late)")
         Thread.sleep(forTimeInterval: 0.3)
         let states = recorder.result.states
         #expect(states.filter { $0 == .done }.count == 1, "\(states)")

@@ -232,7 +232,14 @@ def continue_(handler, request):
 
 
 def sink(handler, request):
-    length, digest = handler.digest_body(request)
+    # ?pause_ms=N sleeps after each piece read, for clients that show upload progress.
+    pause = request.int_arg("pause_ms", 0) / 1000
+    digest, length = hashlib.sha256(), 0
+    for piece in handler.body_chunks(request):
+        digest.update(piece)
+        length += len(piece)
+        time.sleep(pause)
+    digest = digest.hexdigest()
     handler.send_json(200, {"method": request.method, "body_length": length, "body_sha256": digest,
                             "headers": dict(request.headers)})
 
