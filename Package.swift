@@ -14,7 +14,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
     ],
     targets: [
         // The small C shim over libcurl and libkrb5: typed setopt/getinfo wrappers, the
@@ -40,6 +39,13 @@ let package = Package(
             dependencies: ["CurlXHR", "CCurlXHR"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // MD5 from OpenSSL's libcrypto (libssl-dev comes with libcurl4-openssl-dev) for the
+        // Digest check of the demo's server.
+        .target(
+            name: "CDigestMD5",
+            path: "CSupport/CDigestMD5",
+            linkerSettings: [.linkedLibrary("crypto")]
+        ),
         // The command-line tool: curl's conventions over HttpRequest, and `xhr demo`.
         .executableTarget(
             name: "xhr",
@@ -50,7 +56,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "CDigestMD5",
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --build-only
 swift build --product xhr
 "$(swift build --show-bin-path)/xhr" demo

@@ -1,4 +1,4 @@
-import Crypto
+import CDigestMD5
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -122,7 +122,10 @@ private final class DemoHandler: ChannelInboundHandler {
               nonces.withLockedValue({ $0.contains(nonce) }), let uri = fields["uri"], let nc = fields["nc"],
               let cnonce = fields["cnonce"], fields["qop"] == "auth", let response = fields["response"] else { return nil }
         func md5(_ text: String) -> String {
-            Insecure.MD5.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+            var hex = [CChar](repeating: 0, count: 33)
+            let bytes = Array(text.utf8)
+            guard cxhr_md5_hex(bytes, bytes.count, &hex) == 0 else { return "" }
+            return String(decoding: hex.prefix(32).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
         let ha1 = md5("\(user):\(DemoServer.realm):\(DemoServer.password)")
         let ha2 = md5("\(head.method.rawValue):\(uri)")

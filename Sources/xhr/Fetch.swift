@@ -22,6 +22,7 @@ struct Fetch: ParsableCommand {
           7   the connection failed or broke
           8   the response was not valid HTTP
           22  --fail and an HTTP status of 400 or more
+          23  the -o file could not be written
           26  the file to send could not be read
           28  the --max-time ran out
           35  TLS handshake or certificate verification failed
@@ -50,7 +51,7 @@ struct Fetch: ParsableCommand {
     @Option(name: [.customShort("F"), .customLong("form")], help: "A form value key=value (repeatable), sent urlencoded.")
     var form: [String] = []
 
-    @Option(name: [.customShort("T"), .customLong("upload-file")], help: "Stream FILE as the body (PUT unless -X names another method).")
+    @Option(name: [.customShort("T"), .customLong("upload-file")], help: "Stream FILE as the body, with PUT (or the -X method if it is not GET, HEAD or POST).")
     var uploadFile: String?
 
     @Option(name: [.customShort("u"), .customLong("user")], help: "Server credentials user:password.")
@@ -101,7 +102,7 @@ struct Fetch: ParsableCommand {
     @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Print the request and the response head on standard error.")
     var verbose = false
 
-    @Flag(name: .customLong("states"), help: "Print each ready state with the time since send and the bytes so far.")
+    @Flag(name: .customLong("states"), help: "Print each ready state with the time since the request started and the bytes so far.")
     var states = false
 
     @Flag(name: [.customShort("f"), .customLong("fail")], help: "Exit 22 for an HTTP status of 400 or more.")
