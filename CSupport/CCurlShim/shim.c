@@ -96,6 +96,7 @@ const unsigned long cxhr_auth_digest = CURLAUTH_DIGEST;
 const unsigned long cxhr_auth_ntlm = CURLAUTH_NTLM;
 const unsigned long cxhr_auth_negotiate = CURLAUTH_NEGOTIATE;
 const unsigned long cxhr_auth_any = CURLAUTH_ANY;
+const unsigned long cxhr_auth_only = CURLAUTH_ONLY;
 const long cxhr_gssapi_delegation_flag = CURLGSSAPI_DELEGATION_FLAG;
 
 const size_t cxhr_read_abort = CURL_READFUNC_ABORT;

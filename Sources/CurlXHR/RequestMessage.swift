@@ -14,12 +14,15 @@ enum AuthScheme: String, Sendable, CaseIterable {
         self = scheme
     }
 
+    /// The `CURLOPT_HTTPAUTH`/`CURLOPT_PROXYAUTH` value. Negotiate waits for the challenge
+    /// (`CURLAUTH_ONLY`): sent first, libcurl would run GSS-API, and ask the KDC for a ticket,
+    /// for every request to every server.
     var curlMask: UInt {
         switch self {
         case .basic: cxhr_auth_basic
         case .digest: cxhr_auth_digest
         case .ntlm: cxhr_auth_ntlm
-        case .negotiate: cxhr_auth_negotiate
+        case .negotiate: cxhr_auth_negotiate | cxhr_auth_only
         }
     }
 }

@@ -29,39 +29,52 @@ struct ResponseHeadParser: Sendable {
     private var current: ResponseHead?
 
     /// Consumes one header line (with its CRLF); returns the block the line completed.
+    /// Works on the bytes: this runs for every header line of every response.
     mutating func consume(_ line: UnsafeRawBufferPointer) -> ResponseHead? {
         var end = line.count
         while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
-        let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<end]), as: UTF8.self)
         if end == 0 {
             defer { current = nil }
             return current
         }
-        if text.hasPrefix("HTTP/") {
-            current = Self.statusLine(text)
-        } else if let first = text.utf8.first, first == 0x20 || first == 0x09 {
+        let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
+        if bytes.starts(with: "HTTP/".utf8) {
+            current = Self.statusLine(bytes)
+        } else if bytes[0] == 0x20 || bytes[0] == 0x09 {
             // obs-fold: a continuation of the previous field's value.
             if let last = current?.fields.indices.last {
-                current?.fields[last].value += " " + Self.trimmed(Substring(text))
+                current?.fields[last].value += " " + Self.text(bytes, 0..<end)
             }
-        } else if let colon = text.firstIndex(of: ":"), current != nil {
-            let name = String(text[..<colon])
-            let value = Self.trimmed(text[text.index(after: colon)...])
-            current?.fields.append((name, value))
+        } else if current != nil, let colon = bytes.firstIndex(of: 0x3A) {
+            let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<colon]), as: UTF8.self)
+            current?.fields.append((name, Self.text(bytes, (colon + 1)..<end)))
         }
         return nil
     }
 
-    private static func statusLine(_ text: String) -> ResponseHead {
-        let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-        let status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-        var reason = parts.count > 2 ? trimmed(parts[2]) : ""
+    /// `HTTP/x.y SP status [SP reason]`.
+    private static func statusLine(_ bytes: UnsafeRawBufferPointer) -> ResponseHead {
+        var index = 0
+        while index < bytes.count, bytes[index] != 0x20 { index += 1 }      // the version
+        while index < bytes.count, bytes[index] == 0x20 { index += 1 }
+        var status = 0, digits = 0
+        while index < bytes.count, (0x30...0x39).contains(bytes[index]), digits < 3 {
+            status = status * 10 + Int(bytes[index] - 0x30)
+            digits += 1
+            index += 1
+        }
+        if digits != 3 || (index < bytes.count && bytes[index] != 0x20) { status = 0 }
+        var reason = text(bytes, index..<bytes.count)
         if reason.isEmpty { reason = ReasonPhrase.standard(for: status) }
         return ResponseHead(status: status, reason: reason)
     }
 
-    private static func trimmed(_ text: Substring) -> String {
-        String(text.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    /// The bytes in `range` as text, without leading and trailing spaces and tabs.
+    private static func text(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        var lower = range.lowerBound, upper = range.upperBound
+        while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { lower += 1 }
+        while upper > lower, bytes[upper - 1] == 0x20 || bytes[upper - 1] == 0x09 { upper -= 1 }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[lower..<upper]), as: UTF8.self)
     }
 }
 

@@ -122,7 +122,7 @@ final class Transfer: @unchecked Sendable {
             // which); an empty user name tells libcurl to use them.
             options.set(CURLOPT_USERNAME, "")
             options.set(CURLOPT_PASSWORD, "")
-            options.set(CURLOPT_HTTPAUTH, Int(cxhr_auth_negotiate))
+            options.set(CURLOPT_HTTPAUTH, Int(AuthScheme.negotiate.curlMask))
             options.set(CURLOPT_GSSAPI_DELEGATION, KerberosCredentials.allowDelegation ? Int(cxhr_gssapi_delegation_flag) : 0)
         } else if let credentials = message.credentials {
             options.set(CURLOPT_USERNAME, credentials.user)

@@ -64,4 +64,26 @@ import Testing
         #expect(head?.value(of: "Location") == nil, "fields of an earlier block do not leak")
         #expect(head?.allFields == "X-Multi: a\nx-multi: b\nX-Folded: first second")
     }
+
+    @Test func headParserTrimsAndValidatesOnBytes() {
+        var parser = ResponseHeadParser()
+        func feed(_ line: String) -> ResponseHead? {
+            Array(line.utf8).withUnsafeBytes { parser.consume($0) }
+        }
+        _ = feed("HTTP/1.1 404  Not  Found \t\r\n")
+        _ = feed("X-Spaces: \t value with  inner  spaces \t\r\n")
+        _ = feed("X-Empty:\r\n")
+        _ = feed("X-Ünicode: grüße, 日本\r\n")
+        let head = feed("\r\n")
+        #expect(head?.status == 404 && head?.reason == "Not  Found")
+        #expect(head?.value(of: "x-spaces") == "value with  inner  spaces")
+        #expect(head?.value(of: "X-Empty") == "")
+        #expect(head?.value(of: "X-Ünicode") == "grüße, 日本")
+        _ = feed("HTTP/1.1 20\r\n")
+        #expect(feed("\r\n")?.status == 0, "a status needs three digits")
+        _ = feed("HTTP/1.1 2000 Huge\r\n")
+        #expect(feed("\r\n")?.status == 0)
+        _ = feed("HTTP/1.0 503\r\n")
+        #expect(feed("\r\n")?.reason == "Service Unavailable")
+    }
 }

@@ -48,6 +48,8 @@ extern const unsigned long cxhr_auth_digest;
 extern const unsigned long cxhr_auth_ntlm;
 extern const unsigned long cxhr_auth_negotiate;
 extern const unsigned long cxhr_auth_any;
+/* CURLAUTH_ONLY: with one scheme, wait for the server's challenge instead of sending it first. */
+extern const unsigned long cxhr_auth_only;
 
 /* CURLGSSAPI_DELEGATION_FLAG: delegate credentials unconditionally. */
 extern const long cxhr_gssapi_delegation_flag;
