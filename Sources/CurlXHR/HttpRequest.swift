@@ -122,8 +122,10 @@ public final class HttpRequest: Sendable {
         guard MessageValidation.isToken(method) else {
             return refuse(.invalidArgument, "'\(method)' is not a valid HTTP method")
         }
-        if let problem = MessageValidation.urlProblem(url) {
-            return refuse(.invalidArgument, problem)
+        let urlHasUser: Bool
+        switch MessageValidation.parseURL(url) {
+        case .failure(let problem): return refuse(.invalidArgument, problem.message)
+        case .success(let hasUser): urlHasUser = hasUser
         }
         guard let scheme = AuthScheme(name: auth) else {
             return refuse(.invalidArgument, "unknown authentication scheme '\(auth ?? "")': use BASIC, DIGEST, NTLM or NEGOTIATE")
@@ -132,7 +134,7 @@ public final class HttpRequest: Sendable {
         message.method = MessageValidation.normalizedMethod(method)
         message.url = url
         message.isAsync = async
-        message.urlHasUser = MessageValidation.urlHasUser(url)
+        message.urlHasUser = urlHasUser
         if let user {
             if let problem = Credentials.problem(user: user, password: password, scheme: scheme) {
                 return refuse(.invalidArgument, problem)

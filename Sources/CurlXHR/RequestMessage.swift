@@ -194,35 +194,39 @@ enum MessageValidation {
         return ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"].contains(upper) ? upper : method
     }
 
-    /// Whether an (already valid) URL carries a user name.
-    static func urlHasUser(_ url: String) -> Bool {
-        guard let handle = curl_url() else { return false }
-        defer { curl_url_cleanup(handle) }
-        var user: UnsafeMutablePointer<CChar>?
-        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK,
-              curl_url_get(handle, CURLUPART_USER, &user, 0) == CURLUE_OK, let user else { return false }
-        curl_free(user)
-        return true
-    }
-
-    /// Parses `url` with libcurl's own URL parser; only absolute http and https URLs with a host pass.
-    static func urlProblem(_ url: String) -> String? {
-        guard !url.utf8.contains(0) else { return "the URL contains a NUL byte" }
-        guard let handle = curl_url() else { return "out of memory parsing the URL" }
+    /// What libcurl's own URL parser makes of `url`: only absolute http and https URLs with a
+    /// host pass. Succeeds with whether the URL carries a user name.
+    static func parseURL(_ url: String) -> Result<Bool, URLProblem> {
+        guard !url.utf8.contains(0) else { return .failure(URLProblem("the URL contains a NUL byte")) }
+        guard let handle = curl_url() else { return .failure(URLProblem("out of memory parsing the URL")) }
         defer { curl_url_cleanup(handle) }
         let code = curl_url_set(handle, CURLUPART_URL, url, 0)
         guard code == CURLUE_OK else {
-            return "malformed URL '\(url)': \(String(cString: curl_url_strerror(code)))"
+            return .failure(URLProblem("malformed URL '\(url)': \(String(cString: curl_url_strerror(code)))"))
         }
         var scheme: UnsafeMutablePointer<CChar>?
         guard curl_url_get(handle, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK, let scheme else {
-            return "the URL '\(url)' has no scheme"
+            return .failure(URLProblem("the URL '\(url)' has no scheme"))
         }
         defer { curl_free(scheme) }
         let name = String(cString: scheme).lowercased()
         guard name == "http" || name == "https" else {
-            return "unsupported scheme '\(name)': only http and https are supported"
+            return .failure(URLProblem("unsupported scheme '\(name)': only http and https are supported"))
         }
+        var user: UnsafeMutablePointer<CChar>?
+        let hasUser = curl_url_get(handle, CURLUPART_USER, &user, 0) == CURLUE_OK && user != nil
+        curl_free(user)
+        return .success(hasUser)
+    }
+
+    /// Why `url` cannot be opened, or nil when it can.
+    static func urlProblem(_ url: String) -> String? {
+        if case .failure(let problem) = parseURL(url) { return problem.message }
         return nil
+    }
+
+    struct URLProblem: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
     }
 }

@@ -388,9 +388,11 @@ struct EasyOptions {
         if failure == nil { failure = text }
     }
 
-    mutating func check(_ code: CURLcode, _ option: String = "a callback") {
+    /// `option` names what was refused; built only on failure (this runs for every option of
+    /// every transfer).
+    mutating func check(_ code: CURLcode, _ option: @autoclosure () -> String = "a callback") {
         if code != CURLE_OK {
-            fail("libcurl refused \(option): \(String(cString: curl_easy_strerror(code)))")
+            fail("libcurl refused \(option()): \(String(cString: curl_easy_strerror(code)))")
         }
     }
 
