@@ -1,0 +1,253 @@
+// The parts every Swift benchmark client shares (the C client has its own copy of the same
+// rules in curl-bench.c):
+//
+//   <client> --workload NAME --url URL [--mode async|threads] [--concurrency N]
+//            [--requests N] [--expect-bytes N] [--post-bytes N] [--max-seconds S]
+//            [--collect] [--client NAME]
+//
+// A run issues at most --requests requests, and none after --max-seconds; it then prints
+// one JSON line on stdout:
+//   {"client","workload","requests","seconds","req_per_s","bytes_per_s","cpu_user_s",
+//    "cpu_sys_s","peak_rss_kib","errors","timed_out"[,"first_error"]}
+// A response counts as an error unless its status is 200 and its body has exactly
+// --expect-bytes bytes. `requests` counts finished requests, errors included.
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+public struct BenchOptions: Sendable {
+    public enum Mode: String, Sendable {
+        /// `concurrency` requests in flight from one thread, through the client's async API.
+        case async
+        /// `concurrency` threads, each doing blocking requests in a loop.
+        case threads
+    }
+
+    public var client: String
+    public var workload = ""
+    public var url = ""
+    public var mode = Mode.async
+    public var concurrency = 1
+    public var requests = 1000
+    public var expectBytes = 100
+    /// Bytes of request body; 0 sends a GET, more a POST of that many bytes.
+    public var postBytes = 0
+    public var maxSeconds = 60.0
+    /// Collect each response body whole instead of streaming it (clients that can do both).
+    public var collect = false
+
+    public var method: String { postBytes > 0 ? "POST" : "GET" }
+
+    public static func parse(client: String, _ arguments: [String] = CommandLine.arguments) -> BenchOptions {
+        var options = BenchOptions(client: client)
+        var rest = arguments.dropFirst()
+        func value(_ name: String) -> String {
+            guard let value = rest.popFirst() else { usage("\(name) needs a value") }
+            return value
+        }
+        func number(_ name: String) -> Int {
+            guard let number = Int(value(name)), number >= 0 else { usage("\(name) needs a whole number") }
+            return number
+        }
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--client": options.client = value(argument)
+            case "--workload": options.workload = value(argument)
+            case "--url": options.url = value(argument)
+            case "--mode":
+                guard let mode = Mode(rawValue: value(argument)) else { usage("--mode is async or threads") }
+                options.mode = mode
+            case "--concurrency": options.concurrency = max(1, number(argument))
+            case "--requests": options.requests = number(argument)
+            case "--expect-bytes": options.expectBytes = number(argument)
+            case "--post-bytes": options.postBytes = number(argument)
+            case "--max-seconds":
+                guard let seconds = Double(value(argument)), seconds > 0 else { usage("--max-seconds needs a positive number") }
+                options.maxSeconds = seconds
+            case "--collect": options.collect = true
+            default: usage("unknown argument \(argument)")
+            }
+        }
+        if options.url.isEmpty || options.workload.isEmpty { usage("--url and --workload are required") }
+        return options
+    }
+
+    private static func usage(_ problem: String) -> Never {
+        writeError("""
+            \(problem)
+            usage: \(CommandLine.arguments.first ?? "bench") --workload NAME --url URL [--mode async|threads]
+                   [--concurrency N] [--requests N] [--expect-bytes N] [--post-bytes N] [--max-seconds S]
+                   [--collect] [--client NAME]
+
+            """)
+        exit(64)
+    }
+}
+
+/// Seconds on the monotonic clock.
+public func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
+/// Counts requests against the run's two bounds, and their outcomes. Thread-safe.
+public final class Tally: Sendable {
+    private struct State {
+        var issued = 0
+        var finished = 0
+        var errors = 0
+        var bytes = 0
+        var firstError: String?
+    }
+
+    public let options: BenchOptions
+    private let state = Mutex(State())
+    private let start = monotonicSeconds()
+    private let startUsage = ResourceUsage.now()
+    private let deadline: Double
+    private let reported = Mutex(false)
+
+    public init(_ options: BenchOptions) {
+        self.options = options
+        deadline = start + options.maxSeconds
+        startWatchdog()
+    }
+
+    /// Takes the right to issue one more request; `false` once the count is reached or the
+    /// time is up.
+    public func claim() -> Bool {
+        let now = monotonicSeconds()
+        return state.withLock { state in
+            guard state.issued < options.requests, now < deadline else { return false }
+            state.issued += 1
+            return true
+        }
+    }
+
+    /// Records a finished request. `bodyBytes` is the response body size; `ok` whether the
+    /// client saw status 200 (or no failure). `problem` describes what went wrong.
+    public func finish(status: Int, bodyBytes: Int, problem: String? = nil) {
+        let good = problem == nil && status == 200 && bodyBytes == options.expectBytes
+        state.withLock { state in
+            state.finished += 1
+            state.bytes += bodyBytes + options.postBytes
+            if !good {
+                state.errors += 1
+                if state.firstError == nil {
+                    state.firstError = problem ?? "status \(status), \(bodyBytes) body bytes (expected 200, \(options.expectBytes))"
+                }
+            }
+        }
+    }
+
+    /// Prints the JSON line once (later calls do nothing) and returns the error count.
+    @discardableResult
+    public func report(extraErrors: Int = 0, note: String? = nil) -> Int {
+        let seconds = monotonicSeconds() - start
+        let usage = ResourceUsage.now()
+        let snapshot = state.withLock { $0 }
+        let first = reported.withLock { done -> Bool in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return snapshot.errors }
+        let errors = snapshot.errors + extraErrors
+        var fields: [(String, String)] = [
+            ("client", json(options.client)),
+            ("workload", json(options.workload)),
+            ("requests", "\(snapshot.finished)"),
+            ("seconds", json(seconds)),
+            ("req_per_s", json(Double(snapshot.finished) / seconds)),
+            ("bytes_per_s", json(Double(snapshot.bytes) / seconds)),
+            ("cpu_user_s", json(usage.user - startUsage.user)),
+            ("cpu_sys_s", json(usage.system - startUsage.system)),
+            ("peak_rss_kib", "\(usage.maxRSSKiB)"),
+            ("errors", "\(errors)"),
+            ("timed_out", snapshot.issued < options.requests || note != nil ? "true" : "false"),
+        ]
+        if let problem = note ?? snapshot.firstError {
+            fields.append(("first_error", json(problem)))
+            writeError("\(options.client) \(options.workload): \(problem)\n")
+        }
+        print("{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
+        fflush(nil)
+        return errors
+    }
+
+    /// A last resort against a hung client: 30 s after the deadline, report the requests
+    /// still in flight as errors and exit.
+    private func startWatchdog() {
+        let grace = options.maxSeconds + 30
+        DispatchQueue.global().asyncAfter(deadline: .now() + grace) { [self] in
+            let stuck = state.withLock { $0.issued - $0.finished }
+            report(extraErrors: stuck, note: "watchdog: \(stuck) request(s) still in flight \(Int(grace)) s after the start")
+            exit(2)
+        }
+    }
+}
+
+/// CPU time and peak memory of this process.
+public struct ResourceUsage: Sendable {
+    public var user: Double
+    public var system: Double
+    public var maxRSSKiB: Int
+
+    public static func now() -> ResourceUsage {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return ResourceUsage(user: seconds(usage.ru_utime), system: seconds(usage.ru_stime), maxRSSKiB: usage.ru_maxrss)
+    }
+}
+
+/// Runs `body(index)` on `count` new threads and returns when all have returned.
+public func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    final class Job {
+        let run: () -> Void
+        init(_ run: @escaping () -> Void) { self.run = run }
+    }
+    var threads: [pthread_t] = []
+    for index in 0..<count {
+        let job = Unmanaged.passRetained(Job { body(index) }).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { context in
+            let job = Unmanaged<Job>.fromOpaque(context!).takeRetainedValue()
+            job.run()
+            return nil
+        }, job)
+        precondition(result == 0, "pthread_create failed: \(result)")
+        threads.append(thread)
+    }
+    for thread in threads { pthread_join(thread, nil) }
+}
+
+/// Writes `text` to standard error.
+public func writeError(_ text: String) {
+    var text = text
+    text.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
+}
+
+/// A request body of `count` bytes.
+public func bodyBytes(_ count: Int) -> [UInt8] {
+    (0..<count).map { UInt8(truncatingIfNeeded: $0 % 251) }
+}
+
+private func json(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case _ where scalar.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}
+
+private func json(_ number: Double) -> String {
+    number.isFinite ? "\(number)" : "null"
+}

@@ -1,0 +1,380 @@
+#!/usr/bin/env bash
+# Benchmarks CurlXHR against raw libcurl, URLSession and AsyncHTTPClient on loopback.
+#
+#   Benchmarks/run.sh [--smoke] [--reps N] [--workloads A,B] [--skip-build] [--skip-install]
+#   Benchmarks/run.sh --instructions [--smoke] [--skip-build] [--skip-install]
+#   Benchmarks/run.sh --profile [--skip-build] [--skip-install]
+#
+#   (default)       every client on every workload, --reps times (default 5), then the table.
+#   --smoke         a few hundred requests per client and workload (the 100 MiB download
+#                   uses the 1 MiB file), 1 repetition; exits non-zero unless every client
+#                   completes its count with 0 errors and the table prints. For CI.
+#   --reps N        repetitions of every client x workload (default 5).
+#   --workloads A,B only these workloads (names as in the table, e.g. get-c1,get-t16).
+#   --instructions  instead of the timed runs: user-space instructions per small GET, one at
+#                   a time, of raw libcurl and CurlXHR (sync and async), with callgrind.
+#   --profile       instead of the timed runs: callgrind profiles of CurlXHR (2000 sync GETs
+#                   one at a time; async, 64 in flight), annotated, in Benchmarks/results/.
+#   --skip-build    use the clients already built.
+#   --skip-install  do not check for (or apt-get install) nginx and the build dependencies.
+#
+# Environment: BENCH_JOBS (swift build -j, default: all cores), BENCH_SERVER_CPU (default 0),
+# BENCH_CLIENT_CPU (default 1), BENCH_MAX_SECONDS (time bound of one run, default 60).
+#
+# nginx (1 worker, pinned to BENCH_SERVER_CPU) serves /100b, /1m, /100m and the POST sink
+# /sink on a free 127.0.0.1 port, from a temp dir that is removed on exit. Each client run is
+# one process pinned to BENCH_CLIENT_CPU that prints one JSON line; the lines go to
+# Benchmarks/results/<time>.jsonl and report.py turns them into a Markdown table
+# (Benchmarks/results/<time>.md, which also names the machine).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+smoke=0
+reps=5
+mode=timed
+only=""
+skip_build=0
+skip_install=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --smoke) smoke=1 ;;
+    --reps) reps="${2:?--reps needs a number}"; shift ;;
+    --workloads) only="${2:?--workloads needs a list}"; shift ;;
+    --instructions) mode=instructions ;;
+    --profile) mode=profile ;;
+    --skip-build) skip_build=1 ;;
+    --skip-install) skip_install=1 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    *) echo "unknown argument: $1 (see --help)" >&2; exit 64 ;;
+  esac
+  shift
+done
+[ $smoke -eq 1 ] && reps=1
+case "$reps" in ''|*[!0-9]*|0) echo "--reps needs a positive number" >&2; exit 64 ;; esac
+jobs=${BENCH_JOBS:-$(nproc)}
+server_cpu=${BENCH_SERVER_CPU:-0}
+client_cpu=${BENCH_CLIENT_CPU:-1}
+max_seconds=${BENCH_MAX_SECONDS:-60}
+log() { echo "[run.sh $(date +%H:%M:%S)] $*" >&2; }
+started_at=$SECONDS
+
+# ---- Dependencies -------------------------------------------------------------------------
+
+install_packages() {
+  local missing=()
+  for package in "$@"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  done
+  [ ${#missing[@]} -eq 0 ] && return
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo > /dev/null || { echo "run.sh: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  log "installing ${missing[*]}"
+  # Wait for any other apt/dpkg run rather than fail on its lock.
+  local apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 -y -qq)
+  if ! "${apt[@]}" install "${missing[@]}" > /dev/null 2>&1; then
+    "${apt[@]}" update > /dev/null
+    "${apt[@]}" install "${missing[@]}" > /dev/null
+  fi
+}
+
+if [ $skip_install -eq 0 ]; then
+  # libcurl and MIT Kerberos headers to build CurlXHR; nginx for the server; gcc for the
+  # raw libcurl client; curl to check the server; valgrind for the callgrind modes.
+  packages=(nginx libcurl4-openssl-dev libkrb5-dev gcc binutils python3 curl util-linux coreutils)
+  [ $mode != timed ] && packages+=(valgrind)
+  install_packages "${packages[@]}"
+fi
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+[ -x "$nginx_bin" ] || { echo "run.sh: nginx is not installed (run without --skip-install)" >&2; exit 1; }
+
+# ---- Build ------------------------------------------------------------------------------
+
+curl_bin=$here/.build/curl-bench
+clients_bin=$here/Clients/.build/release
+ahc_bin=$here/AHC/.build/release
+
+build_swift_package() {  # label directory
+  local build_log=$here/.build/build-$1.log started=$SECONDS
+  if ! swift build -c release -j "$jobs" --package-path "$2" > "$build_log" 2>&1; then
+    tail -n 40 "$build_log" >&2
+    echo "run.sh: building $1 failed (full log: $build_log)" >&2
+    exit 1
+  fi
+  log "built $1 in $((SECONDS - started)) s"
+}
+
+if [ $skip_build -eq 0 ]; then
+  mkdir -p "$here/.build"
+  build_started=$SECONDS
+  gcc -O2 -Wall -o "$curl_bin" "$here/curl-bench.c" -lcurl -lpthread
+  build_swift_package "the CurlXHR and URLSession clients" "$here/Clients"
+  # The instruction counts and profiles need only curl-bench and curlxhr-bench.
+  [ $mode = timed ] && build_swift_package "the AsyncHTTPClient client" "$here/AHC"
+  log "all builds took $((SECONDS - build_started)) s (swift build -j $jobs)"
+fi
+needed=("$curl_bin" "$clients_bin/curlxhr-bench")
+[ $mode = timed ] && needed+=("$clients_bin/urlsession-bench" "$ahc_bin/ahc-bench")
+for binary in "${needed[@]}"; do
+  [ -x "$binary" ] || { echo "run.sh: missing $binary (run without --skip-build)" >&2; exit 1; }
+done
+
+# ---- The load server ----------------------------------------------------------------------
+
+server_dir=$(mktemp -d /tmp/curlxhr-bench.XXXXXX)
+stop_server() {
+  if [ -s "$server_dir/nginx.pid" ]; then
+    kill "$(cat "$server_dir/nginx.pid")" 2>/dev/null || true
+    for _ in $(seq 25); do
+      [ -e "$server_dir/nginx.pid" ] || break
+      sleep 0.2
+    done
+  fi
+  rm -rf "$server_dir"
+}
+trap stop_server EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$server_dir/www"
+head -c 100 /dev/urandom > "$server_dir/www/100b"
+head -c 1048576 /dev/urandom > "$server_dir/www/1m"
+[ $smoke -eq 1 ] || [ $mode != timed ] || head -c 104857600 /dev/urandom > "$server_dir/www/100m"
+: > "$server_dir/www/sink"
+chmod 755 "$server_dir" "$server_dir/www"   # nginx's worker runs as an unprivileged user
+chmod 644 "$server_dir"/www/*
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+sed -e "s#@DIR@#$server_dir#g" -e "s#@PORT@#$port#g" "$here/nginx.conf.in" > "$server_dir/nginx.conf"
+taskset -c "$server_cpu" "$nginx_bin" -c "$server_dir/nginx.conf" -e "$server_dir/error.log"
+base=http://127.0.0.1:$port
+for _ in $(seq 50); do
+  curl -fs --noproxy '*' -o /dev/null "$base/100b" && break
+  sleep 0.1
+done
+check() {  # what, expected "status bytes", curl arguments...
+  local what=$1 expected=$2
+  shift 2
+  local got
+  got=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code} %{size_download}' "$@")
+  [ "$got" = "$expected" ] || { echo "run.sh: server check failed: $what gave '$got', expected '$expected'" >&2; exit 1; }
+}
+check "GET /100b" "200 100" "$base/100b"
+check "POST 1 MiB to /sink" "200 3" --data-binary "@$server_dir/www/1m" "$base/sink"
+[ -e "$server_dir/www/100m" ] && check "GET /100m" "200 104857600" "$base/100m"
+nginx_version=$("$nginx_bin" -v 2>&1 | sed 's#.*/##')
+log "nginx $nginx_version on $base (cpu $server_cpu), clients on cpu $client_cpu"
+
+mkdir -p "$here/results"
+stamp=$(date +%Y%m%d-%H%M%S)
+
+# The machine, for the report: what it is and how busy it was.
+machine() {
+  local cpu
+  cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+  echo "- machine: $(nproc) cores ($cpu), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r)"
+  echo "- software: $(curl-config --version 2>/dev/null || echo libcurl), nginx $nginx_version, $(swift --version 2>/dev/null | head -n 1 | sed 's/ (.*//')"
+  echo "- server on CPU $server_cpu, each client on CPU $client_cpu (taskset)"
+}
+load_average() { cut -d' ' -f1-3 /proc/loadavg; }
+
+# ---- Instructions per request, and profiles (callgrind) ----------------------------------
+
+client_command() {  # client workload-mode -> the command, one word a line
+  local mode=$2
+  case "$1" in
+    libcurl) printf '%s\n' "$curl_bin" --mode "$mode" ;;
+    curlxhr) printf '%s\n' "$clients_bin/curlxhr-bench" --mode async ;;
+    curlxhr-sync) printf '%s\n' "$clients_bin/curlxhr-bench" --mode threads --client curlxhr-sync ;;
+    urlsession) printf '%s\n' "$clients_bin/urlsession-bench" --mode async ;;
+    ahc) printf '%s\n' "$ahc_bin/ahc-bench" --mode async ;;
+    ahc-collect) printf '%s\n' "$ahc_bin/ahc-bench" --mode async --collect --client ahc-collect ;;
+    ahc-wait) printf '%s\n' "$ahc_bin/ahc-bench" --mode threads --client ahc-wait ;;
+    *) echo "unknown client $1" >&2; exit 1 ;;
+  esac
+}
+
+# Runs one client under callgrind: client mode concurrency requests output-file [valgrind args].
+# Prints the total instruction count; fails unless every request succeeded.
+callgrind_run() {
+  local client=$1 mode=$2 concurrency=$3 requests=$4 out=$5
+  shift 5
+  local command
+  mapfile -t command < <(client_command "$client" "$mode")
+  # valgrind 3.19 cannot read the DWARF 5 that Swift's toolchain emits: run a copy without
+  # debug information (the symbol table stays, so functions keep their names).
+  local copy
+  copy=$server_dir/$(basename "${command[0]}")
+  [ -x "$copy" ] || strip --strip-debug -o "$copy" "${command[0]}"
+  command[0]=$copy
+  if ! taskset -c "$client_cpu" valgrind --tool=callgrind --callgrind-out-file="$out" "$@" \
+      "${command[@]}" --workload callgrind --url "$base/100b" --concurrency "$concurrency" \
+      --requests "$requests" --expect-bytes 100 --max-seconds 900 \
+      > "$server_dir/callgrind.json" 2> "$server_dir/callgrind.err" \
+    || ! grep -q "\"requests\":$requests,.*\"errors\":0" "$server_dir/callgrind.json"; then
+    echo "run.sh: callgrind run of $client ($mode, $requests requests) failed:" >&2
+    cat "$server_dir/callgrind.json" >&2
+    tail -n 20 "$server_dir/callgrind.err" >&2
+    return 1
+  fi
+  sed -n 's/^summary: //p' "$out"
+}
+
+if [ $mode = instructions ]; then
+  # Instructions of the whole client process (every thread, user space: the client, the
+  # library, libcurl, libc, the Swift runtime) for n1 and for n2 small GETs one at a time;
+  # (I(n2) - I(n1)) / (n2 - n1) is the cost of one request after n1 requests of warm-up,
+  # without start-up and shut-down. Instruction counts do not depend on the machine's load.
+  n1=500
+  n2=2500
+  [ $smoke -eq 1 ] && { n1=50; n2=250; }
+  output=$here/results/$stamp-instructions.md
+  {
+    echo "# Instructions per small GET (callgrind)"
+    echo
+    machine
+    echo "- one request at a time, 100-byte GET; (instructions of $n2 requests − of $n1) ÷ $((n2 - n1))"
+    echo
+    echo "| client | instructions per request | vs libcurl |"
+    echo "| --- | ---: | ---: |"
+  } > "$output"
+  declare -A per_request
+  for row in "libcurl threads libcurl-easy" "curlxhr-sync threads curlxhr-sync" "libcurl async libcurl-multi" "curlxhr async curlxhr"; do
+    read -r client client_mode label <<< "$row"
+    a=$(callgrind_run "$client" "$client_mode" 1 "$n1" "$server_dir/cg.out")
+    b=$(callgrind_run "$client" "$client_mode" 1 "$n2" "$server_dir/cg.out")
+    per_request[$label]=$(( (b - a) / (n2 - n1) ))
+    case $label in
+      libcurl-easy) text="raw libcurl, curl_easy_perform (reused handle)"; versus="1.00" ;;
+      libcurl-multi) text="raw libcurl, multi handle"; versus="1.00" ;;
+      curlxhr-sync) text="CurlXHR sync (send() blocks)"
+        versus=$(python3 -c "print(f'{${per_request[$label]} / ${per_request[libcurl-easy]}:.2f}')") ;;
+      curlxhr) text="CurlXHR async (callbacks on the default queue)"
+        versus=$(python3 -c "print(f'{${per_request[$label]} / ${per_request[libcurl-multi]}:.2f}')") ;;
+    esac
+    echo "| $text | ${per_request[$label]} | $versus |" >> "$output"
+    log "$label: ${per_request[$label]} instructions per request"
+  done
+  {
+    echo
+    echo "Target: CurlXHR sync ≤ 1.30 × raw libcurl's curl_easy_perform."
+  } >> "$output"
+  cat "$output"
+  log "written to $output ($((SECONDS - started_at)) s in all)"
+  exit 0
+fi
+
+if [ $mode = profile ]; then
+  command -v callgrind_annotate > /dev/null || { echo "run.sh: callgrind_annotate is missing (valgrind)" >&2; exit 1; }
+  demangle() { if command -v swift-demangle > /dev/null; then swift-demangle --simplified; else cat; fi; }
+  for row in "curlxhr-sync threads 1 2000 sync-c1" "curlxhr async 64 20000 async-c64"; do
+    read -r client client_mode concurrency requests label <<< "$row"
+    out=$here/results/$stamp-profile-$label.callgrind.out
+    log "profiling $client ($client_mode, $concurrency in flight, $requests requests)"
+    total=$(callgrind_run "$client" "$client_mode" "$concurrency" "$requests" "$out")
+    for kind in inclusive self; do
+      flag=no
+      [ $kind = inclusive ] && flag=yes
+      callgrind_annotate --inclusive=$flag --threshold=99 "$out" 2> /dev/null | demangle \
+        > "$here/results/$stamp-profile-$label-$kind.txt"
+    done
+    log "$label: $total instructions, $((total / requests)) per request (start-up included):" \
+        "results/$stamp-profile-$label-{inclusive,self}.txt"
+  done
+  exit 0
+fi
+
+# ---- Timed runs ---------------------------------------------------------------------------
+
+# name path mode concurrency requests(full) requests(smoke) expected-bytes post-bytes clients...
+# curlxhr-sync and ahc-wait always run in threads mode (blocking calls); libcurl runs in the
+# workload's mode; the others are async.
+if [ $smoke -eq 1 ]; then
+  download="download-1m 1m async 1 3 3 1048576 0"
+else
+  download="download-100m 100m async 1 20 3 104857600 0"
+fi
+workloads=(
+  "get-c64 100b async 64 50000 300 100 0 libcurl curlxhr urlsession ahc"
+  "get-c16 100b async 16 50000 300 100 0 libcurl curlxhr urlsession ahc"
+  "get-c1 100b async 1 20000 200 100 0 libcurl curlxhr urlsession ahc"
+  "get-t16 100b threads 16 50000 300 100 0 libcurl curlxhr-sync ahc-wait"
+  "get-t64 100b threads 64 50000 300 100 0 libcurl curlxhr-sync ahc-wait"
+  "$download libcurl curlxhr curlxhr-sync urlsession ahc ahc-collect"
+  "post-1m-c8 sink async 8 2000 50 3 1048576 libcurl curlxhr urlsession ahc"
+)
+if [ -n "$only" ]; then
+  chosen=()
+  for workload in "${workloads[@]}"; do
+    case ",$only," in *",${workload%% *},"*) chosen+=("$workload") ;; esac
+  done
+  [ ${#chosen[@]} -gt 0 ] || { echo "run.sh: no workload named in '$only'" >&2; exit 64; }
+  workloads=("${chosen[@]}")
+fi
+
+[ $smoke -eq 1 ] && stamp=$stamp-smoke
+results=$here/results/$stamp.jsonl
+: > "$results"
+log "writing $results"
+load_before=$(load_average)
+
+# Within a repetition each workload's clients run back to back (A, B, C, A, B, C… over the
+# repetitions), so a slow period of the machine hits the clients of one repetition alike
+# and the ratios to libcurl are taken within a repetition. The order rotates with the
+# repetition, so no client always runs first (right after another workload) or last.
+failures=0
+run_started=$SECONDS
+for rep in $(seq "$reps"); do
+  for workload in "${workloads[@]}"; do
+    read -r name path workload_mode concurrency full smoke_count expect post clients <<< "$workload"
+    count=$full
+    [ $smoke -eq 1 ] && count=$smoke_count
+    read -r -a order <<< "$clients"
+    shift_by=$(( (rep - 1) % ${#order[@]} ))
+    order=("${order[@]:$shift_by}" "${order[@]:0:$shift_by}")
+    for client in "${order[@]}"; do
+      mapfile -t command < <(client_command "$client" "$workload_mode")
+      command+=(--workload "$name" --url "$base/$path" --concurrency "$concurrency"
+                --requests "$count" --expect-bytes "$expect" --post-bytes "$post"
+                --max-seconds "$max_seconds")
+      set +e
+      output=$(taskset -c "$client_cpu" timeout -k 5 $((max_seconds + 60)) "${command[@]}" 2> "$server_dir/client.err")
+      status=$?
+      set -e
+      line=$(printf '%s\n' "$output" | tail -n 1)
+      if [ "${line:0:1}" != "{" ]; then
+        log "rep $rep $name $client: no result (exit $status): $(tail -c 300 "$server_dir/client.err")"
+        line="{\"client\":\"$client\",\"workload\":\"$name\",\"requests\":0,\"errors\":-1,\"failed\":true}"
+        failures=$((failures + 1))
+      elif [ $status -ne 0 ] || [ -s "$server_dir/client.err" ]; then
+        log "rep $rep $name $client (exit $status): $(tail -c 300 "$server_dir/client.err")"
+        [ $status -eq 0 ] || failures=$((failures + 1))
+      fi
+      printf '%s\t%s\n' "$rep" "$line" >> "$results"
+    done
+  done
+  log "repetition $rep of $reps done ($((SECONDS - run_started)) s)"
+done
+load_after=$(load_average)
+
+report_args=()
+[ $smoke -eq 1 ] && report_args+=(--require-clean --no-targets)
+table=${results%.jsonl}.md
+{
+  echo "# CurlXHR benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')$([ $smoke -eq 1 ] && echo ' (smoke)')"
+  echo
+  machine
+  echo "- load average (1, 5, 15 min): $load_before before, $load_after after the runs"
+  echo "- $reps repetition(s); the runs took $((SECONDS - run_started)) s"
+  echo
+} > "$table"
+set +e
+python3 "$here/report.py" "${report_args[@]}" "$results" >> "$table"
+report_status=$?
+set -e
+cat "$table"
+log "results in ${results%.jsonl}.{jsonl,md}; $((SECONDS - started_at)) s in all"
+if [ $report_status -ne 0 ] || [ $failures -ne 0 ]; then
+  echo "run.sh: FAILED: $failures client run(s) exited with an error; report.py exit $report_status" >&2
+  exit 1
+fi
