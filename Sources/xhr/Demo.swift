@@ -60,12 +60,14 @@ struct Tour {
         String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Sends `request` (opened async) and records every state the delegate sees.
-    func runAsync(_ request: HttpRequest, send: (HttpRequest) -> Bool = { $0.send() },
-                  whenSent: (HttpRequest) -> Void = { _ in }) -> Watcher {
+    /// Opens `request` asynchronously with `open` (after setting the delegate: an
+    /// asynchronous open already reports OPENED), sends it, and records every state the
+    /// delegate sees until DONE.
+    func runAsync(_ request: HttpRequest, open: (HttpRequest) -> Void, whenSent: (HttpRequest) -> Void = { _ in }) -> Watcher {
         let watcher = Watcher()
         request.delegate = watcher
-        _ = send(request)
+        open(request)
+        request.send()
         whenSent(request)
         watcher.done.wait()
         return watcher
@@ -86,8 +88,7 @@ struct Tour {
     mutating func asynchronousGet() {
         step(2, "An asynchronous GET, every ready state reported to the delegate", #"request.open("GET", url: …, async: true); request.send()"#)
         let request = HttpRequest()
-        request.open("GET", url: base + "/hello", async: true)
-        let watcher = runAsync(request)
+        let watcher = runAsync(request) { $0.open("GET", url: base + "/hello", async: true) }
         let states = watcher.states.withLock { $0 }
         check(states.first == .opened && states.contains(.sent) && states.filter { $0 == .headersReceived }.count == 1
               && states.contains(.loading) && states.last == .done, "states in order: " + states.map(\.description).joined(separator: " → "))
@@ -109,8 +110,7 @@ struct Tour {
     mutating func dripFedBody() {
         step(4, "A body that arrives slowly: LOADING is reported as each piece arrives", "five lines, 150 ms apart")
         let request = HttpRequest()
-        request.open("GET", url: base + "/drip", async: true)
-        let watcher = runAsync(request)
+        let watcher = runAsync(request) { $0.open("GET", url: base + "/drip", async: true) }
         let pieces = watcher.pieces.withLock { $0 }
         for piece in pieces { print("   LOADING  +\(piece.milliseconds) ms  \(piece.text.trimmingCharacters(in: .newlines))") }
         check(pieces.count >= 3, "\(pieces.count) LOADING reports, each with the new bytes only")
@@ -119,9 +119,8 @@ struct Tour {
     mutating func abort() {
         step(5, "abort() while waiting for a slow answer", "request.abort() in SENT")
         let request = HttpRequest()
-        request.open("GET", url: base + "/slow", async: true)
         let started = Date()
-        let watcher = runAsync(request, whenSent: { request in
+        let watcher = runAsync(request, open: { $0.open("GET", url: base + "/slow", async: true) }, whenSent: { request in
             Thread.sleep(forTimeInterval: 0.2)
             print("   aborting in \(request.getState())")
             request.abort()
@@ -179,8 +178,9 @@ struct Tour {
         wrong.send(timeout: 10)
         check(wrong.getStatus() == 401, "a wrong password: \(wrong.getStatus())")
         let right = HttpRequest()
-        right.open("GET", url: base + path, async: true, user: DemoServer.user, password: DemoServer.password, auth: scheme)
-        let watcher = runAsync(right)
+        let watcher = runAsync(right) {
+            $0.open("GET", url: base + path, async: true, user: DemoServer.user, password: DemoServer.password, auth: scheme)
+        }
         let states = watcher.states.withLock { $0 }
         print("   server: \(Tour.text(watcher.body.withLock { $0 }))")
         check(right.getStatus() == 200 && states.filter { $0 == .headersReceived }.count == 1,
