@@ -19,7 +19,9 @@
 #   --skip-install  do not check for (or apt-get install) nginx and the build dependencies.
 #
 # Environment: BENCH_JOBS (swift build -j, default: all cores), BENCH_SERVER_CPU (default 0),
-# BENCH_CLIENT_CPU (default 1), BENCH_MAX_SECONDS (time bound of one run, default 60).
+# BENCH_CLIENT_CPU (default 1), BENCH_MAX_SECONDS (time bound of one run, default 60),
+# BENCH_PROFILE_PEERS=1 (--profile also profiles raw libcurl doing the same work),
+# BENCH_PROFILE_REQUESTS (--profile: requests one at a time, default 2000; 10x that async).
 #
 # nginx (1 worker, pinned to BENCH_SERVER_CPU) serves /100b, /1m, /100m and the POST sink
 # /sink on a free 127.0.0.1 port, from a temp dir that is removed on exit. Each client run is
@@ -44,7 +46,7 @@ while [ $# -gt 0 ]; do
     --profile) mode=profile ;;
     --skip-build) skip_build=1 ;;
     --skip-install) skip_install=1 ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 64 ;;
   esac
   shift
@@ -267,7 +269,11 @@ fi
 if [ $mode = profile ]; then
   command -v callgrind_annotate > /dev/null || { echo "run.sh: callgrind_annotate is missing (valgrind)" >&2; exit 1; }
   demangle() { if command -v swift-demangle > /dev/null; then swift-demangle --simplified; else cat; fi; }
-  for row in "curlxhr-sync threads 1 2000 sync-c1" "curlxhr async 64 20000 async-c64"; do
+  n=${BENCH_PROFILE_REQUESTS:-2000}
+  rows=("curlxhr-sync threads 1 $n sync-c1" "curlxhr async 64 $((n * 10)) async-c64")
+  # The same work by raw libcurl, to compare with: BENCH_PROFILE_PEERS=1.
+  [ "${BENCH_PROFILE_PEERS:-0}" = 1 ] && rows+=("libcurl threads 1 $n libcurl-easy-c1" "libcurl async 64 $((n * 10)) libcurl-multi-c64")
+  for row in "${rows[@]}"; do
     read -r client client_mode concurrency requests label <<< "$row"
     out=$here/results/$stamp-profile-$label.callgrind.out
     log "profiling $client ($client_mode, $concurrency in flight, $requests requests)"

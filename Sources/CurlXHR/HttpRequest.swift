@@ -58,7 +58,8 @@ public final class HttpRequest: Sendable {
     public static let defaultCallbackQueue = DispatchQueue(label: "CurlXHR.callbacks")
 
     /// Trusted CAs for every request of the process that sets none of its own; `nil` means
-    /// `CURL_CA_BUNDLE`, else `SSL_CERT_FILE`, else the system store.
+    /// `CURL_CA_BUNDLE`, else `SSL_CERT_FILE` (read once, at the first request), else the
+    /// system store.
     public static var caCertificateFile: String? {
         get { TrustedCertificates.configuredFile.withLock { $0 } }
         set { TrustedCertificates.configuredFile.withLock { $0 = newValue } }
@@ -123,9 +124,15 @@ public final class HttpRequest: Sendable {
             return refuse(.invalidArgument, "'\(method)' is not a valid HTTP method")
         }
         let urlHasUser: Bool
-        switch MessageValidation.parseURL(url) {
-        case .failure(let problem): return refuse(.invalidArgument, problem.message)
-        case .success(let hasUser): urlHasUser = hasUser
+        // The URL of the previous open passed already: re-opening it skips libcurl's parser.
+        // (A new request's message has the URL "", which never passes.)
+        if !url.isEmpty, let known = core.withLock({ $0.message.url == url ? $0.message.urlHasUser : nil }) {
+            urlHasUser = known
+        } else {
+            switch MessageValidation.parseURL(url) {
+            case .failure(let problem): return refuse(.invalidArgument, problem.message)
+            case .success(let hasUser): urlHasUser = hasUser
+            }
         }
         guard let scheme = AuthScheme(name: auth) else {
             return refuse(.invalidArgument, "unknown authentication scheme '\(auth ?? "")': use BASIC, DIGEST, NTLM or NEGOTIATE")
@@ -307,14 +314,14 @@ public final class HttpRequest: Sendable {
     @discardableResult
     public func send(_ body: String?, timeout: Double = 0) -> Bool {
         guard let body else { return start(.none, timeout: timeout) }
-        return start(.bytes(Array(body.utf8), contentType: "text/plain;charset=UTF-8"), timeout: timeout)
+        return start(.bytes(Data(body.utf8), contentType: "text/plain;charset=UTF-8"), timeout: timeout)
     }
 
     /// Sends `body` byte for byte (no `Content-Type` unless set). `nil` sends no body.
     @discardableResult
     public func sendData(_ body: Data?, timeout: Double = 0) -> Bool {
         guard let body else { return start(.none, timeout: timeout) }
-        return start(.bytes([UInt8](body), contentType: nil), timeout: timeout)
+        return start(.bytes(body, contentType: nil), timeout: timeout)
     }
 
     /// Streams the file at `path` as the body, never reading it whole. The method becomes PUT
@@ -341,7 +348,7 @@ public final class HttpRequest: Sendable {
                 guard case .none = body else {
                     return .failure(HttpRequestError(.invalidArgument, "a body cannot be sent together with form values"))
                 }
-                body = .bytes(core.message.formBody, contentType: "application/x-www-form-urlencoded")
+                body = .bytes(Data(core.message.formBody), contentType: "application/x-www-form-urlencoded")
             }
             if core.message.method == "HEAD", case .bytes = body {
                 return .failure(HttpRequestError(.invalidArgument, "a HEAD request cannot carry a body"))
@@ -390,7 +397,9 @@ public final class HttpRequest: Sendable {
             TransferEngine.shared.start(transfer)
             return
         }
-        if let failure { transferFinished(transfer, failure: TransferFailure(kind: .authentication, text: failure)) }
+        if let failure {
+            transferFinished(transfer, failure: TransferFailure(kind: .authentication, text: failure), onEngine: false)
+        }
         transfer.completion.signal()  // the engine never had it
     }
 
@@ -587,9 +596,15 @@ public final class HttpRequest: Sendable {
         if let queue = effects.deliverOn { queue.async { self.deliverReports() } }
     }
 
+    /// `perform` for events on the engine thread, which only ever asks for callbacks: the
+    /// engine hands them to the queue with those of other requests when its round ends.
+    private func performOnEngine(_ effects: Effects) {
+        if let queue = effects.deliverOn { TransferEngine.shared.deliverLater(self, on: queue) }
+    }
+
     /// Runs queued callbacks in order; hands the queue back after a batch so one busy request
     /// does not hold a shared queue.
-    private func deliverReports() {
+    func deliverReports() {
         for _ in 0..<16 {
             let next = core.withLock { core -> (State, (any HttpRequestDelegate)?, (@Sendable (HttpRequest) -> Void)?)? in
                 guard !core.reports.isEmpty else {
@@ -655,7 +670,7 @@ public final class HttpRequest: Sendable {
             core.response = head
             return core.apply(core.machine.headersReceived())
         }
-        perform(effects)
+        performOnEngine(effects)
     }
 
     /// What became of body bytes handed to the request.
@@ -684,7 +699,7 @@ public final class HttpRequest: Sendable {
             core.received.append(bytes.assumingMemoryBound(to: UInt8.self))
             return (.accepted, core.apply(core.machine.bodyReceived()))
         }
-        perform(outcome.1)
+        performOnEngine(outcome.1)
         return outcome.0
     }
 
@@ -692,7 +707,7 @@ public final class HttpRequest: Sendable {
         sentBytes.store(bytes, ordering: .relaxed)
     }
 
-    func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int = 0) {
+    func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int = 0, onEngine: Bool = true) {
         let effects = core.withLock { core -> Effects in
             guard core.transfer === transfer else { return Effects() }
             core.transfer = nil
@@ -707,7 +722,7 @@ public final class HttpRequest: Sendable {
             }
             return core.apply(core.machine.finished())
         }
-        perform(effects)
+        if onEngine { performOnEngine(effects) } else { perform(effects) }
     }
 }
 
@@ -723,12 +738,17 @@ enum TrustedCertificates {
     /// `HttpRequest.caCertificateFile`, else `CURL_CA_BUNDLE`, else `SSL_CERT_FILE` (in the curl
     /// tool's order; libcurl reads neither variable itself), else `nil` for the system store.
     static var processWideFile: String? {
-        if let file = configuredFile.withLock({ $0 }) { return file }
+        configuredFile.withLock { $0 } ?? environmentFile
+    }
+
+    /// The variables as they were at the first request: the environment is read once per
+    /// process, not on every request.
+    private static let environmentFile: String? = {
         for name in ["CURL_CA_BUNDLE", "SSL_CERT_FILE"] {
             if let value = getenv(name), value.pointee != 0 { return String(cString: value) }
         }
         return nil
-    }
+    }()
 }
 
 /// Opens a path that must name a regular file this process can read.

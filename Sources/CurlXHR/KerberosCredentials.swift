@@ -67,14 +67,15 @@ public enum KerberosCredentials {
 
     // MARK: Internals
 
-    /// `$XDG_STATE_HOME/curlxhr/krb5cc`, else `~/.local/state/curlxhr/krb5cc`.
-    public static var defaultCacheFile: String {
+    /// `$XDG_STATE_HOME/curlxhr/krb5cc`, else `~/.local/state/curlxhr/krb5cc`, as the
+    /// environment was when first asked.
+    public static let defaultCacheFile: String = {
         if let state = getenv("XDG_STATE_HOME"), state.pointee != 0 {
             return String(cString: state) + "/curlxhr/krb5cc"
         }
         let home = getenv("HOME").map { String(cString: $0) } ?? "/tmp"
         return home + "/.local/state/curlxhr/krb5cc"
-    }
+    }()
 
     private static func removeTickets() -> Bool {
         let path = cacheFile
@@ -96,8 +97,7 @@ public enum KerberosCredentials {
     /// The cache GSS-API should use now: the library's while it holds a valid ticket-granting
     /// ticket, else nil for the user's default cache.
     static var activeCacheFile: String? {
-        let path = cacheFile
-        let known = settings.withLock { $0.hasTickets }
+        let (path, known) = settings.withLock { ($0.cacheFile ?? defaultCacheFile, $0.hasTickets) }
         let hasTickets = known ?? (cxhr_krb5_has_tickets(path) != 0)
         if known == nil { settings.withLock { $0.hasTickets = hasTickets } }
         return hasTickets ? path : nil

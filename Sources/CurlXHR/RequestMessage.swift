@@ -1,4 +1,9 @@
 import CCurlShim
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// An authentication scheme that `open` and the proxy switches accept.
 enum AuthScheme: String, Sendable, CaseIterable {
@@ -136,7 +141,8 @@ struct RequestMessage: Sendable {
 /// The body given to `send`.
 enum RequestBody: Sendable {
     case none
-    case bytes([UInt8], contentType: String?)
+    /// The caller's bytes, kept (not copied) until libcurl has sent them.
+    case bytes(Data, contentType: String?)
     case file(path: String)
 }
 
@@ -190,8 +196,13 @@ enum MessageValidation {
 
     /// Standard methods are upper-cased (as XMLHttpRequest does); others are kept as given.
     static func normalizedMethod(_ method: String) -> String {
-        let upper = method.uppercased()
-        return ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"].contains(upper) ? upper : method
+        switch method {
+        case "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT":
+            return method
+        default:
+            let upper = method.uppercased()
+            return ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"].contains(upper) ? upper : method
+        }
     }
 
     /// What libcurl's own URL parser makes of `url`: only absolute http and https URLs with a

@@ -1,22 +1,74 @@
 /// The status line and header fields of one response.
+///
+/// The head stays the bytes it arrived as and its fields become `String`s only when asked
+/// for: most responses are read for their status and body alone.
 struct ResponseHead: Sendable, Equatable {
     var status = 0
     var reason = ""
-    var fields: [(name: String, value: String)] = []
+    /// The header lines after the status line, each ending in LF (CRLF as received).
+    private var lines: ArraySlice<UInt8> = []
+
+    init(status: Int = 0, reason: String = "") {
+        self.status = status
+        self.reason = reason
+    }
+
+    /// A head from its lines, the status line first; the empty line that ends it excluded.
+    init(block: [UInt8]) {
+        let statusEnd = (block.firstIndex(of: 0x0A) ?? block.count - 1) + 1
+        self = block.withUnsafeBytes { bytes in
+            ResponseHeadParser.statusLine(UnsafeRawBufferPointer(rebasing: bytes[0..<statusEnd]))
+        }
+        lines = block[statusEnd...]
+    }
 
     static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool {
         lhs.status == rhs.status && lhs.reason == rhs.reason
             && lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
     }
 
+    /// The fields in arrival order, values trimmed, obs-fold continuations joined to their
+    /// field with a space; lines that are no field (no colon) are left out.
+    var fields: [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = []
+        var rest = lines[...]
+        while let newline = rest.firstIndex(of: 0x0A) {
+            var line = rest[rest.startIndex..<newline]
+            rest = rest[(newline + 1)...]
+            if line.last == 0x0D { line = line.dropLast() }
+            guard let first = line.first else { continue }
+            if first == 0x20 || first == 0x09 {
+                guard !fields.isEmpty else { continue }
+                fields[fields.count - 1].value += " " + Self.text(Self.trimmed(line))
+            } else if let colon = line.firstIndex(of: 0x3A) {
+                fields.append((Self.text(line[..<colon]), Self.text(Self.trimmed(line[(colon + 1)...]))))
+            }
+        }
+        return fields
+    }
+
+    /// The value of the field `name` (case-insensitive); repeated fields joined with ", ".
     func value(of name: String) -> String? {
-        let matches = fields.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
-        return matches.isEmpty ? nil : matches.joined(separator: ", ")
+        let wanted = name.lowercased()
+        let values = fields.filter { $0.name.lowercased() == wanted }.map(\.value)
+        return values.isEmpty ? nil : values.joined(separator: ", ")
     }
 
     /// `Name: value` lines joined by `\n`.
     var allFields: String {
         fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+    }
+
+    private static func text(_ bytes: ArraySlice<UInt8>) -> String {
+        String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Without leading and trailing spaces and tabs.
+    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var lower = bytes.startIndex, upper = bytes.endIndex
+        while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { lower += 1 }
+        while upper > lower, bytes[upper - 1] == 0x20 || bytes[upper - 1] == 0x09 { upper -= 1 }
+        return bytes[lower..<upper]
     }
 }
 
@@ -24,36 +76,42 @@ struct ResponseHead: Sendable, Equatable {
 ///
 /// libcurl passes every header block it reads: 100-continue, redirect hops, the 401/407
 /// rounds of an authentication handshake and the final response. A status line starts a new
-/// block; the empty line ends it.
+/// block; the empty line ends it. Lines are only collected here (this runs for every header
+/// line of every response); the head is read when its block is complete.
 struct ResponseHeadParser: Sendable {
-    private var current: ResponseHead?
+    /// The lines of the block being read, the status line first; empty between blocks.
+    private var block: [UInt8] = []
 
     /// Consumes one header line (with its CRLF); returns the block the line completed.
-    /// Works on the bytes: this runs for every header line of every response.
     mutating func consume(_ line: UnsafeRawBufferPointer) -> ResponseHead? {
-        var end = line.count
-        while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
-        if end == 0 {
-            defer { current = nil }
-            return current
+        let isEmptyLine = line.count <= 2 && line.allSatisfy { $0 == 0x0A || $0 == 0x0D }
+        if isEmptyLine || line.isEmpty {
+            guard !block.isEmpty else { return nil }
+            defer { block = [] }  // the head keeps the bytes
+            return ResponseHead(block: block)
         }
-        let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
-        if bytes.starts(with: "HTTP/".utf8) {
-            current = Self.statusLine(bytes)
-        } else if bytes[0] == 0x20 || bytes[0] == 0x09 {
-            // obs-fold: a continuation of the previous field's value.
-            if let last = current?.fields.indices.last {
-                current?.fields[last].value += " " + Self.text(bytes, 0..<end)
-            }
-        } else if current != nil, let colon = bytes.firstIndex(of: 0x3A) {
-            let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<colon]), as: UTF8.self)
-            current?.fields.append((name, Self.text(bytes, (colon + 1)..<end)))
+        if Self.isStatusLine(line) {
+            // One allocation a head, for typical heads.
+            block.removeAll(keepingCapacity: true)
+            block.reserveCapacity(1024)
+        } else if block.isEmpty {
+            return nil  // fields outside a block
         }
+        block.append(contentsOf: line)
+        if block.last != 0x0A { block.append(0x0A) }
         return nil
     }
 
-    /// `HTTP/x.y SP status [SP reason]`.
-    private static func statusLine(_ bytes: UnsafeRawBufferPointer) -> ResponseHead {
+    private static func isStatusLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.count >= 5 && bytes[0] == 0x48 && bytes[1] == 0x54 && bytes[2] == 0x54 && bytes[3] == 0x50
+            && bytes[4] == 0x2F  // "HTTP/"
+    }
+
+    /// `HTTP/x.y SP status [SP reason]`, with its line end or without.
+    static func statusLine(_ line: UnsafeRawBufferPointer) -> ResponseHead {
+        var end = line.count
+        while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
+        let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
         var index = 0
         while index < bytes.count, bytes[index] != 0x20 { index += 1 }      // the version
         while index < bytes.count, bytes[index] == 0x20 { index += 1 }
@@ -64,17 +122,12 @@ struct ResponseHeadParser: Sendable {
             index += 1
         }
         if digits != 3 || (index < bytes.count && bytes[index] != 0x20) { status = 0 }
-        var reason = text(bytes, index..<bytes.count)
-        if reason.isEmpty { reason = ReasonPhrase.standard(for: status) }
-        return ResponseHead(status: status, reason: reason)
-    }
-
-    /// The bytes in `range` as text, without leading and trailing spaces and tabs.
-    private static func text(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
-        var lower = range.lowerBound, upper = range.upperBound
+        var lower = index, upper = bytes.count
         while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { lower += 1 }
         while upper > lower, bytes[upper - 1] == 0x20 || bytes[upper - 1] == 0x09 { upper -= 1 }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[lower..<upper]), as: UTF8.self)
+        var reason = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[lower..<upper]), as: UTF8.self)
+        if reason.isEmpty { reason = ReasonPhrase.standard(for: status) }
+        return ResponseHead(status: status, reason: reason)
     }
 }
 

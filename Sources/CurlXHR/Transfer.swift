@@ -1,12 +1,17 @@
 import CCurlShim
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The switches that apply to the next send. They belong to the request object and survive
 /// `open`, as in GDHttpRequest.
-struct TransferSwitches: Sendable {
+struct TransferSwitches: Sendable, Equatable {
     var verifyPeer = true
     var verifyHost = true
     var followLocation = true
@@ -37,21 +42,21 @@ final class Transfer: @unchecked Sendable {
     /// Signalled once the engine is done with the transfer, whatever the reason.
     let completion = DispatchSemaphore(value: 0)
 
-    // Engine thread only.
-    var easy: UnsafeMutableRawPointer?
-    var isAdded = false
-    var isFinished = false
-    private var headerList: UnsafeMutablePointer<curl_slist>?
-    private var bodyStorage: UnsafeMutableRawBufferPointer?
-    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
-    private var parser = ResponseHeadParser()
+    // Engine thread only: one thread touches these, so Swift's run-time exclusivity checks
+    // (on every header line and body chunk) are left out.
+    @exclusivity(unchecked) var handle: EasyHandle?
+    @exclusivity(unchecked) var isAdded = false
+    @exclusivity(unchecked) var isFinished = false
+    /// How far libcurl has read an in-memory body it streams (`BodyShape.streamed`).
+    @exclusivity(unchecked) private var bodyOffset = 0
+    @exclusivity(unchecked) private var parser = ResponseHeadParser()
     /// A head that may be an intermediate one (redirect, auth round): reported only when
     /// its body starts or the transfer ends.
-    private var pendingHead: ResponseHead?
+    @exclusivity(unchecked) private var pendingHead: ResponseHead?
     /// A complete response head arrived (final or not).
-    private var sawHead = false
+    @exclusivity(unchecked) private var sawHead = false
     /// A `Set-Cookie` header arrived, so the cookie store may have to be written.
-    private(set) var receivedSetCookie = false
+    @exclusivity(unchecked) private(set) var receivedSetCookie = false
 
     init(request: HttpRequest, message: RequestMessage, body: RequestBody, switches: TransferSwitches,
          timeout: Double, pipelining: Bool, fileDescriptor: Int32 = -1, fileSize: Int64 = 0) {
@@ -63,72 +68,96 @@ final class Transfer: @unchecked Sendable {
         self.pipelining = pipelining
         self.fileDescriptor = fileDescriptor
         self.fileSize = fileSize
-        errorBuffer[0] = 0
         TransferEngine.liveTransfers.add(1, ordering: .relaxed)
     }
 
     deinit {
-        if let headerList { curl_slist_free_all(headerList) }
-        bodyStorage?.deallocate()
-        errorBuffer.deallocate()
         if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }
         TransferEngine.liveTransfers.subtract(1, ordering: .relaxed)
     }
 
     // MARK: Configuring the easy handle
 
-    /// Sets every option of this transfer on `easy`; returns the first failure as text.
-    func configure(_ easy: UnsafeMutableRawPointer, share: UnsafeMutableRawPointer) -> String? {
-        var options = EasyOptions(easy)
+    /// Bodies up to this size are copied into libcurl (sent with the request head, as
+    /// libcurl does below 64 KiB); larger ones are streamed from the caller's bytes.
+    static let copiedBodyLimit = 64 * 1024
+
+    /// The options this transfer needs besides the per-transfer ones. Read on the engine
+    /// thread when the transfer starts (process-wide settings included).
+    func profile() -> EasyProfile {
+        let lines = message.headers.map { $0.value.isEmpty ? "\($0.name);" : "\($0.name): \($0.value)" }
+        let shape: BodyShape
+        switch body {
+        case .none:
+            switch message.method {
+            case "POST", "PUT", "PATCH": shape = .empty
+            default: shape = .none
+            }
+        case .bytes(let bytes, _):
+            shape = bytes.isEmpty ? .empty : bytes.count <= Self.copiedBodyLimit ? .copied : .streamed
+        case .file:
+            shape = .file
+        }
+        var contentTypeLine: String?
+        if message.headers.isEmpty || !message.hasHeader("Content-Type") {
+            switch body {
+            case .bytes(_, let contentType?): contentTypeLine = "Content-Type: \(contentType)"
+            case .bytes(_, nil), .none: contentTypeLine = "Content-Type:"  // no libcurl default
+            case .file: break
+            }
+        }
+        let negotiate = message.usesNegotiate
+        return EasyProfile(
+            method: message.method, body: shape, headerLines: lines, contentTypeLine: contentTypeLine,
+            switches: switches,
+            caFile: switches.caFile ?? TrustedCertificates.processWideFile,
+            timeoutMilliseconds: timeout > 0 ? Int(min(timeout * 1000, Double(Int32.max)).rounded(.up)) : 0,
+            pipelining: pipelining,
+            environmentProxy: switches.proxy == nil && ProxyEnvironment.enabled.withLock { $0 },
+            credentials: negotiate ? nil : message.credentials, negotiate: negotiate,
+            delegation: negotiate && KerberosCredentials.allowDelegation)
+    }
+
+    /// Makes `handle` carry this transfer's options: all of them after a reset when the
+    /// handle was set up for a different profile, else only the per-transfer ones.
+    /// Returns the first failure as text.
+    func configure(_ handle: EasyHandle, profile: EasyProfile, share: UnsafeMutableRawPointer) -> String? {
+        var options = EasyOptions(handle.easy)
+        if handle.profile != profile {
+            handle.reset()
+            profile.apply(to: &options, handle: handle, share: share)
+            if options.failure != nil { return options.failure }
+            handle.profile = profile
+        }
+        handle.errorBuffer[0] = 0
         let context = Unmanaged.passUnretained(self).toOpaque()
-        options.set(share: share)
         options.set(CURLOPT_PRIVATE, pointer: context)
-        options.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
-        options.set(CURLOPT_NOSIGNAL, 1)
-        options.set(CURLOPT_URL, message.url)
-        options.set(CURLOPT_PROTOCOLS_STR, "http,https")
-        options.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        options.set(CURLOPT_FOLLOWLOCATION, switches.followLocation ? 1 : 0)
-        options.set(CURLOPT_MAXREDIRS, 20)
-        options.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
-        options.check(cxhr_easy_set_write_function(easy, Transfer.writeCallback))
         options.set(CURLOPT_WRITEDATA, pointer: context)
-        options.check(cxhr_easy_set_header_function(easy, Transfer.headerCallback))
         options.set(CURLOPT_HEADERDATA, pointer: context)
-        if timeout > 0 {
-            options.set(CURLOPT_TIMEOUT_MS, Int(min(timeout * 1000, Double(Int32.max)).rounded(.up)))
+        options.set(CURLOPT_URL, message.url)
+        switch profile.body {
+        case .none:
+            break
+        case .empty:
+            options.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: 0)
+            options.set(CURLOPT_COPYPOSTFIELDS, "")
+        case .copied:
+            guard case .bytes(let bytes, _) = body else { break }
+            options.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(bytes.count))
+            bytes.withUnsafeBytes {
+                // libcurl copies the bytes before this returns.
+                options.set(CURLOPT_COPYPOSTFIELDS, pointer: UnsafeMutableRawPointer(mutating: $0.baseAddress))
+            }
+        case .streamed, .file:
+            let size = if case .bytes(let bytes, _) = body { Int64(bytes.count) } else { fileSize }
+            options.set(profile.body == .file ? CURLOPT_INFILESIZE_LARGE : CURLOPT_POSTFIELDSIZE_LARGE, offset: size)
+            options.set(CURLOPT_READDATA, pointer: context)
+            options.set(CURLOPT_SEEKDATA, pointer: context)
         }
-        configureTLS(&options)
-        configureMethodAndBody(&options, context: context)
-        configureHeaders(&options)
-        if pipelining {
-            options.set(CURLOPT_PIPEWAIT, 1)
-        } else {
-            options.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+        if profile.body.countsProgress {
+            options.set(CURLOPT_XFERINFODATA, pointer: context)
         }
-        if switches.cookies {
-            options.set(CURLOPT_COOKIEFILE, "")
-        }
-        if switches.freshConnection {
-            // A new connection, no resumed TLS session, and the CA file read again rather
-            // than taken from libcurl's cache of it.
-            options.set(CURLOPT_FRESH_CONNECT, 1)
-            options.set(CURLOPT_SSL_SESSIONID_CACHE, 0)
-            options.set(CURLOPT_CA_CACHE_TIMEOUT, 0)
-        }
-        configureProxy(&options)
-        if message.usesNegotiate {
-            // SPNEGO through GSS-API with the tickets in a credential cache (the engine picks
-            // which); an empty user name tells libcurl to use them.
-            options.set(CURLOPT_USERNAME, "")
-            options.set(CURLOPT_PASSWORD, "")
-            options.set(CURLOPT_HTTPAUTH, Int(AuthScheme.negotiate.curlMask))
-            options.set(CURLOPT_GSSAPI_DELEGATION, KerberosCredentials.allowDelegation ? Int(cxhr_gssapi_delegation_flag) : 0)
-        } else if let credentials = message.credentials {
-            options.set(CURLOPT_USERNAME, credentials.user)
-            options.set(CURLOPT_PASSWORD, credentials.password)
-            options.set(CURLOPT_HTTPAUTH, Int(credentials.scheme.curlMask))
-        }
+        if options.failure != nil { handle.profile = nil }
         return options.failure
     }
 
@@ -140,101 +169,6 @@ final class Transfer: @unchecked Sendable {
     /// The Negotiate user and password whose tickets must come from the KDC before sending.
     var ticketCredentials: Credentials? {
         message.ticketCredentials ?? switches.proxy?.ticketCredentials
-    }
-
-    private func configureProxy(_ options: inout EasyOptions) {
-        guard let proxy = switches.proxy else {
-            // "" stops libcurl from reading http_proxy and friends unless the application
-            // opted in.
-            if !ProxyEnvironment.enabled.withLock({ $0 }) { options.set(CURLOPT_PROXY, "") }
-            return
-        }
-        options.set(CURLOPT_PROXY, proxy.url)
-        // Go through this proxy whatever no_proxy says.
-        options.set(CURLOPT_NOPROXY, "")
-        if let credentials = proxy.credentials {
-            options.set(CURLOPT_PROXYUSERNAME, credentials.user)
-            options.set(CURLOPT_PROXYPASSWORD, credentials.password)
-            options.set(CURLOPT_PROXYAUTH, Int(credentials.scheme.curlMask))
-        }
-    }
-
-    private func configureTLS(_ options: inout EasyOptions) {
-        options.set(CURLOPT_SSL_VERIFYPEER, switches.verifyPeer ? 1 : 0)
-        options.set(CURLOPT_SSL_VERIFYHOST, switches.verifyHost ? 2 : 0)
-        if let caFile = switches.caFile ?? TrustedCertificates.processWideFile {
-            // Replace the system store rather than add to it.
-            options.set(CURLOPT_CAINFO, caFile)
-            options.set(CURLOPT_CAPATH, nil)
-        }
-    }
-
-    private func configureMethodAndBody(_ options: inout EasyOptions, context: UnsafeMutableRawPointer) {
-        let method = message.method
-        switch body {
-        case .none:
-            switch method {
-            case "GET":
-                options.set(CURLOPT_HTTPGET, 1)
-            case "HEAD":
-                options.set(CURLOPT_NOBODY, 1)
-            case "POST", "PUT", "PATCH":
-                setPostFields([], &options)
-                if method != "POST" { options.set(CURLOPT_CUSTOMREQUEST, method) }
-            default:
-                options.set(CURLOPT_CUSTOMREQUEST, method)
-            }
-        case .bytes(let bytes, _):
-            setPostFields(bytes, &options)
-            if method != "POST" { options.set(CURLOPT_CUSTOMREQUEST, method) }
-            countSentBytes(&options, context: context)
-        case .file:
-            options.set(CURLOPT_UPLOAD, 1)
-            options.set(CURLOPT_INFILESIZE_LARGE, offset: fileSize)
-            options.check(cxhr_easy_set_read_function(options.easy, Transfer.readCallback))
-            options.set(CURLOPT_READDATA, pointer: context)
-            options.check(cxhr_easy_set_seek_function(options.easy, Transfer.seekCallback))
-            options.set(CURLOPT_SEEKDATA, pointer: context)
-            countSentBytes(&options, context: context)
-            if !["GET", "HEAD", "POST", "PUT"].contains(method) {
-                options.set(CURLOPT_CUSTOMREQUEST, method)
-            }
-        }
-    }
-
-    /// Lets ``HttpRequest/getBytesSent()`` follow an upload (libcurl's progress callback, set
-    /// only for requests with a body).
-    private func countSentBytes(_ options: inout EasyOptions, context: UnsafeMutableRawPointer) {
-        options.set(CURLOPT_NOPROGRESS, 0)
-        options.check(cxhr_easy_set_xferinfo_function(options.easy, Transfer.progressCallback))
-        options.set(CURLOPT_XFERINFODATA, pointer: context)
-    }
-
-    private func setPostFields(_ bytes: [UInt8], _ options: inout EasyOptions) {
-        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
-        storage.copyBytes(from: bytes)
-        bodyStorage = storage
-        options.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(bytes.count))
-        options.set(CURLOPT_POSTFIELDS, pointer: storage.baseAddress)
-    }
-
-    private func configureHeaders(_ options: inout EasyOptions) {
-        var lines = message.headers.map { $0.value.isEmpty ? "\($0.name);" : "\($0.name): \($0.value)" }
-        if !message.hasHeader("Content-Type") {
-            switch body {
-            case .bytes(_, let contentType?): lines.append("Content-Type: \(contentType)")
-            case .bytes(_, nil), .none: lines.append("Content-Type:")  // no libcurl default
-            case .file: break
-            }
-        }
-        for line in lines {
-            guard let list = curl_slist_append(headerList, line) else {
-                options.fail("out of memory building the header list")
-                return
-            }
-            headerList = list
-        }
-        options.set(CURLOPT_HTTPHEADER, slist: headerList)
     }
 
     // MARK: What libcurl reports
@@ -258,7 +192,8 @@ final class Transfer: @unchecked Sendable {
     /// A failed transfer's kind and text: libcurl's detailed message, TLS failures starting
     /// with "SSL", failures to reach the proxy naming it.
     func failure(_ code: CURLcode) -> TransferFailure {
-        let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+        let errorBuffer = handle?.errorBuffer
+        let detail = if let errorBuffer, errorBuffer[0] != 0 { String(cString: errorBuffer) } else { String(cString: curl_easy_strerror(code)) }
         if let proxy = switches.proxy, Transfer.proxyFailures.contains(code.rawValue), !sawHead {
             return TransferFailure(kind: .proxy, text: "Proxy \(proxy.name) failed: \(detail)")
         }
@@ -266,7 +201,7 @@ final class Transfer: @unchecked Sendable {
             return TransferFailure(kind: .tls, text: detail.hasPrefix("SSL") ? detail : "SSL error: \(detail)")
         }
         switch code {
-        case CURLE_OUT_OF_MEMORY where errorBuffer[0] == 0 && !sawHead:
+        case CURLE_OUT_OF_MEMORY where (errorBuffer?[0] ?? 0) == 0 && !sawHead:
             // libcurl reports a header beyond its 100 KiB limit as out of memory, silently.
             return TransferFailure(kind: .response, text: "Response header too large (libcurl accepts up to 100 KiB) or out of memory")
         case CURLE_COULDNT_RESOLVE_HOST: return TransferFailure(kind: .dns, text: detail)
@@ -306,8 +241,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     private func headerLine(_ line: UnsafeRawBufferPointer) {
-        if !receivedSetCookie, line.count > 11, line[0] | 0x20 == UInt8(ascii: "s"),
-           String(decoding: line.prefix(11), as: UTF8.self).lowercased() == "set-cookie:" {
+        if !receivedSetCookie, Self.isSetCookie(line) {
             receivedSetCookie = true
         }
         guard let head = parser.consume(line) else { return }
@@ -325,6 +259,15 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
+    private static let setCookiePrefix = Array("set-cookie:".utf8)
+
+    /// Whether a header line is a `Set-Cookie` field (case-insensitive).
+    private static func isSetCookie(_ line: UnsafeRawBufferPointer) -> Bool {
+        guard line.count > 11, line[0] | 0x20 == 0x73 else { return false }  // "s"
+        for index in 1..<11 where line[index] | 0x20 != setCookiePrefix[index] { return false }
+        return true
+    }
+
     private func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> HttpRequest.BodyDisposition {
         flushPendingHead()
         return request.transferReceivedBody(self, bytes)
@@ -338,7 +281,7 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    private static let writeCallback: curl_write_callback = { data, size, count, context in
+    static let writeCallback: curl_write_callback = { data, size, count, context in
         let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
         let length = size * count
         guard length > 0, let data else { return length }
@@ -349,31 +292,255 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    private static let headerCallback: curl_write_callback = { data, size, count, context in
+    static let headerCallback: curl_write_callback = { data, size, count, context in
         let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
         let length = size * count
         transfer.headerLine(UnsafeRawBufferPointer(start: data, count: length))
         return length
     }
 
-    private static let readCallback: curl_read_callback = { buffer, size, count, context in
-        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
-        while true {
-            let got = Glibc.read(transfer.fileDescriptor, buffer, size * count)
-            if got >= 0 { return got }
-            if errno != EINTR { return cxhr_read_abort }
+    /// Hands libcurl the next bytes of the body it uploads: from the file, or from memory.
+    private func readBody(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+        guard case .bytes(let bytes, _) = body else {
+            while true {
+                let got = Glibc.read(fileDescriptor, buffer, capacity)
+                if got >= 0 { return got }
+                if errno != EINTR { return cxhr_read_abort }
+            }
         }
+        let count = min(capacity, bytes.count - bodyOffset)
+        bytes.withUnsafeBytes { source in
+            UnsafeMutableRawPointer(buffer).copyMemory(from: source.baseAddress! + bodyOffset, byteCount: count)
+        }
+        bodyOffset += count
+        return count
     }
 
-    private static let progressCallback: curl_xferinfo_callback = { context, _, _, _, uploaded in
+    /// Moves the upload back (libcurl rewinds for a redirect or an authentication round).
+    private func seekBody(to offset: Int64, origin: Int32) -> Int32 {
+        guard case .bytes(let bytes, _) = body else {
+            return lseek(fileDescriptor, off_t(offset), origin) < 0 ? cxhr_seek_fail : 0
+        }
+        guard origin == SEEK_SET, (0...Int64(bytes.count)).contains(offset) else { return cxhr_seek_fail }
+        bodyOffset = Int(offset)
+        return 0
+    }
+
+    static let readCallback: curl_read_callback = { buffer, size, count, context in
+        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+        return transfer.readBody(into: buffer!, capacity: size * count)
+    }
+
+    static let seekCallback: curl_seek_callback = { context, offset, origin in
+        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+        return transfer.seekBody(to: Int64(offset), origin: origin)
+    }
+
+    static let progressCallback: curl_xferinfo_callback = { context, _, _, _, uploaded in
         let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
         transfer.request.transferSent(transfer, bytes: Int64(uploaded))
         return 0
     }
+}
 
-    private static let seekCallback: curl_seek_callback = { context, offset, origin in
-        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
-        return lseek(transfer.fileDescriptor, off_t(offset), origin) < 0 ? cxhr_seek_fail : 0
+/// How a request's body reaches libcurl.
+enum BodyShape: Equatable {
+    /// No body (GET, HEAD, DELETE, …).
+    case none
+    /// POST, PUT or PATCH without a body: an empty one, with `Content-Length: 0`.
+    case empty
+    /// Copied into libcurl, which sends it with the request head.
+    case copied
+    /// Read from memory as libcurl sends it (large bodies: no copy of the whole body).
+    case streamed
+    /// Read from a file as libcurl sends it (`sendWithFile`, an upload).
+    case file
+
+    /// Whether ``HttpRequest/getBytesSent()`` follows the upload.
+    var countsProgress: Bool { self == .copied || self == .streamed || self == .file }
+}
+
+/// The options of an easy handle that are not per transfer. A handle set up for a profile
+/// serves the next transfer with an equal profile after setting only the URL, the body and
+/// the pointers to the transfer: the common case of one request shape sent again and again.
+struct EasyProfile: Equatable {
+    var method: String
+    var body: BodyShape
+    /// The request's own header lines (`Name: value`, or `Name;` for an empty value).
+    var headerLines: [String]
+    /// The `Content-Type` line the request's headers lack, or nil.
+    var contentTypeLine: String?
+    var switches: TransferSwitches
+    /// Trusted CAs replacing the system store, or nil for the system store.
+    var caFile: String?
+    var timeoutMilliseconds: Int
+    var pipelining: Bool
+    /// libcurl may read the proxy environment variables (no proxy of the request's own).
+    var environmentProxy: Bool
+    /// Server credentials other than Negotiate.
+    var credentials: Credentials?
+    /// libcurl may answer a Negotiate challenge with tickets from a credential cache.
+    var negotiate: Bool
+    var delegation: Bool
+
+    /// Sets every option of the profile on a handle just reset.
+    func apply(to options: inout EasyOptions, handle: EasyHandle, share: UnsafeMutableRawPointer) {
+        let easy = options.easy
+        handle.isPristine = false
+        options.set(share: share)
+        options.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(handle.errorBuffer))
+        options.set(CURLOPT_NOSIGNAL, 1)
+        options.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        options.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        options.set(CURLOPT_FOLLOWLOCATION, switches.followLocation ? 1 : 0)
+        options.set(CURLOPT_MAXREDIRS, 20)
+        options.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
+        options.check(cxhr_easy_set_write_function(easy, Transfer.writeCallback))
+        options.check(cxhr_easy_set_header_function(easy, Transfer.headerCallback))
+        if timeoutMilliseconds > 0 { options.set(CURLOPT_TIMEOUT_MS, timeoutMilliseconds) }
+        options.set(CURLOPT_SSL_VERIFYPEER, switches.verifyPeer ? 1 : 0)
+        options.set(CURLOPT_SSL_VERIFYHOST, switches.verifyHost ? 2 : 0)
+        if let caFile {
+            // Replace the system store rather than add to it.
+            options.set(CURLOPT_CAINFO, caFile)
+            options.set(CURLOPT_CAPATH, nil)
+        }
+        applyMethodAndBody(&options)
+        for line in headerLines + (contentTypeLine.map { [$0] } ?? []) {
+            guard let list = curl_slist_append(handle.headerList, line) else {
+                options.fail("out of memory building the header list")
+                return
+            }
+            handle.headerList = list
+        }
+        options.set(CURLOPT_HTTPHEADER, slist: handle.headerList)
+        if pipelining {
+            options.set(CURLOPT_PIPEWAIT, 1)
+        } else {
+            options.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+        }
+        if switches.cookies {
+            options.set(CURLOPT_COOKIEFILE, "")
+        }
+        if switches.freshConnection {
+            // A new connection, no resumed TLS session, and the CA file read again rather
+            // than taken from libcurl's cache of it.
+            options.set(CURLOPT_FRESH_CONNECT, 1)
+            options.set(CURLOPT_SSL_SESSIONID_CACHE, 0)
+            options.set(CURLOPT_CA_CACHE_TIMEOUT, 0)
+        }
+        applyProxy(&options)
+        if negotiate {
+            // SPNEGO through GSS-API with the tickets in a credential cache (the engine picks
+            // which); an empty user name tells libcurl to use them.
+            options.set(CURLOPT_USERNAME, "")
+            options.set(CURLOPT_PASSWORD, "")
+            options.set(CURLOPT_HTTPAUTH, Int(AuthScheme.negotiate.curlMask))
+            options.set(CURLOPT_GSSAPI_DELEGATION, delegation ? Int(cxhr_gssapi_delegation_flag) : 0)
+        } else if let credentials {
+            options.set(CURLOPT_USERNAME, credentials.user)
+            options.set(CURLOPT_PASSWORD, credentials.password)
+            options.set(CURLOPT_HTTPAUTH, Int(credentials.scheme.curlMask))
+        }
+    }
+
+    private func applyMethodAndBody(_ options: inout EasyOptions) {
+        switch body {
+        case .none:
+            switch method {
+            case "GET": options.set(CURLOPT_HTTPGET, 1)
+            case "HEAD": options.set(CURLOPT_NOBODY, 1)
+            default: options.set(CURLOPT_CUSTOMREQUEST, method)
+            }
+        case .empty, .copied:
+            // The transfer sets the body (CURLOPT_COPYPOSTFIELDS, which makes it a POST).
+            if method != "POST" { options.set(CURLOPT_CUSTOMREQUEST, method) }
+        case .streamed:
+            options.set(CURLOPT_POST, 1)
+            if method != "POST" { options.set(CURLOPT_CUSTOMREQUEST, method) }
+        case .file:
+            options.set(CURLOPT_UPLOAD, 1)
+            if !["GET", "HEAD", "POST", "PUT"].contains(method) {
+                options.set(CURLOPT_CUSTOMREQUEST, method)
+            }
+        }
+        if body == .streamed || body == .file {
+            options.check(cxhr_easy_set_read_function(options.easy, Transfer.readCallback))
+            options.check(cxhr_easy_set_seek_function(options.easy, Transfer.seekCallback))
+        }
+        if body.countsProgress {
+            // libcurl's progress callback, only for requests with a body.
+            options.set(CURLOPT_NOPROGRESS, 0)
+            options.check(cxhr_easy_set_xferinfo_function(options.easy, Transfer.progressCallback))
+        }
+    }
+
+    private func applyProxy(_ options: inout EasyOptions) {
+        guard let proxy = switches.proxy else {
+            // "" stops libcurl from reading http_proxy and friends unless the application
+            // opted in.
+            if !environmentProxy { options.set(CURLOPT_PROXY, "") }
+            return
+        }
+        options.set(CURLOPT_PROXY, proxy.url)
+        // Go through this proxy whatever no_proxy says.
+        options.set(CURLOPT_NOPROXY, "")
+        if let credentials = proxy.credentials {
+            options.set(CURLOPT_PROXYUSERNAME, credentials.user)
+            options.set(CURLOPT_PROXYPASSWORD, credentials.password)
+            options.set(CURLOPT_PROXYAUTH, Int(credentials.scheme.curlMask))
+        }
+    }
+}
+
+/// An easy handle the engine keeps between transfers, with what was last set on it. Engine
+/// thread only.
+final class EasyHandle {
+    let easy: UnsafeMutableRawPointer
+    /// The profile whose options the handle carries; nil when fresh, reset, or when it must
+    /// be set up again (after a failure or an authentication round, whose state libcurl keeps
+    /// in the handle).
+    @exclusivity(unchecked) var profile: EasyProfile?
+    /// No option was set on it since it was made or reset.
+    @exclusivity(unchecked) var isPristine = true
+    /// The request headers of `profile`, owned here.
+    @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
+    /// libcurl's text for a failure of the current transfer (CURLOPT_ERRORBUFFER).
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+
+    init?() {
+        guard let easy = curl_easy_init() else { return nil }
+        self.easy = easy
+        errorBuffer[0] = 0
+    }
+
+    deinit {
+        curl_easy_cleanup(easy)
+        if let headerList { curl_slist_free_all(headerList) }
+        errorBuffer.deallocate()
+    }
+
+    /// The last transfer met an authentication challenge (server or proxy), whose state
+    /// libcurl keeps in the handle.
+    var heardChallenge: Bool {
+        var server = 0
+        var proxy = 0
+        _ = cxhr_easy_get_long(easy, CURLINFO_HTTPAUTH_AVAIL, &server)
+        _ = cxhr_easy_get_long(easy, CURLINFO_PROXYAUTH_AVAIL, &proxy)
+        return server != 0 || proxy != 0
+    }
+
+    /// Back to libcurl's defaults (a fresh handle needs nothing).
+    func reset() {
+        guard !isPristine else { return }
+        // curl_easy_reset (libcurl 7.88) drops the list of cookie files without freeing it;
+        // clearing it first frees it.
+        _ = cxhr_easy_set_string(easy, CURLOPT_COOKIEFILE, nil)
+        curl_easy_reset(easy)
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+        profile = nil
+        isPristine = true
     }
 }
 

@@ -28,12 +28,16 @@ final class TransferEngine: @unchecked Sendable {
     private let share: UnsafeMutableRawPointer
     private let commands = Locked<[Command]>([])
 
-    // Engine thread only.
-    private var idleHandles: [UnsafeMutableRawPointer] = []
+    // Engine thread only (so without Swift's run-time exclusivity checks).
+    @exclusivity(unchecked) private var idleHandles: [EasyHandle] = []
+    /// Requests whose callbacks became due during this round of the loop, with the queue
+    /// each runs them on: handed over together when the round ends (one hop per queue, not
+    /// one per request and state).
+    @exclusivity(unchecked) private var dueDeliveries: [(queue: DispatchQueue, request: HttpRequest)] = []
     /// An easy handle attached to the share handle, for work on the shared cookie jar.
     private let cookieHandle: UnsafeMutableRawPointer
     /// The credential cache GSS-API was last pointed at on this thread ("" for the default).
-    private var gssCache: String?
+    @exclusivity(unchecked) private var gssCache: String?
     private static let maxIdleHandles = 256
 
     private init() {
@@ -76,9 +80,33 @@ final class TransferEngine: @unchecked Sendable {
         done.wait()
     }
 
+    /// Queues a command; wakes the loop unless an earlier command it has not yet taken did.
+    /// (The loop takes all commands after every wake-up, so a non-empty queue means a wake-up
+    /// is on its way.)
     private func post(_ command: Command) {
-        commands.withLock { $0.append(command) }
-        curl_multi_wakeup(multi)
+        let wasEmpty = commands.withLock { commands in
+            defer { commands.append(command) }
+            return commands.isEmpty
+        }
+        if wasEmpty { curl_multi_wakeup(multi) }
+    }
+
+    /// Runs `request`'s due callbacks on `queue` once this round of the loop ends. Engine
+    /// thread only.
+    func deliverLater(_ request: HttpRequest, on queue: DispatchQueue) {
+        dueDeliveries.append((queue, request))
+    }
+
+    private func handOverDeliveries() {
+        var rest = dueDeliveries[...]
+        while let queue = rest.first?.queue {
+            let batch = rest.filter { $0.queue === queue }.map(\.request)
+            rest = rest.filter { $0.queue !== queue }[...]
+            queue.async {
+                for request in batch { request.deliverReports() }
+            }
+        }
+        dueDeliveries.removeAll(keepingCapacity: true)
     }
 
     // MARK: The loop
@@ -104,41 +132,50 @@ final class TransferEngine: @unchecked Sendable {
                 case .start(let transfer): begin(transfer)
                 case .cancel(let transfer): end(transfer, failure: nil, report: false)
                 case .resume(let transfer):
-                    if !transfer.isFinished, let easy = transfer.easy { curl_easy_pause(easy, cxhr_pause_continue) }
+                    if !transfer.isFinished, let handle = transfer.handle { curl_easy_pause(handle.easy, cxhr_pause_continue) }
                 case .run(let work): work(cookieHandle)
                 }
             }
             pending.removeAll(keepingCapacity: true)
             curl_multi_perform(multi, &running)
             collectFinished()
+            handOverDeliveries()
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
     }
 
     private func begin(_ transfer: Transfer) {
-        // curl_easy_reset keeps a handle's cookie engine switched on, so a transfer without
-        // cookies takes a new handle.
-        let reused = transfer.switches.cookies ? idleHandles.popLast() : nil
-        guard let easy = reused ?? curl_easy_init() else {
+        let profile = transfer.profile()
+        guard let handle = handle(for: profile) else {
             transfer.isFinished = true
             transfer.request.transferFinished(transfer, failure: TransferFailure(kind: .other, text: "out of memory: no libcurl handle"))
             transfer.completion.signal()
             return
         }
-        transfer.easy = easy
+        transfer.handle = handle
         if transfer.usesNegotiate { selectCredentialCache() }
         // The engine's reference; released in `end`.
         _ = Unmanaged.passRetained(transfer)
-        if let failure = transfer.configure(easy, share: share) {
+        if let failure = transfer.configure(handle, profile: profile, share: share) {
             end(transfer, failure: TransferFailure(kind: .other, text: failure))
             return
         }
-        let code = curl_multi_add_handle(multi, easy)
+        let code = curl_multi_add_handle(multi, handle.easy)
         guard code == CURLM_OK else {
             end(transfer, failure: TransferFailure(kind: .other, text: String(cString: curl_multi_strerror(code))))
             return
         }
         transfer.isAdded = true
+    }
+
+    /// An idle handle, preferably one already set up for `profile`, else a new one.
+    private func handle(for profile: EasyProfile) -> EasyHandle? {
+        // A handle keeps its cookie engine switched on even through curl_easy_reset, so a
+        // transfer without cookies takes a new handle.
+        guard profile.switches.cookies, !idleHandles.isEmpty else { return EasyHandle() }
+        let candidates = idleHandles.indices.suffix(4).reversed()
+        let index = candidates.first { idleHandles[$0].profile == profile } ?? idleHandles.count - 1
+        return idleHandles.remove(at: index)
     }
 
     private func collectFinished() {
@@ -157,10 +194,10 @@ final class TransferEngine: @unchecked Sendable {
     /// Takes the transfer out of libcurl, tells the request how it ended (unless the request
     /// already knows, as after an abort), and releases the engine's hold on it.
     private func end(_ transfer: Transfer, failure: TransferFailure?, status: Int = 0, report: Bool = true) {
-        guard !transfer.isFinished, let easy = transfer.easy else { return }
+        guard !transfer.isFinished, let handle = transfer.handle else { return }
         transfer.isFinished = true
         if transfer.isAdded {
-            curl_multi_remove_handle(multi, easy)
+            curl_multi_remove_handle(multi, handle.easy)
         }
         if transfer.receivedSetCookie {
             // On disk before DONE is reported.
@@ -170,8 +207,13 @@ final class TransferEngine: @unchecked Sendable {
             if failure == nil { transfer.flushPendingHead() }
             transfer.request.transferFinished(transfer, failure: failure, fallbackStatus: status)
         }
-        transfer.easy = nil
-        recycle(easy)
+        transfer.handle = nil
+        if !report || failure != nil || handle.heardChallenge {
+            // libcurl keeps authentication state in the handle: the next transfer starts
+            // from a reset.
+            handle.profile = nil
+        }
+        recycle(handle)
         Unmanaged.passUnretained(transfer).release()
         transfer.completion.signal()
     }
@@ -185,16 +227,9 @@ final class TransferEngine: @unchecked Sendable {
         _ = cxhr_gss_use_ccache(wanted.isEmpty ? nil : wanted)
     }
 
-    /// Keeps easy handles for reuse.
-    private func recycle(_ easy: UnsafeMutableRawPointer) {
-        guard idleHandles.count < Self.maxIdleHandles else {
-            curl_easy_cleanup(easy)
-            return
-        }
-        // curl_easy_reset (libcurl 7.88) drops the list of cookie files without freeing it;
-        // clearing it first frees it.
-        _ = cxhr_easy_set_string(easy, CURLOPT_COOKIEFILE, nil)
-        curl_easy_reset(easy)
-        idleHandles.append(easy)
+    /// Keeps easy handles for reuse, with their options.
+    private func recycle(_ handle: EasyHandle) {
+        guard idleHandles.count < Self.maxIdleHandles else { return }  // released: cleaned up
+        idleHandles.append(handle)
     }
 }

@@ -138,7 +138,8 @@ CXHR_EXTERN bool cxhr_set_ca_certificate_file(cxhr_request *_Nullable request,
 
 /*
  * Sets the trusted CAs for every request of the process that sets none of its own; NULL
- * restores the default (CURL_CA_BUNDLE, else SSL_CERT_FILE, else the system store).
+ * restores the default (CURL_CA_BUNDLE, else SSL_CERT_FILE, read at the first request, else
+ * the system store).
  */
 CXHR_EXTERN void cxhr_set_default_ca_certificate_file(const char *_Nullable path);
 
