@@ -116,7 +116,7 @@ struct ResponseHeadParser: Sendable {
         while index < bytes.count, bytes[index] != 0x20 { index += 1 }      // the version
         while index < bytes.count, bytes[index] == 0x20 { index += 1 }
         var status = 0, digits = 0
-        while index < bytes.count, (0x30...0x39).contains(bytes[index]), digits < 3 {
+        while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39, digits < 3 {
             status = status * 10 + Int(bytes[index] - 0x30)
             digits += 1
             index += 1

@@ -123,7 +123,7 @@ final class Transfer: @unchecked Sendable {
     /// Returns the first failure as text.
     func configure(_ handle: EasyHandle, profile: EasyProfile, share: UnsafeMutableRawPointer) -> String? {
         var options = EasyOptions(handle.easy)
-        if handle.profile != profile {
+        if !handle.isSetUp(for: profile) {
             handle.reset()
             profile.apply(to: &options, handle: handle, share: share)
             if options.failure != nil { return options.failure }
@@ -363,25 +363,56 @@ enum BodyShape: Equatable {
 /// The options of an easy handle that are not per transfer. A handle set up for a profile
 /// serves the next transfer with an equal profile after setting only the URL, the body and
 /// the pointers to the transfer: the common case of one request shape sent again and again.
-struct EasyProfile: Equatable {
-    var method: String
-    var body: BodyShape
+///
+/// A class, so that handing it around and keeping it with a handle costs a reference, not a
+/// copy of every field.
+final class EasyProfile: Equatable {
+    let method: String
+    let body: BodyShape
     /// The request's own header lines (`Name: value`, or `Name;` for an empty value).
-    var headerLines: [String]
+    let headerLines: [String]
     /// The `Content-Type` line the request's headers lack, or nil.
-    var contentTypeLine: String?
-    var switches: TransferSwitches
+    let contentTypeLine: String?
+    let switches: TransferSwitches
     /// Trusted CAs replacing the system store, or nil for the system store.
-    var caFile: String?
-    var timeoutMilliseconds: Int
-    var pipelining: Bool
+    let caFile: String?
+    let timeoutMilliseconds: Int
+    let pipelining: Bool
     /// libcurl may read the proxy environment variables (no proxy of the request's own).
-    var environmentProxy: Bool
+    let environmentProxy: Bool
     /// Server credentials other than Negotiate.
-    var credentials: Credentials?
+    let credentials: Credentials?
     /// libcurl may answer a Negotiate challenge with tickets from a credential cache.
-    var negotiate: Bool
-    var delegation: Bool
+    let negotiate: Bool
+    let delegation: Bool
+
+    init(method: String, body: BodyShape, headerLines: [String], contentTypeLine: String?,
+         switches: TransferSwitches, caFile: String?, timeoutMilliseconds: Int, pipelining: Bool,
+         environmentProxy: Bool, credentials: Credentials?, negotiate: Bool, delegation: Bool) {
+        self.method = method
+        self.body = body
+        self.headerLines = headerLines
+        self.contentTypeLine = contentTypeLine
+        self.switches = switches
+        self.caFile = caFile
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.pipelining = pipelining
+        self.environmentProxy = environmentProxy
+        self.credentials = credentials
+        self.negotiate = negotiate
+        self.delegation = delegation
+    }
+
+    /// The scalars first: most differences show there.
+    static func == (lhs: EasyProfile, rhs: EasyProfile) -> Bool {
+        if lhs === rhs { return true }
+        return lhs.body == rhs.body && lhs.timeoutMilliseconds == rhs.timeoutMilliseconds
+            && lhs.pipelining == rhs.pipelining && lhs.environmentProxy == rhs.environmentProxy
+            && lhs.negotiate == rhs.negotiate && lhs.delegation == rhs.delegation
+            && lhs.method == rhs.method && lhs.headerLines == rhs.headerLines
+            && lhs.contentTypeLine == rhs.contentTypeLine && lhs.caFile == rhs.caFile
+            && lhs.switches == rhs.switches && lhs.credentials == rhs.credentials
+    }
 
     /// Sets every option of the profile on a handle just reset.
     func apply(to options: inout EasyOptions, handle: EasyHandle, share: UnsafeMutableRawPointer) {
@@ -518,6 +549,12 @@ final class EasyHandle {
         curl_easy_cleanup(easy)
         if let headerList { curl_slist_free_all(headerList) }
         errorBuffer.deallocate()
+    }
+
+    /// Whether the handle carries `profile`'s options.
+    func isSetUp(for profile: EasyProfile) -> Bool {
+        guard let current = self.profile else { return false }
+        return current == profile
     }
 
     /// The last transfer met an authentication challenge (server or proxy), whose state

@@ -174,8 +174,12 @@ final class TransferEngine: @unchecked Sendable {
         // transfer without cookies takes a new handle.
         guard profile.switches.cookies, !idleHandles.isEmpty else { return EasyHandle() }
         let candidates = idleHandles.indices.suffix(4).reversed()
-        let index = candidates.first { idleHandles[$0].profile == profile } ?? idleHandles.count - 1
-        return idleHandles.remove(at: index)
+        guard let index = candidates.first(where: { idleHandles[$0].isSetUp(for: profile) }) else {
+            return idleHandles.removeLast()
+        }
+        let handle = idleHandles.remove(at: index)
+        handle.profile = profile  // equal: the transfer's own copy, found faster by identity
+        return handle
     }
 
     private func collectFinished() {
