@@ -382,7 +382,7 @@ public final class HttpRequest: Sendable {
                     obtainTicketsThenStart(transfer)
                 }
             }
-            if !transfer.message.isAsync { transfer.completion.wait() }
+            if !transfer.message.isAsync { transfer.completion?.wait() }
             return true
         }
     }
@@ -400,7 +400,7 @@ public final class HttpRequest: Sendable {
         if let failure {
             transferFinished(transfer, failure: TransferFailure(kind: .authentication, text: failure), onEngine: false)
         }
-        transfer.completion.signal()  // the engine never had it
+        transfer.completion?.signal()  // the engine never had it
     }
 
     // MARK: Stopping
@@ -562,6 +562,17 @@ public final class HttpRequest: Sendable {
             return stopped
         }
 
+        /// The callback for `state` returned; returns the transfer to resume, if the
+        /// LOADING callback's end unpauses it.
+        mutating func endDelivery(of state: State) -> Transfer? {
+            delivering = nil
+            guard state == .loading else { return nil }
+            loadingReported = false
+            guard isPaused else { return nil }
+            isPaused = false
+            return transfer
+        }
+
         mutating func report(_ state: State, effects: inout Effects) {
             if state == .loading {
                 guard !loadingReported else { return }
@@ -603,33 +614,41 @@ public final class HttpRequest: Sendable {
     }
 
     /// Runs queued callbacks in order; hands the queue back after a batch so one busy request
-    /// does not hold a shared queue.
+    /// does not hold a shared queue. One lock per callback: ending one and taking the next.
     func deliverReports() {
+        var delivered: State?
         for _ in 0..<16 {
-            let next = core.withLock { core -> (State, (any HttpRequestDelegate)?, (@Sendable (HttpRequest) -> Void)?)? in
+            let step = core.withLock { core -> DeliveryStep in
+                var step = DeliveryStep()
+                if let delivered { step.resume = core.endDelivery(of: delivered) }
                 guard !core.reports.isEmpty else {
                     core.isDelivering = false
-                    return nil
+                    return step
                 }
                 let (state, generation) = core.reports.removeFirst()
                 core.delivering = (state, pthread_self(), generation)
-                return (state, core.delegate.value, core.onStatusChange)
+                step.next = (state, core.delegate.value, core.onStatusChange)
+                return step
             }
-            guard let (state, delegate, closure) = next else { return }
+            if let paused = step.resume { TransferEngine.shared.resume(paused) }
+            guard let (state, delegate, closure) = step.next else { return }
             delegate?.onStatusChange(self)
             closure?(self)
-            let paused = core.withLock { core -> Transfer? in
-                core.delivering = nil
-                guard state == .loading else { return nil }
-                core.loadingReported = false
-                guard core.isPaused else { return nil }
-                core.isPaused = false
-                return core.transfer
-            }
-            if let paused { TransferEngine.shared.resume(paused) }
+            delivered = state
         }
-        let queue = core.withLock { $0.callbackQueue }
+        let (paused, queue) = core.withLock { core in
+            (delivered.flatMap { core.endDelivery(of: $0) }, core.callbackQueue)
+        }
+        if let paused { TransferEngine.shared.resume(paused) }
         queue.async { self.deliverReports() }
+    }
+
+    /// What one locked step of ``deliverReports()`` found. A struct, so the closure passes
+    /// through the lock as it is stored (no re-abstraction, which allocates).
+    private struct DeliveryStep {
+        /// The transfer to resume now that the LOADING callback that paused it ended.
+        var resume: Transfer?
+        var next: (state: State, delegate: (any HttpRequestDelegate)?, closure: (@Sendable (HttpRequest) -> Void)?)?
     }
 
     private func refuse(_ code: HttpRequestError.Code, _ message: String) -> Bool {

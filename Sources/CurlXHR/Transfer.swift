@@ -39,8 +39,9 @@ final class Transfer: @unchecked Sendable {
     /// An open descriptor of the file `sendWithFile` streams, or -1.
     let fileDescriptor: Int32
     let fileSize: Int64
-    /// Signalled once the engine is done with the transfer, whatever the reason.
-    let completion = DispatchSemaphore(value: 0)
+    /// Signalled once the engine is done with the transfer, whatever the reason; only a
+    /// synchronous send waits for it (an asynchronous one learns from its DONE report).
+    let completion: DispatchSemaphore?
 
     // Engine thread only: one thread touches these, so Swift's run-time exclusivity checks
     // (on every header line and body chunk) are left out.
@@ -68,6 +69,7 @@ final class Transfer: @unchecked Sendable {
         self.pipelining = pipelining
         self.fileDescriptor = fileDescriptor
         self.fileSize = fileSize
+        completion = message.isAsync ? nil : DispatchSemaphore(value: 0)
         TransferEngine.liveTransfers.add(1, ordering: .relaxed)
     }
 
@@ -281,11 +283,17 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` with the transfer a libcurl callback's context points to. The engine holds
+    /// a reference for as long as libcurl has the transfer, so none is taken here (this runs
+    /// for every header line and body chunk).
+    private static func with<Result>(_ context: UnsafeMutableRawPointer?, _ body: (Transfer) -> Result) -> Result {
+        Unmanaged<Transfer>.fromOpaque(context!)._withUnsafeGuaranteedRef(body)
+    }
+
     static let writeCallback: curl_write_callback = { data, size, count, context in
-        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
         let length = size * count
         guard length > 0, let data else { return length }
-        switch transfer.bodyBytes(UnsafeRawBufferPointer(start: data, count: length)) {
+        switch with(context, { $0.bodyBytes(UnsafeRawBufferPointer(start: data, count: length)) }) {
         case .accepted: return length
         case .paused: return cxhr_write_pause  // libcurl hands the same bytes again on resume
         case .refused: return 0
@@ -293,9 +301,8 @@ final class Transfer: @unchecked Sendable {
     }
 
     static let headerCallback: curl_write_callback = { data, size, count, context in
-        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
         let length = size * count
-        transfer.headerLine(UnsafeRawBufferPointer(start: data, count: length))
+        with(context) { $0.headerLine(UnsafeRawBufferPointer(start: data, count: length)) }
         return length
     }
 
@@ -327,18 +334,15 @@ final class Transfer: @unchecked Sendable {
     }
 
     static let readCallback: curl_read_callback = { buffer, size, count, context in
-        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
-        return transfer.readBody(into: buffer!, capacity: size * count)
+        with(context) { $0.readBody(into: buffer!, capacity: size * count) }
     }
 
     static let seekCallback: curl_seek_callback = { context, offset, origin in
-        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
-        return transfer.seekBody(to: Int64(offset), origin: origin)
+        with(context) { $0.seekBody(to: Int64(offset), origin: origin) }
     }
 
     static let progressCallback: curl_xferinfo_callback = { context, _, _, _, uploaded in
-        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
-        transfer.request.transferSent(transfer, bytes: Int64(uploaded))
+        with(context) { $0.request.transferSent($0, bytes: Int64(uploaded)) }
         return 0
     }
 }
@@ -609,7 +613,11 @@ struct EasyOptions {
     }
 
     mutating func set(_ option: CURLoption, _ value: String?) {
-        check(cxhr_easy_set_string(easy, option, value), "option \(option.rawValue)")
+        // withCString hands over a native string's own bytes; an optional String converted
+        // implicitly would be copied first.
+        let code = if let value { value.withCString { cxhr_easy_set_string(easy, option, $0) } }
+                   else { cxhr_easy_set_string(easy, option, nil) }
+        check(code, "option \(option.rawValue)")
     }
 
     mutating func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) {

@@ -149,7 +149,7 @@ final class TransferEngine: @unchecked Sendable {
         guard let handle = handle(for: profile) else {
             transfer.isFinished = true
             transfer.request.transferFinished(transfer, failure: TransferFailure(kind: .other, text: "out of memory: no libcurl handle"))
-            transfer.completion.signal()
+            transfer.completion?.signal()
             return
         }
         transfer.handle = handle
@@ -219,7 +219,7 @@ final class TransferEngine: @unchecked Sendable {
         }
         recycle(handle)
         Unmanaged.passUnretained(transfer).release()
-        transfer.completion.signal()
+        transfer.completion?.signal()
     }
 
     /// Points GSS-API on this thread (where libcurl runs SPNEGO) at the library's ticket
