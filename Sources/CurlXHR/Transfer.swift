@@ -418,9 +418,6 @@ final class EasyProfile: Equatable {
             && lhs.switches == rhs.switches && lhs.credentials == rhs.credentials
     }
 
-    /// `CURLOPT_BUFFERSIZE`: the most libcurl reads from a connection at once.
-    static let receiveBufferSize = 256 * 1024
-
     /// Sets every option of the profile on a handle just reset.
     func apply(to options: inout EasyOptions, handle: EasyHandle, share: UnsafeMutableRawPointer) {
         let easy = options.easy
@@ -433,10 +430,6 @@ final class EasyProfile: Equatable {
         options.set(CURLOPT_FOLLOWLOCATION, switches.followLocation ? 1 : 0)
         options.set(CURLOPT_MAXREDIRS, 20)
         options.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
-        // Fewer, larger reads than libcurl's default 16 KiB: fewer system calls and body
-        // callbacks on large responses. Pages of the buffer a small response never reaches
-        // are never touched, so they cost no memory.
-        options.set(CURLOPT_BUFFERSIZE, EasyProfile.receiveBufferSize)
         options.check(cxhr_easy_set_write_function(easy, Transfer.writeCallback))
         options.check(cxhr_easy_set_header_function(easy, Transfer.headerCallback))
         if timeoutMilliseconds > 0 { options.set(CURLOPT_TIMEOUT_MS, timeoutMilliseconds) }
@@ -554,7 +547,15 @@ final class EasyHandle {
         guard let easy = curl_easy_init() else { return nil }
         self.easy = easy
         errorBuffer[0] = 0
+        // Fewer, larger reads than libcurl's default 16 KiB: fewer system calls and body
+        // callbacks on large responses; pages of the buffer a small response never reaches
+        // cost no memory. libcurl 7.88 takes the size only before a handle's first transfer
+        // (later it refuses), so it is set here, once.
+        _ = cxhr_easy_set_long(easy, CURLOPT_BUFFERSIZE, Self.receiveBufferSize)
     }
+
+    /// `CURLOPT_BUFFERSIZE`: the most libcurl reads from a connection at once.
+    static let receiveBufferSize = 256 * 1024
 
     deinit {
         curl_easy_cleanup(easy)
