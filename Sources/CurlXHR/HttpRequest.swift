@@ -318,6 +318,9 @@ public final class HttpRequest: Sendable {
     }
 
     /// Sends `body` byte for byte (no `Content-Type` unless set). `nil` sends no body.
+    ///
+    /// Bodies up to 64 KiB are copied into libcurl once; larger ones are read from `body`
+    /// itself as libcurl sends them (the request keeps it until DONE), never copied whole.
     @discardableResult
     public func sendData(_ body: Data?, timeout: Double = 0) -> Bool {
         guard let body else { return start(.none, timeout: timeout) }

@@ -70,6 +70,13 @@ import Testing
         #expect(echo.body == Data("form=1&b=2".utf8))
         #expect(echo.json["auth_type"] as? String == "Digest")
         #expect(echo.header("Authorization")?.contains("qop=auth") == true)
+        // A body over 64 KiB, streamed from the caller's Data: libcurl rewinds it for the
+        // round after the challenge, and it still arrives whole.
+        let large = Pattern.bytes(300_000)
+        #expect(request.open("POST", url: url, user: try user, password: try password, auth: "DIGEST"))
+        #expect(request.sendData(large))
+        #expect(request.getStatus() == 200, "\(request.getStatusText() ?? "")")
+        #expect(try Echo(request.getReceiveBuffer()).body == large)
     }
 
     @Test func ntlm() throws {

@@ -113,6 +113,8 @@ import Testing
         #expect(post.open("POST", url: try env.httpURL + "/echo"))
         #expect(post.sendData(content))
         #expect(post.getBytesSent() == Int64(content.count))
+        #expect(try Echo(post.getReceiveBuffer()).body == content,
+                "a body over 64 KiB is read from the caller's Data as it goes out, byte for byte")
     }
 
     @Test func sendWithFileRefusesWhatItCannotRead() throws {
