@@ -301,6 +301,13 @@ int main(int argc, char **argv)
   cookies_persist(store);
   proxies();
   process_wide_settings();
+  /* Leave nothing behind: the store, its lock file and their directory. */
+  char lock[300];
+  snprintf(lock, sizeof lock, "%s.lock", store);
+  unlink(store);
+  unlink(lock);
+  *strrchr(store, '/') = '\0';
+  rmdir(store);
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

@@ -116,7 +116,7 @@ import Testing
     }
 
     @Test func kerberosTicketsComeFromTheKDCAndServeLaterRequests() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("curlxhr-krb-\(UUID())")
+        let dir = URL(fileURLWithPath: try env.scratchPath("krb"))
         KerberosCredentials.cacheFile = dir.appendingPathComponent("state/krb5cc").path
         defer {
             KerberosCredentials.clearCredentials(forMethod: "NEGOTIATE")
@@ -148,7 +148,7 @@ import Testing
     }
 
     @Test func aWrongKerberosPasswordFailsClearly() throws {
-        KerberosCredentials.cacheFile = FileManager.default.temporaryDirectory.appendingPathComponent("curlxhr-krb-\(UUID())/cc").path
+        KerberosCredentials.cacheFile = try env.scratchPath("krb") + "/cc"
         defer { KerberosCredentials.clearCredentials(forMethod: nil) }
         let url = "http://\(try env["TESTENV_KRB_HOST"]):\(try env["TESTENV_HTTP_PORT"])/negotiate/echo"
         for async in [false, true] {
@@ -166,7 +166,7 @@ import Testing
     @Test func aKDCStoppedMidTestFailsClearlyWithinTheTimeout() throws {
         let kdc = TestEnvironment.packageRoot.appendingPathComponent("Tests/Servers/kdc.sh").path
         let dir = try env["TESTENV_DIR"]
-        KerberosCredentials.cacheFile = FileManager.default.temporaryDirectory.appendingPathComponent("curlxhr-krb-\(UUID())/cc").path
+        KerberosCredentials.cacheFile = try env.scratchPath("krb") + "/cc"
         defer { KerberosCredentials.clearCredentials(forMethod: nil) }
         let url = "http://\(try env["TESTENV_KRB_HOST"]):\(try env["TESTENV_HTTP_PORT"])/negotiate/echo"
         let principal = try env["TESTENV_KRB5_PRINCIPAL"], secret = try env["TESTENV_KRB5_PASSWORD"]
@@ -195,7 +195,7 @@ import Testing
         let digest = try env.httpURL + "/digest/echo"
         let ntlm = try env["TESTENV_HTTP_NTLM_URL"] + "/echo"
         let negotiate = "http://\(try env["TESTENV_KRB_HOST"]):\(try env["TESTENV_HTTP_PORT"])/negotiate/echo"
-        KerberosCredentials.cacheFile = FileManager.default.temporaryDirectory.appendingPathComponent("curlxhr-krb-\(UUID())/cc").path
+        KerberosCredentials.cacheFile = try env.scratchPath("krb") + "/cc"
         defer { KerberosCredentials.clearCredentials(forMethod: nil) }
         let principal = try env["TESTENV_KRB5_PRINCIPAL"], secret = try env["TESTENV_KRB5_PASSWORD"]
         let (user, password) = (try user, try password)

@@ -58,7 +58,7 @@ import Testing
 
     /// A fresh directory for store files.
     func storeDirectory() throws -> String {
-        let path = NSTemporaryDirectory() + "curlxhr-cookies-" + UUID().uuidString
+        let path = try env.scratchPath("cookies")
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }

@@ -146,7 +146,7 @@ import Testing
         let kept = try xhr(["-i", "--no-location", redirect])
         #expect(kept.text.hasPrefix("HTTP 302") && kept.text.contains("Location: /files/100b"), "\(kept.text.prefix(200))")
 
-        let jar = NSTemporaryDirectory() + "xhr-jar-\(UUID().uuidString)/cookies.txt"
+        let jar = try env.scratchPath("xhr-jar") + "/cookies.txt"
         let name = "xhr\(UUID().uuidString.prefix(6).lowercased())"
         let setting = try env.httpURL + "/echo?set_cookie=\(name)%3Dv%3B%20Max-Age%3D600%3B%20Path%3D%2F"
         #expect(try xhr(["--cookie-jar", jar, setting]).status == 0)

@@ -26,6 +26,12 @@ struct TestEnvironment: Sendable {
     var faultURL: String { get throws { try self["TESTENV_FAULT_URL"] } }
     var caFile: String { get throws { try self["TESTENV_CA_FILE"] } }
     var otherCAFile: String { get throws { try self["TESTENV_OTHER_CA_FILE"] } }
+    /// A new path for a test's files inside the environment's directory, which
+    /// `scripts/test.sh` removes when the run ends: tests leave nothing behind in /tmp.
+    func scratchPath(_ prefix: String) throws -> String {
+        try self["TESTENV_DIR"] + "/scratch/\(prefix)-\(UUID().uuidString)"
+    }
+
     func httpsURL(port name: String, host: String = "localhost") throws -> String {
         "https://\(host):\(try self[name])"
     }
