@@ -84,8 +84,8 @@ struct ResponseHeadParser: Sendable {
 
     /// Consumes one header line (with its CRLF); returns the block the line completed.
     mutating func consume(_ line: UnsafeRawBufferPointer) -> ResponseHead? {
-        let isEmptyLine = line.count <= 2 && line.allSatisfy { $0 == 0x0A || $0 == 0x0D }
-        if isEmptyLine || line.isEmpty {
+        // The empty line that ends a head (no header line starts with CR or LF).
+        if line.isEmpty || line[0] == 0x0D || line[0] == 0x0A {
             guard !block.isEmpty else { return nil }
             defer { block = [] }  // the head keeps the bytes
             return ResponseHead(block: block)
@@ -97,7 +97,7 @@ struct ResponseHeadParser: Sendable {
         } else if block.isEmpty {
             return nil  // fields outside a block
         }
-        block.append(contentsOf: line)
+        block.append(contentsOf: line.assumingMemoryBound(to: UInt8.self))
         if block.last != 0x0A { block.append(0x0A) }
         return nil
     }
