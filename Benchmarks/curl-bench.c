@@ -43,6 +43,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static long issued, finished, errors, bytes_moved;
 static char first_error[512];
 static double start_time, deadline, start_user, start_sys;
+static long start_switches;
 static int reported;
 
 static double now_seconds(void)
@@ -102,10 +103,11 @@ static void report(long extra_errors, const char *note)
     const char *problem = note ? note : (first_error[0] ? first_error : NULL);
     printf("{\"client\":\"%s\",\"workload\":\"%s\",\"requests\":%ld,\"seconds\":%.6f,"
            "\"req_per_s\":%.3f,\"bytes_per_s\":%.1f,\"cpu_user_s\":%.6f,\"cpu_sys_s\":%.6f,"
-           "\"peak_rss_kib\":%ld,\"errors\":%ld,\"timed_out\":%s",
+           "\"context_switches\":%ld,\"peak_rss_kib\":%ld,\"errors\":%ld,\"timed_out\":%s",
            opt.client, opt.workload, finished, seconds, finished / seconds,
            bytes_moved / seconds, timeval_seconds(usage.ru_utime) - start_user,
-           timeval_seconds(usage.ru_stime) - start_sys, usage.ru_maxrss, errors + extra_errors,
+           timeval_seconds(usage.ru_stime) - start_sys,
+           usage.ru_nvcsw + usage.ru_nivcsw - start_switches, usage.ru_maxrss, errors + extra_errors,
            (issued < opt.requests || note) ? "true" : "false");
     if (problem) {
         /* The texts are ours or libcurl's: no quotes or backslashes to escape. */
@@ -296,6 +298,7 @@ int main(int argc, char **argv)
     getrusage(RUSAGE_SELF, &usage);
     start_user = timeval_seconds(usage.ru_utime);
     start_sys = timeval_seconds(usage.ru_stime);
+    start_switches = usage.ru_nvcsw + usage.ru_nivcsw;
     start_time = now_seconds();
     deadline = start_time + opt.max_seconds;
     pthread_t dog;

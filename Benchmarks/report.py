@@ -8,6 +8,8 @@ For each workload and client, over the repetitions:
   vs libcurl        the median over repetitions of (client / raw libcurl in the same
                     repetition and workload); 1.00 = as fast as raw libcurl, 0.25 = 4x slower
   CPU/request       median of (user + system CPU time of the client process) / requests
+  switches/request  median of the client process's context switches (voluntary and
+                    involuntary, all threads) / requests: thread hand-offs and sleeps
   peak RSS          median of the client process's peak resident set, and in brackets its
                     difference to raw libcurl's median
   errors            sum over repetitions; "!n" marks runs that stopped at the time bound
@@ -140,8 +142,8 @@ def main():
 
     runs, workloads, clients = load(args.results)
     problems = []
-    print("| workload | client | median | min–max | vs libcurl | CPU/request | peak RSS (vs libcurl) | errors |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| workload | client | median | min–max | vs libcurl | CPU/request | switches/request | peak RSS (vs libcurl) | errors |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for workload in workloads:
         key = metric(workload)
         base_rss = median_of(runs, workload, BASELINE, "peak_rss_kib")
@@ -151,6 +153,8 @@ def main():
             values = [r[key] for r in good]
             found = ratios(runs, workload, client)
             cpu = [(r["cpu_user_s"] + r["cpu_sys_s"]) / r["requests"] for r in good]
+            switches = [r["context_switches"] / r["requests"] for r in good if "context_switches" in r]
+            per_request = f"{statistics.median(switches):.2f}" if switches else "-"
             rss = statistics.median([r["peak_rss_kib"] for r in good]) if good else None
             errors = sum(max(r.get("errors", 0), 0) for r in reps.values())
             failed = sum(1 for r in reps.values() if r.get("failed"))
@@ -175,12 +179,13 @@ def main():
                 memory = f"{rss / 1024:,.1f} MiB ({(rss - base_rss) / 1024:+.1f})"
             print(
                 f"| {workload} | {client} | {fmt_rate(median, workload)} | {spread} | {ratio} | "
-                f"{fmt_cpu(statistics.median(cpu) if cpu else None)} | {memory} | {marks} |"
+                f"{fmt_cpu(statistics.median(cpu) if cpu else None)} | {per_request} | {memory} | {marks} |"
             )
     reps_seen = sorted({rep for results in runs.values() for rep in results})
     print()
     print(f"{len(reps_seen)} repetition(s); median over repetitions. vs libcurl: median of per-repetition "
           "ratios to raw libcurl (higher is better). CPU/request: client process only, user + system. "
+          "switches/request: the client process's context switches per request. "
           "peak RSS: ru_maxrss of the client process (difference to raw libcurl's in MiB).")
     if not args.no_targets:
         table = targets(runs, workloads)

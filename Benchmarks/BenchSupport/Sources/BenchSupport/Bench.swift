@@ -8,7 +8,7 @@
 // A run issues at most --requests requests, and none after --max-seconds; it then prints
 // one JSON line on stdout:
 //   {"client","workload","requests","seconds","req_per_s","bytes_per_s","cpu_user_s",
-//    "cpu_sys_s","peak_rss_kib","errors","timed_out"[,"first_error"]}
+//    "cpu_sys_s","context_switches","peak_rss_kib","errors","timed_out"[,"first_error"]}
 // A response counts as an error unless its status is 200 and its body has exactly
 // --expect-bytes bytes. `requests` counts finished requests, errors included.
 import Dispatch
@@ -164,6 +164,7 @@ public final class Tally: Sendable {
             ("bytes_per_s", json(Double(snapshot.bytes) / seconds)),
             ("cpu_user_s", json(usage.user - startUsage.user)),
             ("cpu_sys_s", json(usage.system - startUsage.system)),
+            ("context_switches", "\(usage.contextSwitches - startUsage.contextSwitches)"),
             ("peak_rss_kib", "\(usage.maxRSSKiB)"),
             ("errors", "\(errors)"),
             ("timed_out", snapshot.issued < options.requests || note != nil ? "true" : "false"),
@@ -189,17 +190,20 @@ public final class Tally: Sendable {
     }
 }
 
-/// CPU time and peak memory of this process.
+/// CPU time, context switches and peak memory of this process.
 public struct ResourceUsage: Sendable {
     public var user: Double
     public var system: Double
+    /// Voluntary and involuntary context switches of all threads.
+    public var contextSwitches: Int
     public var maxRSSKiB: Int
 
     public static func now() -> ResourceUsage {
         var usage = rusage()
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-        return ResourceUsage(user: seconds(usage.ru_utime), system: seconds(usage.ru_stime), maxRSSKiB: usage.ru_maxrss)
+        return ResourceUsage(user: seconds(usage.ru_utime), system: seconds(usage.ru_stime),
+                             contextSwitches: usage.ru_nvcsw + usage.ru_nivcsw, maxRSSKiB: usage.ru_maxrss)
     }
 }
 
