@@ -400,9 +400,7 @@ public final class HttpRequest: Sendable {
             TransferEngine.shared.start(transfer)
             return
         }
-        if let failure {
-            transferFinished(transfer, failure: TransferFailure(kind: .authentication, text: failure), onEngine: false)
-        }
+        if let failure { transferFinished(transfer, failure: TransferFailure(kind: .authentication, text: failure)) }
         transfer.completion?.signal()  // the engine never had it
     }
 
@@ -607,13 +605,14 @@ public final class HttpRequest: Sendable {
     private func perform(_ effects: Effects) {
         if let transfer = effects.cancel { TransferEngine.shared.cancel(transfer) }
         if let transfer = effects.start { TransferEngine.shared.start(transfer) }
-        if let queue = effects.deliverOn { queue.async { self.deliverReports() } }
-    }
-
-    /// `perform` for events on the engine thread, which only ever asks for callbacks: the
-    /// engine hands them to the queue with those of other requests when its round ends.
-    private func performOnEngine(_ effects: Effects) {
-        if let queue = effects.deliverOn { TransferEngine.shared.deliverLater(self, on: queue) }
+        guard let queue = effects.deliverOn else { return }
+        if TransferEngine.isCurrentThread {
+            // The engine hands callbacks to their queue with those of other requests when
+            // its round ends: one hop per queue, not one per request and state.
+            TransferEngine.shared.deliverLater(self, on: queue)
+        } else {
+            queue.async { self.deliverReports() }
+        }
     }
 
     /// Runs queued callbacks in order; hands the queue back after a batch so one busy request
@@ -692,7 +691,7 @@ public final class HttpRequest: Sendable {
             core.response = head
             return core.apply(core.machine.headersReceived())
         }
-        performOnEngine(effects)
+        perform(effects)
     }
 
     /// What became of body bytes handed to the request.
@@ -721,7 +720,7 @@ public final class HttpRequest: Sendable {
             core.received.append(bytes.assumingMemoryBound(to: UInt8.self))
             return (.accepted, core.apply(core.machine.bodyReceived()))
         }
-        performOnEngine(outcome.1)
+        perform(outcome.1)
         return outcome.0
     }
 
@@ -729,7 +728,7 @@ public final class HttpRequest: Sendable {
         sentBytes.store(bytes, ordering: .relaxed)
     }
 
-    func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int = 0, onEngine: Bool = true) {
+    func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int = 0) {
         let effects = core.withLock { core -> Effects in
             guard core.transfer === transfer else { return Effects() }
             core.transfer = nil
@@ -744,7 +743,7 @@ public final class HttpRequest: Sendable {
             }
             return core.apply(core.machine.finished())
         }
-        if onEngine { performOnEngine(effects) } else { perform(effects) }
+        perform(effects)
     }
 }
 

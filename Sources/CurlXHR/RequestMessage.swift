@@ -196,14 +196,13 @@ enum MessageValidation {
 
     /// Standard methods are upper-cased (as XMLHttpRequest does); others are kept as given.
     static func normalizedMethod(_ method: String) -> String {
-        switch method {
-        case "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT":
-            return method
-        default:
-            let upper = method.uppercased()
-            return ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"].contains(upper) ? upper : method
-        }
+        if standardMethods.contains(method) { return method }  // as usually written: no copy
+        let upper = method.uppercased()
+        return standardMethods.contains(upper) ? upper : method
     }
+
+    /// Most used first: small strings compare by their bits, cheaper than hashing.
+    private static let standardMethods = ["GET", "POST", "PUT", "DELETE", "HEAD", "PATCH", "OPTIONS"]
 
     /// What libcurl's own URL parser makes of `url`: only absolute http and https URLs with a
     /// host pass. Succeeds with whether the URL carries a user name.

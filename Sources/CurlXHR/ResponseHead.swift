@@ -13,13 +13,28 @@ struct ResponseHead: Sendable, Equatable {
         self.reason = reason
     }
 
-    /// A head from its lines, the status line first; the empty line that ends it excluded.
+    /// A head from its lines, each ending in LF, the status line first; the empty line that
+    /// ends it excluded.
     init(block: [UInt8]) {
-        let statusEnd = (block.firstIndex(of: 0x0A) ?? block.count - 1) + 1
-        self = block.withUnsafeBytes { bytes in
-            ResponseHeadParser.statusLine(UnsafeRawBufferPointer(rebasing: bytes[0..<statusEnd]))
+        let newline = block.firstIndex(of: 0x0A) ?? block.endIndex
+        (status, reason) = Self.statusLine(Self.withoutCR(block[..<newline]))
+        lines = block[min(newline + 1, block.endIndex)...]
+    }
+
+    /// `HTTP/x.y SP status [SP reason]`; a missing reason becomes the standard one.
+    private static func statusLine(_ line: ArraySlice<UInt8>) -> (status: Int, reason: String) {
+        var index = line.startIndex
+        while index < line.endIndex, line[index] != 0x20 { index += 1 }      // the version
+        while index < line.endIndex, line[index] == 0x20 { index += 1 }
+        var status = 0, digits = 0
+        while index < line.endIndex, line[index] >= 0x30, line[index] <= 0x39, digits < 3 {
+            status = status * 10 + Int(line[index] - 0x30)
+            digits += 1
+            index += 1
         }
-        lines = block[statusEnd...]
+        if digits != 3 || (index < line.endIndex && line[index] != 0x20) { status = 0 }
+        let reason = text(trimmed(line[index...]))
+        return (status, reason.isEmpty ? ReasonPhrase.standard(for: status) : reason)
     }
 
     static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool {
@@ -33,9 +48,8 @@ struct ResponseHead: Sendable, Equatable {
         var fields: [(name: String, value: String)] = []
         var rest = lines[...]
         while let newline = rest.firstIndex(of: 0x0A) {
-            var line = rest[rest.startIndex..<newline]
+            let line = Self.withoutCR(rest[rest.startIndex..<newline])
             rest = rest[(newline + 1)...]
-            if line.last == 0x0D { line = line.dropLast() }
             guard let first = line.first else { continue }
             if first == 0x20 || first == 0x09 {
                 guard !fields.isEmpty else { continue }
@@ -57,6 +71,10 @@ struct ResponseHead: Sendable, Equatable {
     /// `Name: value` lines joined by `\n`.
     var allFields: String {
         fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+    }
+
+    private static func withoutCR(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        line.last == 0x0D ? line.dropLast() : line
     }
 
     private static func text(_ bytes: ArraySlice<UInt8>) -> String {
@@ -105,29 +123,6 @@ struct ResponseHeadParser: Sendable {
     private static func isStatusLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
         bytes.count >= 5 && bytes[0] == 0x48 && bytes[1] == 0x54 && bytes[2] == 0x54 && bytes[3] == 0x50
             && bytes[4] == 0x2F  // "HTTP/"
-    }
-
-    /// `HTTP/x.y SP status [SP reason]`, with its line end or without.
-    static func statusLine(_ line: UnsafeRawBufferPointer) -> ResponseHead {
-        var end = line.count
-        while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
-        let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
-        var index = 0
-        while index < bytes.count, bytes[index] != 0x20 { index += 1 }      // the version
-        while index < bytes.count, bytes[index] == 0x20 { index += 1 }
-        var status = 0, digits = 0
-        while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39, digits < 3 {
-            status = status * 10 + Int(bytes[index] - 0x30)
-            digits += 1
-            index += 1
-        }
-        if digits != 3 || (index < bytes.count && bytes[index] != 0x20) { status = 0 }
-        var lower = index, upper = bytes.count
-        while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { lower += 1 }
-        while upper > lower, bytes[upper - 1] == 0x20 || bytes[upper - 1] == 0x09 { upper -= 1 }
-        var reason = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[lower..<upper]), as: UTF8.self)
-        if reason.isEmpty { reason = ReasonPhrase.standard(for: status) }
-        return ResponseHead(status: status, reason: reason)
     }
 }
 

@@ -101,7 +101,7 @@ final class Transfer: @unchecked Sendable {
             shape = .file
         }
         var contentTypeLine: String?
-        if message.headers.isEmpty || !message.hasHeader("Content-Type") {
+        if !message.hasHeader("Content-Type") {
             switch body {
             case .bytes(_, let contentType?): contentTypeLine = "Content-Type: \(contentType)"
             case .bytes(_, nil), .none: contentTypeLine = "Content-Type:"  // no libcurl default
@@ -536,7 +536,8 @@ final class EasyHandle {
     /// be set up again (after a failure or an authentication round, whose state libcurl keeps
     /// in the handle).
     @exclusivity(unchecked) var profile: EasyProfile?
-    /// No option was set on it since it was made or reset.
+    /// It holds libcurl's defaults (but for the receive buffer set when it was made): new, or
+    /// reset since its last transfer, so `reset()` has nothing to do.
     @exclusivity(unchecked) var isPristine = true
     /// The request headers of `profile`, owned here.
     @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?

@@ -91,6 +91,10 @@ final class TransferEngine: @unchecked Sendable {
         if wasEmpty { curl_multi_wakeup(multi) }
     }
 
+    /// Whether the calling thread is the engine's (0 until the engine runs).
+    static var isCurrentThread: Bool { thread.load(ordering: .relaxed) == UInt(pthread_self()) }
+    private static let thread = Atomic<UInt>(0)
+
     /// Runs `request`'s due callbacks on `queue` once this round of the loop ends. Engine
     /// thread only.
     func deliverLater(_ request: HttpRequest, on queue: DispatchQueue) {
@@ -123,6 +127,7 @@ final class TransferEngine: @unchecked Sendable {
     }
 
     private func run() {
+        Self.thread.store(UInt(pthread_self()), ordering: .relaxed)
         var pending: [Command] = []
         var running: Int32 = 0
         while true {

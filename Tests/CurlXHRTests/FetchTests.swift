@@ -117,6 +117,55 @@ import Testing
                 "a body over 64 KiB is read from the caller's Data as it goes out, byte for byte")
     }
 
+    @Test func nothingCarriesOverFromOneRequestToTheNext() throws {
+        // The engine keeps libcurl handles between requests together with their options:
+        // each request must still go out with its own method, URL, headers, credentials and
+        // body, and nothing of the one before.
+        let basic = try env.httpURL + "/basic/echo", plain = try env.httpURL + "/echo"
+        let user = try env["TESTENV_USER"], password = try env["TESTENV_PASSWORD"]
+        let request = HttpRequest()
+        for round in 0..<5 {
+            #expect(request.open("POST", url: basic + "?first", user: user, password: password))
+            request.setRequestHeader("X-Round", value: "\(round)")
+            #expect(request.send("first \(round)", timeout: 10))
+            #expect(request.getStatus() == 200)
+            let first = try Echo(request.getReceiveBuffer())
+            #expect(first.json["remote_user"] as? String == user)
+            #expect(first.header("X-Round") == "\(round)")
+            #expect(first.json["query"] as? String == "first")
+            #expect(first.body == Data("first \(round)".utf8))
+
+            // The same shape again: the URL and the body are this request's.
+            #expect(request.open("POST", url: basic + "?second", user: user, password: password))
+            request.setRequestHeader("X-Round", value: "\(round)")
+            #expect(request.send("second", timeout: 10))
+            let second = try Echo(request.getReceiveBuffer())
+            #expect(second.json["query"] as? String == "second")
+            #expect(second.body == Data("second".utf8))
+
+            // A plain GET: no credentials, header, body or Content-Type left over.
+            #expect(request.open("GET", url: plain + "?plain"))
+            #expect(request.send())
+            #expect(request.getStatus() == 200)
+            let third = try Echo(request.getReceiveBuffer())
+            #expect(third.method == "GET")
+            #expect(third.json["query"] as? String == "plain")
+            #expect(third.header("Authorization") == nil)
+            #expect(third.header("X-Round") == nil)
+            #expect(third.header("Content-Type") == nil)
+            #expect(third.bodyLength == 0)
+
+            // HEAD, then a GET that gets its body again.
+            #expect(request.open("HEAD", url: try env.httpURL + "/files/100b"))
+            #expect(request.send())
+            #expect(request.getStatus() == 200)
+            #expect(request.getReceiveBuffer().isEmpty)
+            #expect(request.open("GET", url: try env.httpURL + "/files/100b"))
+            #expect(request.send())
+            #expect(request.getReceiveBuffer() == Pattern.bytes(100))
+        }
+    }
+
     @Test func sendWithFileRefusesWhatItCannotRead() throws {
         let request = HttpRequest()
         #expect(request.open("PUT", url: try env.httpURL + "/echo"))
