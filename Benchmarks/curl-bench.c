@@ -1,7 +1,7 @@
 /*
  * Raw libcurl as the baseline benchmark client.
  *
- *   curl-bench --workload NAME --url URL [--mode async|threads] [--concurrency N]
+ *   curl-bench --workload NAME --url URL [--mode async|threads|handoff] [--concurrency N]
  *              [--requests N] [--expect-bytes N] [--post-bytes N] [--max-seconds S]
  *              [--client NAME]
  *
@@ -10,6 +10,13 @@
  *                 connection is reused from the multi handle's cache).
  * --mode threads: `concurrency` pthreads, each with one reused easy handle, calling
  *                 curl_easy_perform in a loop.
+ * --mode handoff: the async mode's work with CurlXHR's two threads: an engine thread owns
+ *                 the multi handle and only adds the handles it is told to start; it hands
+ *                 each round's finished handles to a callback thread (mutex and condition
+ *                 variable), which counts them and posts the next starts back to the engine
+ *                 (a queue, and curl_multi_wakeup when the engine waits). What the hand-off
+ *                 costs in plain C, as a peer for CurlXHR async. Client name
+ *                 "libcurl-handoff" unless --client.
  * The write callback counts body bytes and keeps none. Options: URL, NOSIGNAL, no proxy
  * from the environment (as CurlXHR), the write callback, a timeout and, for POST, the body
  * (POSTFIELDS, not copied). A request is an error unless it ends with CURLE_OK, status 200
@@ -20,6 +27,7 @@
  */
 #include <curl/curl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,14 +35,16 @@
 #include <time.h>
 #include <unistd.h>
 
+enum mode { MODE_ASYNC, MODE_THREADS, MODE_HANDOFF };
+
 struct options {
-    const char *client, *workload, *url;
-    int threads; /* 0: async (multi handle), 1: threads (easy handles) */
+    const char *client, *workload, *url; /* client NULL: by the mode (see main) */
+    enum mode mode;
     long concurrency, requests, expect_bytes, post_bytes;
     double max_seconds;
 };
 
-static struct options opt = {"libcurl", NULL, NULL, 0, 1, 1000, 100, 0, 60.0};
+static struct options opt = {NULL, NULL, NULL, MODE_ASYNC, 1, 1000, 100, 0, 60.0};
 static char *post_body;
 
 /* ---- The tally: count and time bounds, outcomes ---- */
@@ -139,6 +149,9 @@ static void *watchdog(void *unused)
 struct slot {
     CURL *easy;
     long received;
+    /* Handoff mode: how the transfer ended, read by the engine thread for the callback thread. */
+    CURLcode result;
+    long status;
 };
 
 static size_t discard(char *data, size_t size, size_t count, void *context)
@@ -176,7 +189,7 @@ static long status_of(CURL *easy)
     return status;
 }
 
-/* ---- The two modes ---- */
+/* ---- The three modes ---- */
 
 static void run_multi(void)
 {
@@ -246,12 +259,179 @@ static void run_threads(void)
     free(threads);
 }
 
+/*
+ * Handoff: the threads of CurlXHR async. The engine thread owns the multi handle: each round
+ * it adds the handles posted to it, runs curl_multi_perform, removes the finished handles
+ * and hands them, as one batch, to the callback thread, then waits in curl_multi_poll. The
+ * callback thread counts each finished request and, while there are more to make, posts its
+ * slot back to the engine. Each slot is in at most one of the two queues at a time, so
+ * `concurrency` entries are enough for either.
+ */
+
+static struct {
+    CURLM *multi;
+    /* To the engine: slots to start, and the order to stop. */
+    pthread_mutex_t commands_lock;
+    struct slot **commands;
+    long command_count;
+    int stopping;
+    /* The engine found no command and waits (or is about to wait) in curl_multi_poll. */
+    int loop_waits;
+    /* To the callback thread: finished slots. */
+    pthread_mutex_t done_lock;
+    pthread_cond_t done_posted;
+    struct slot **done;
+    long done_count;
+    /* Slots started and not yet retired; the callback thread's after it starts. */
+    long in_flight;
+} handoff = {NULL, PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER,
+             PTHREAD_COND_INITIALIZER, NULL, 0, 0};
+
+/* Queues a start; wakes the engine only if it waits (or is about to wait) in curl_multi_poll
+ * and no earlier post woke it, as CurlXHR does: an engine still busy with its round finds the
+ * command before it would wait. */
+static void post_start(struct slot *slot)
+{
+    pthread_mutex_lock(&handoff.commands_lock);
+    handoff.commands[handoff.command_count++] = slot;
+    int wake = handoff.loop_waits;
+    handoff.loop_waits = 0;
+    pthread_mutex_unlock(&handoff.commands_lock);
+    if (wake)
+        curl_multi_wakeup(handoff.multi);
+}
+
+static void *engine_loop(void *unused)
+{
+    (void)unused;
+    struct slot **pending = calloc((size_t)opt.concurrency, sizeof *pending);
+    struct slot **batch = calloc((size_t)opt.concurrency, sizeof *batch);
+    for (;;) {
+        pthread_mutex_lock(&handoff.commands_lock);
+        long count = handoff.command_count;
+        memcpy(pending, handoff.commands, (size_t)count * sizeof *pending);
+        handoff.command_count = 0;
+        handoff.loop_waits = 0;
+        int stopping = handoff.stopping;
+        pthread_mutex_unlock(&handoff.commands_lock);
+        for (long i = 0; i < count; i++)
+            curl_multi_add_handle(handoff.multi, pending[i]->easy);
+        if (stopping)
+            break;
+
+        int running = 0, queued = 0;
+        long finished_now = 0;
+        curl_multi_perform(handoff.multi, &running);
+        CURLMsg *message;
+        while ((message = curl_multi_info_read(handoff.multi, &queued))) {
+            if (message->msg != CURLMSG_DONE)
+                continue;
+            CURL *easy = message->easy_handle;
+            struct slot *slot;
+            curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&slot);
+            slot->result = message->data.result;
+            slot->status = status_of(easy);
+            curl_multi_remove_handle(handoff.multi, easy);
+            batch[finished_now++] = slot;
+        }
+        if (finished_now > 0) {
+            /* The callback thread sleeps only on an empty queue: wake it only then (after
+             * unlocking, so it does not wake only to wait for the lock). */
+            pthread_mutex_lock(&handoff.done_lock);
+            int was_empty = handoff.done_count == 0;
+            memcpy(handoff.done + handoff.done_count, batch, (size_t)finished_now * sizeof *batch);
+            handoff.done_count += finished_now;
+            pthread_mutex_unlock(&handoff.done_lock);
+            if (was_empty)
+                pthread_cond_signal(&handoff.done_posted);
+            /* Nothing left in flight: let the callback thread run first (where it shares
+             * this core), so it posts while the engine is busy, without a wake-up. */
+            if (running == 0)
+                sched_yield();
+        }
+        pthread_mutex_lock(&handoff.commands_lock);
+        int waits = handoff.loop_waits = handoff.command_count == 0;
+        pthread_mutex_unlock(&handoff.commands_lock);
+        if (waits)
+            curl_multi_poll(handoff.multi, NULL, 0, 1000, NULL);
+    }
+    free(pending);
+    free(batch);
+    return NULL;
+}
+
+/* Returns once every started slot is retired (finished with no request left to make). */
+static void *callback_loop(void *unused)
+{
+    (void)unused;
+    struct slot **batch = calloc((size_t)opt.concurrency, sizeof *batch);
+    while (handoff.in_flight > 0) {
+        pthread_mutex_lock(&handoff.done_lock);
+        while (handoff.done_count == 0)
+            pthread_cond_wait(&handoff.done_posted, &handoff.done_lock);
+        long count = handoff.done_count;
+        memcpy(batch, handoff.done, (size_t)count * sizeof *batch);
+        handoff.done_count = 0;
+        pthread_mutex_unlock(&handoff.done_lock);
+        for (long i = 0; i < count; i++) {
+            struct slot *slot = batch[i];
+            finish(slot->result, slot->status, slot->received);
+            if (claim()) {
+                slot->received = 0;
+                post_start(slot);
+            } else {
+                handoff.in_flight--;
+            }
+        }
+    }
+    free(batch);
+    return NULL;
+}
+
+static void run_handoff(void)
+{
+    handoff.multi = curl_multi_init();
+    handoff.commands = calloc((size_t)opt.concurrency, sizeof *handoff.commands);
+    handoff.done = calloc((size_t)opt.concurrency, sizeof *handoff.done);
+    struct slot *slots = calloc((size_t)opt.concurrency, sizeof *slots);
+    long claimed = 0;
+    for (long i = 0; i < opt.concurrency; i++) {
+        set_up(&slots[i]);
+        if (claim())
+            claimed++;
+    }
+    handoff.in_flight = claimed; /* before the callback thread reads it */
+    pthread_t engine, callbacks;
+    if (pthread_create(&engine, NULL, engine_loop, NULL) != 0 ||
+        pthread_create(&callbacks, NULL, callback_loop, NULL) != 0) {
+        fprintf(stderr, "pthread_create failed\n");
+        exit(1);
+    }
+    for (long i = 0; i < claimed; i++)
+        post_start(&slots[i]);
+
+    /* Nothing is in flight once the callback thread returns: stop the engine. */
+    pthread_join(callbacks, NULL);
+    pthread_mutex_lock(&handoff.commands_lock);
+    handoff.stopping = 1;
+    pthread_mutex_unlock(&handoff.commands_lock);
+    curl_multi_wakeup(handoff.multi);
+    pthread_join(engine, NULL);
+
+    for (long i = 0; i < opt.concurrency; i++)
+        curl_easy_cleanup(slots[i].easy);
+    curl_multi_cleanup(handoff.multi);
+    free(slots);
+    free(handoff.commands);
+    free(handoff.done);
+}
+
 /* ---- Command line ---- */
 
 static void usage(const char *problem)
 {
     fprintf(stderr,
-            "%s\nusage: curl-bench --workload NAME --url URL [--mode async|threads] "
+            "%s\nusage: curl-bench --workload NAME --url URL [--mode async|threads|handoff] "
             "[--concurrency N] [--requests N] [--expect-bytes N] [--post-bytes N] "
             "[--max-seconds S] [--client NAME]\n",
             problem);
@@ -271,8 +451,12 @@ int main(int argc, char **argv)
             opt.workload = value;
         else if (!strcmp(name, "--url"))
             opt.url = value;
-        else if (!strcmp(name, "--mode") && (!strcmp(value, "async") || !strcmp(value, "threads")))
-            opt.threads = !strcmp(value, "threads");
+        else if (!strcmp(name, "--mode") && !strcmp(value, "async"))
+            opt.mode = MODE_ASYNC;
+        else if (!strcmp(name, "--mode") && !strcmp(value, "threads"))
+            opt.mode = MODE_THREADS;
+        else if (!strcmp(name, "--mode") && !strcmp(value, "handoff"))
+            opt.mode = MODE_HANDOFF;
         else if (!strcmp(name, "--concurrency"))
             opt.concurrency = atol(value) > 0 ? atol(value) : 1;
         else if (!strcmp(name, "--requests"))
@@ -288,6 +472,8 @@ int main(int argc, char **argv)
     }
     if (!opt.url || !opt.workload)
         usage("--url and --workload are required");
+    if (!opt.client)
+        opt.client = opt.mode == MODE_HANDOFF ? "libcurl-handoff" : "libcurl";
 
     curl_global_init(CURL_GLOBAL_DEFAULT);
     post_body = malloc((size_t)opt.post_bytes + 1);
@@ -305,8 +491,10 @@ int main(int argc, char **argv)
     pthread_create(&dog, NULL, watchdog, NULL);
     pthread_detach(dog);
 
-    if (opt.threads)
+    if (opt.mode == MODE_THREADS)
         run_threads();
+    else if (opt.mode == MODE_HANDOFF)
+        run_handoff();
     else
         run_multi();
     report(0, NULL);

@@ -14,6 +14,8 @@ For each workload and client, over the repetitions:
                     difference to raw libcurl's median
   errors            sum over repetitions; "!n" marks runs that stopped at the time bound
                     before their request count, "FAILED n" runs that printed no result
+The baseline is the client named exactly "libcurl"; other raw libcurl clients (such as
+"libcurl-handoff", libcurl with CurlXHR's engine and callback threads) are rows like any other.
 Then the issue's targets for CurlXHR, each with the measured value (informational: they
 never make the exit status non-zero).
 
@@ -24,7 +26,7 @@ import json
 import statistics
 import sys
 
-BASELINE = "libcurl"
+BASELINE = "libcurl"  # matched by exact name: "libcurl-handoff" is a client like the others
 
 # (workload prefix, client, what, minimum ratio to libcurl); the download row also has the
 # RSS bound and the POST row the comparison with AsyncHTTPClient (see targets()).

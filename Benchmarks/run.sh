@@ -186,6 +186,7 @@ client_command() {  # client workload-mode -> the command, one word a line
   local mode=$2
   case "$1" in
     libcurl) printf '%s\n' "$curl_bin" --mode "$mode" ;;
+    libcurl-handoff) printf '%s\n' "$curl_bin" --mode handoff ;;
     curlxhr) printf '%s\n' "$clients_bin/curlxhr-bench" --mode async ;;
     curlxhr-sync) printf '%s\n' "$clients_bin/curlxhr-bench" --mode threads --client curlxhr-sync ;;
     urlsession) printf '%s\n' "$clients_bin/urlsession-bench" --mode async ;;
@@ -294,7 +295,8 @@ fi
 
 # name path mode concurrency requests(full) requests(smoke) expected-bytes post-bytes clients...
 # curlxhr-sync and ahc-wait always run in threads mode (blocking calls); libcurl runs in the
-# workload's mode; the others are async.
+# workload's mode; libcurl-handoff (raw libcurl with CurlXHR's engine and callback threads)
+# in handoff mode; the others are async.
 if [ $smoke -eq 1 ]; then
   download="download-1m 1m async 1 3 3 1048576 0"
 else
@@ -303,7 +305,7 @@ fi
 workloads=(
   "get-c64 100b async 64 50000 300 100 0 libcurl curlxhr urlsession ahc"
   "get-c16 100b async 16 50000 300 100 0 libcurl curlxhr urlsession ahc"
-  "get-c1 100b async 1 20000 200 100 0 libcurl curlxhr urlsession ahc"
+  "get-c1 100b async 1 20000 200 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
   "get-t16 100b threads 16 50000 300 100 0 libcurl curlxhr-sync ahc-wait"
   "get-t64 100b threads 64 50000 300 100 0 libcurl curlxhr-sync ahc-wait"
   "$download libcurl curlxhr curlxhr-sync urlsession ahc ahc-collect"

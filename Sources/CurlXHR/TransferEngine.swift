@@ -24,9 +24,16 @@ final class TransferEngine: @unchecked Sendable {
         case run(@Sendable (_ cookieHandle: UnsafeMutableRawPointer) -> Void)
     }
 
+    /// Commands posted by other threads, and whether the loop waits for them in
+    /// `curl_multi_poll`: only a post that finds it waiting pays for a wake-up.
+    private struct Inbox {
+        var commands: [Command] = []
+        var loopWaits = false
+    }
+
     private let multi: UnsafeMutableRawPointer
     private let share: UnsafeMutableRawPointer
-    private let commands = Locked<[Command]>([])
+    private let inbox = Locked(Inbox())
 
     // Engine thread only (so without Swift's run-time exclusivity checks).
     @exclusivity(unchecked) private var idleHandles: [EasyHandle] = []
@@ -34,6 +41,8 @@ final class TransferEngine: @unchecked Sendable {
     /// each runs them on: handed over together when the round ends (one hop per queue, not
     /// one per request and state).
     @exclusivity(unchecked) private var dueDeliveries: [(queue: DispatchQueue, request: HttpRequest)] = []
+    /// This round woke another thread with results: a callback queue, or a synchronous send.
+    @exclusivity(unchecked) private var handedOverResults = false
     /// An easy handle attached to the share handle, for work on the shared cookie jar.
     private let cookieHandle: UnsafeMutableRawPointer
     /// The credential cache GSS-API was last pointed at on this thread ("" for the default).
@@ -80,15 +89,17 @@ final class TransferEngine: @unchecked Sendable {
         done.wait()
     }
 
-    /// Queues a command; wakes the loop unless an earlier command it has not yet taken did.
-    /// (The loop takes all commands after every wake-up, so a non-empty queue means a wake-up
-    /// is on its way.)
+    /// Queues a command; wakes the loop only if it waits (or is about to wait) in
+    /// `curl_multi_poll` and no earlier post woke it. A loop still busy with its round finds
+    /// the command before it would wait, so it needs no wake-up (no write to libcurl's wake-up
+    /// socket, no read to drain it).
     private func post(_ command: Command) {
-        let wasEmpty = commands.withLock { commands in
-            defer { commands.append(command) }
-            return commands.isEmpty
+        let wake = inbox.withLock { inbox in
+            inbox.commands.append(command)
+            defer { inbox.loopWaits = false }
+            return inbox.loopWaits
         }
-        if wasEmpty { curl_multi_wakeup(multi) }
+        if wake { curl_multi_wakeup(multi) }
     }
 
     /// Whether the calling thread is the engine's (0 until the engine runs).
@@ -102,6 +113,7 @@ final class TransferEngine: @unchecked Sendable {
     }
 
     private func handOverDeliveries() {
+        if !dueDeliveries.isEmpty { handedOverResults = true }
         var rest = dueDeliveries[...]
         while let queue = rest.first?.queue {
             let batch = rest.filter { $0.queue === queue }.map(\.request)
@@ -131,7 +143,10 @@ final class TransferEngine: @unchecked Sendable {
         var pending: [Command] = []
         var running: Int32 = 0
         while true {
-            commands.withLock { swap(&pending, &$0) }
+            inbox.withLock { inbox in
+                swap(&pending, &inbox.commands)
+                inbox.loopWaits = false
+            }
             for command in pending {
                 switch command {
                 case .start(let transfer): begin(transfer)
@@ -145,7 +160,21 @@ final class TransferEngine: @unchecked Sendable {
             curl_multi_perform(multi, &running)
             collectFinished()
             handOverDeliveries()
-            curl_multi_poll(multi, nil, 0, 1000, nil)
+            if handedOverResults && running == 0 {
+                // Nothing left in flight: the next work can only come from the threads just
+                // handed results (callbacks, or a waiting synchronous send). Let them run first
+                // where they share this core, so they find the loop busy and post without a
+                // wake-up.
+                sched_yield()
+            }
+            handedOverResults = false
+            // Wait only when no command came during the round; under the lock a post either
+            // lands before this check or sees that the loop waits and wakes it.
+            let waits = inbox.withLock { inbox in
+                inbox.loopWaits = inbox.commands.isEmpty
+                return inbox.loopWaits
+            }
+            if waits { curl_multi_poll(multi, nil, 0, 1000, nil) }
         }
     }
 
@@ -224,7 +253,10 @@ final class TransferEngine: @unchecked Sendable {
         }
         recycle(handle)
         Unmanaged.passUnretained(transfer).release()
-        transfer.completion?.signal()
+        if let completion = transfer.completion {
+            completion.signal()
+            handedOverResults = true
+        }
     }
 
     /// Points GSS-API on this thread (where libcurl runs SPNEGO) at the library's ticket
