@@ -109,9 +109,10 @@ struct ResponseHeadParser: Sendable {
             return ResponseHead(block: block)
         }
         if Self.isStatusLine(line) {
-            // One allocation a head, for typical heads.
+            // One allocation a head, for typical heads; a small one (malloc's fast path,
+            // which takes up to 1 KiB with the array's header) that grows for large heads.
             block.removeAll(keepingCapacity: true)
-            block.reserveCapacity(1024)
+            block.reserveCapacity(480)
         } else if block.isEmpty {
             return nil  // fields outside a block
         }

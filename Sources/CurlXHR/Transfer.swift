@@ -136,7 +136,11 @@ final class Transfer: @unchecked Sendable {
         options.set(CURLOPT_PRIVATE, pointer: context)
         options.set(CURLOPT_WRITEDATA, pointer: context)
         options.set(CURLOPT_HEADERDATA, pointer: context)
-        options.set(CURLOPT_URL, message.url)
+        if handle.url != message.url {
+            // libcurl starts every transfer from the URL set (not where a redirect led).
+            options.set(CURLOPT_URL, message.url)
+            handle.url = message.url
+        }
         switch profile.body {
         case .none:
             break
@@ -159,7 +163,9 @@ final class Transfer: @unchecked Sendable {
         if profile.body.countsProgress {
             options.set(CURLOPT_XFERINFODATA, pointer: context)
         }
-        if options.failure != nil { handle.profile = nil }
+        if options.failure != nil {
+            handle.profile = nil  // set up again from a reset, URL included
+        }
         return options.failure
     }
 
@@ -541,6 +547,8 @@ final class EasyHandle {
     @exclusivity(unchecked) var isPristine = true
     /// The request headers of `profile`, owned here.
     @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The URL last set (`CURLOPT_URL`), kept by libcurl until a reset.
+    @exclusivity(unchecked) var url: String?
     /// libcurl's text for a failure of the current transfer (CURLOPT_ERRORBUFFER).
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
@@ -589,6 +597,7 @@ final class EasyHandle {
         curl_easy_reset(easy)
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
+        url = nil
         profile = nil
         isPristine = true
     }
