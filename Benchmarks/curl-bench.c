@@ -14,8 +14,9 @@
  *                 the multi handle and only adds the handles it is told to start; it hands
  *                 each round's finished handles to a callback thread (mutex and condition
  *                 variable), which counts them and posts the next starts back to the engine
- *                 (a queue, and curl_multi_wakeup when the engine waits). What the hand-off
- *                 costs in plain C, as a peer for CurlXHR async. Client name
+ *                 (a queue, and curl_multi_wakeup when the engine waits; the engine yields
+ *                 once after a hand-off that left nothing in flight, as CurlXHR's does).
+ *                 What the hand-off costs in plain C, as a peer for CurlXHR async. Client name
  *                 "libcurl-handoff" unless --client.
  * The write callback counts body bytes and keeps none. Options: URL, NOSIGNAL, no proxy
  * from the environment (as CurlXHR), the write callback, a timeout and, for POST, the body
