@@ -6,31 +6,32 @@ struct ResponseHead: Sendable, Equatable {
     var status = 0
     var reason = ""
     /// The header lines after the status line, each ending in LF (CRLF as received).
-    private var lines: ArraySlice<UInt8> = []
+    private var lines: [UInt8] = []
 
     init(status: Int = 0, reason: String = "") {
         self.status = status
         self.reason = reason
     }
 
-    /// A head from its lines, each ending in LF, the status line first; the empty line that
-    /// ends it excluded.
-    init(block: [UInt8]) {
-        let newline = block.firstIndex(of: 0x0A) ?? block.endIndex
-        (status, reason) = Self.statusLine(Self.withoutCR(block[..<newline]))
-        lines = block[min(newline + 1, block.endIndex)...]
+    /// A head from its status line's parts and its field lines, each ending in LF.
+    init(status: Int, reason: String, lines: [UInt8]) {
+        self.status = status
+        self.reason = reason
+        self.lines = lines
     }
 
-    /// `HTTP/x.y SP status [SP reason]`; a missing reason becomes the standard one.
-    private static func statusLine(_ line: ArraySlice<UInt8>) -> (status: Int, reason: String) {
+    /// `HTTP/x.y SP status [SP reason]` without its line end; a missing reason becomes the
+    /// standard one.
+    static func statusLine<Bytes: BidirectionalCollection<UInt8>>(_ line: Bytes) -> (status: Int, reason: String)
+    where Bytes.SubSequence == Bytes {
         var index = line.startIndex
-        while index < line.endIndex, line[index] != 0x20 { index += 1 }      // the version
-        while index < line.endIndex, line[index] == 0x20 { index += 1 }
+        while index < line.endIndex, line[index] != 0x20 { line.formIndex(after: &index) }  // the version
+        while index < line.endIndex, line[index] == 0x20 { line.formIndex(after: &index) }
         var status = 0, digits = 0
         while index < line.endIndex, line[index] >= 0x30, line[index] <= 0x39, digits < 3 {
             status = status * 10 + Int(line[index] - 0x30)
             digits += 1
-            index += 1
+            line.formIndex(after: &index)
         }
         if digits != 3 || (index < line.endIndex && line[index] != 0x20) { status = 0 }
         let reason = text(trimmed(line[index...]))
@@ -73,19 +74,26 @@ struct ResponseHead: Sendable, Equatable {
         fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
     }
 
-    private static func withoutCR(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    /// Without a CR at the end.
+    static func withoutCR<Bytes: BidirectionalCollection<UInt8>>(_ line: Bytes) -> Bytes
+    where Bytes.SubSequence == Bytes {
         line.last == 0x0D ? line.dropLast() : line
     }
 
-    private static func text(_ bytes: ArraySlice<UInt8>) -> String {
+    private static func text<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
         String(decoding: bytes, as: UTF8.self)
     }
 
     /// Without leading and trailing spaces and tabs.
-    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    private static func trimmed<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> Bytes
+    where Bytes.SubSequence == Bytes {
         var lower = bytes.startIndex, upper = bytes.endIndex
-        while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { lower += 1 }
-        while upper > lower, bytes[upper - 1] == 0x20 || bytes[upper - 1] == 0x09 { upper -= 1 }
+        while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { bytes.formIndex(after: &lower) }
+        while upper > lower {
+            let last = bytes.index(before: upper)
+            guard bytes[last] == 0x20 || bytes[last] == 0x09 else { break }
+            upper = last
+        }
         return bytes[lower..<upper]
     }
 }
@@ -94,30 +102,38 @@ struct ResponseHead: Sendable, Equatable {
 ///
 /// libcurl passes every header block it reads: 100-continue, redirect hops, the 401/407
 /// rounds of an authentication handshake and the final response. A status line starts a new
-/// block; the empty line ends it. Lines are only collected here (this runs for every header
-/// line of every response); the head is read when its block is complete.
+/// block and is read as it arrives, from libcurl's bytes; the empty line ends it. Field lines
+/// are only collected here (this runs for every header line of every response): they become
+/// `String`s when asked for.
 struct ResponseHeadParser: Sendable {
-    /// The lines of the block being read, the status line first; empty between blocks.
-    private var block: [UInt8] = []
+    /// The status and reason of the block being read; nil between blocks.
+    private var statusLine: (status: Int, reason: String)?
+    /// The field lines of the block being read, each ending in LF.
+    private var lines: [UInt8] = []
 
     /// Consumes one header line (with its CRLF); returns the block the line completed.
     mutating func consume(_ line: UnsafeRawBufferPointer) -> ResponseHead? {
         // The empty line that ends a head (no header line starts with CR or LF).
         if line.isEmpty || line[0] == 0x0D || line[0] == 0x0A {
-            guard !block.isEmpty else { return nil }
-            defer { block = [] }  // the head keeps the bytes
-            return ResponseHead(block: block)
+            guard let (status, reason) = statusLine else { return nil }
+            defer {
+                statusLine = nil
+                lines = []  // the head keeps the bytes
+            }
+            return ResponseHead(status: status, reason: reason, lines: lines)
         }
         if Self.isStatusLine(line) {
-            // One allocation a head, for typical heads; a small one (malloc's fast path,
-            // which takes up to 1 KiB with the array's header) that grows for large heads.
-            block.removeAll(keepingCapacity: true)
-            block.reserveCapacity(480)
-        } else if block.isEmpty {
-            return nil  // fields outside a block
+            // The fields that follow go into one allocation a head for typical heads (a small
+            // one, within malloc's fast path, that grows for large heads).
+            let withoutLF = line.last == 0x0A ? line[..<(line.endIndex - 1)] : line[...]
+            statusLine = ResponseHead.statusLine(ResponseHead.withoutCR(withoutLF))
+            lines.removeAll(keepingCapacity: true)
+            lines.reserveCapacity(448)
+            return nil
         }
-        block.append(contentsOf: line.assumingMemoryBound(to: UInt8.self))
-        if block.last != 0x0A { block.append(0x0A) }
+        guard statusLine != nil else { return nil }  // fields outside a block
+        lines.append(contentsOf: line.assumingMemoryBound(to: UInt8.self))
+        if lines.last != 0x0A { lines.append(0x0A) }
         return nil
     }
 
