@@ -125,7 +125,8 @@ final class Transfer: @unchecked Sendable {
     /// Returns the first failure as text.
     func configure(_ handle: EasyHandle, profile: EasyProfile, share: UnsafeMutableRawPointer) -> String? {
         var options = EasyOptions(handle.easy)
-        if !handle.isSetUp(for: profile) {
+        // The engine gave a handle set up for an equal profile this very object.
+        if handle.profile !== profile {
             handle.reset()
             profile.apply(to: &options, handle: handle, share: share)
             if options.failure != nil { return options.failure }
@@ -542,8 +543,8 @@ final class EasyHandle {
     /// be set up again (after a failure or an authentication round, whose state libcurl keeps
     /// in the handle).
     @exclusivity(unchecked) var profile: EasyProfile?
-    /// It holds libcurl's defaults (but for the receive buffer set when it was made): new, or
-    /// reset since its last transfer, so `reset()` has nothing to do.
+    /// It holds libcurl's defaults (but for the receive buffer size): new, or reset since its
+    /// last transfer, so `reset()` has nothing to do.
     @exclusivity(unchecked) var isPristine = true
     /// The request headers of `profile`, owned here.
     @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
@@ -556,15 +557,17 @@ final class EasyHandle {
         guard let easy = curl_easy_init() else { return nil }
         self.easy = easy
         errorBuffer[0] = 0
-        // Fewer, larger reads than libcurl's default 16 KiB: fewer system calls and body
-        // callbacks on large responses; pages of the buffer a small response never reaches
-        // cost no memory. libcurl 7.88 takes the size only before a handle's first transfer
-        // (later it refuses), so it is set here, once.
-        _ = cxhr_easy_set_long(easy, CURLOPT_BUFFERSIZE, Self.receiveBufferSize)
+        setReceiveBufferSize()
     }
 
-    /// `CURLOPT_BUFFERSIZE`: the most libcurl reads from a connection at once.
-    static let receiveBufferSize = 256 * 1024
+    /// Asks for fewer, larger reads than libcurl's default 16 KiB (`CURLOPT_BUFFERSIZE`):
+    /// fewer system calls on large responses; pages of the buffer a small response never
+    /// reaches cost no memory. On a new handle and after every reset, which returns it to the
+    /// default. libcurl 7.88 refuses it while the handle still holds a receive buffer from an
+    /// earlier transfer; the handle then reads in the default size, which is no failure.
+    private func setReceiveBufferSize() {
+        _ = cxhr_easy_set_long(easy, CURLOPT_BUFFERSIZE, 256 * 1024)
+    }
 
     deinit {
         curl_easy_cleanup(easy)
@@ -595,6 +598,7 @@ final class EasyHandle {
         // clearing it first frees it.
         _ = cxhr_easy_set_string(easy, CURLOPT_COOKIEFILE, nil)
         curl_easy_reset(easy)
+        setReceiveBufferSize()
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
         url = nil

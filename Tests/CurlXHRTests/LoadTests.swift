@@ -67,6 +67,53 @@ import Testing
         #expect(results.allSatisfy { $0.status == 200 && $0.body == expected })
     }
 
+    /// The engine is woken only when it is about to wait for libcurl: a request posted at any
+    /// other moment must be found by the loop itself. A post the loop neither found nor was
+    /// woken for would sit until `curl_multi_poll` times out (1 s); one at a time on loopback a
+    /// request takes milliseconds. Chains of requests, each sent from the previous one's DONE
+    /// callback or right after a synchronous send returns, hit every moment of the loop.
+    @Test func requestsPostedAtAnyMomentOfTheLoopAreNeverLeftWaiting() throws {
+        let url = try env.httpURL + "/files/100b"
+        let slowest = Locked(0.0)
+        let failures = Atomic<Int>(0)
+        @Sendable func record(_ request: HttpRequest, since start: ContinuousClock.Instant) {
+            let took = (ContinuousClock.now - start).components
+            let seconds = Double(took.seconds) + Double(took.attoseconds) / 1e18
+            slowest.withLock { $0 = max($0, seconds) }
+            if request.getStatus() != 200 || request.getReceiveBuffer() != Pattern.bytes(100) {
+                failures.add(1, ordering: .relaxed)
+            }
+        }
+        let chainDone = DispatchSemaphore(value: 0)
+        let chained = HttpRequest()
+        let remaining = Atomic<Int>(300)
+        let started = Locked(ContinuousClock.now)
+        @Sendable func next() {
+            started.withLock { $0 = .now }
+            chained.open("GET", url: url, async: true)
+            chained.send()
+        }
+        chained.onStatusChange = { request in
+            guard request.getState() == .done else { return }
+            record(request, since: started.withLock { $0 })
+            if remaining.subtract(1, ordering: .relaxed).newValue > 0 { next() } else { chainDone.signal() }
+        }
+        next()
+        DispatchQueue.concurrentPerform(iterations: 2) { _ in
+            let request = HttpRequest()
+            for _ in 0..<150 {
+                let start = ContinuousClock.now
+                request.open("GET", url: url)
+                request.send()
+                record(request, since: start)
+            }
+        }
+        #expect(chainDone.wait(timeout: .now() + 120) == .success)
+        #expect(failures.load(ordering: .relaxed) == 0)
+        let worst = slowest.withLock { $0 }
+        #expect(worst < 0.9, "a request took \(worst) s: it waited for the engine's poll timeout")
+    }
+
     @Test func aThousandAsyncRequestsInFlightAtOnce() throws {
         let results = asyncBatch(try env.httpURL + "/files/100b", count: 1000)
         #expect(results.count == 1000)
