@@ -103,38 +103,67 @@ struct ResponseHead: Sendable, Equatable {
 /// libcurl passes every header block it reads: 100-continue, redirect hops, the 401/407
 /// rounds of an authentication handshake and the final response. A status line starts a new
 /// block and is read as it arrives, from libcurl's bytes; the empty line ends it. Field lines
-/// are only collected here (this runs for every header line of every response): they become
-/// `String`s when asked for.
-struct ResponseHeadParser: Sendable {
+/// are only copied here (this runs for every header line of every response), into a buffer
+/// the parser keeps from head to head: a head takes one exactly sized copy of them when it
+/// ends, and they become `String`s only when asked for.
+///
+/// A class, so that an easy handle keeps one parser, and its buffer, for all its transfers.
+final class ResponseHeadParser {
     /// The status and reason of the block being read; nil between blocks.
     private var statusLine: (status: Int, reason: String)?
-    /// The field lines of the block being read, each ending in LF.
-    private var lines: [UInt8] = []
+    /// The field lines of the block being read, each ending in LF: `count` bytes of `capacity`.
+    private var bytes: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
+
+    init() {
+        capacity = 1024
+        bytes = .allocate(capacity: capacity)
+    }
+
+    deinit { bytes.deallocate() }
+
+    /// Forgets a block left unfinished (by a transfer that failed within a head).
+    func reset() {
+        statusLine = nil
+        count = 0
+    }
 
     /// Consumes one header line (with its CRLF); returns the block the line completed.
-    mutating func consume(_ line: UnsafeRawBufferPointer) -> ResponseHead? {
+    func consume(_ line: UnsafeRawBufferPointer) -> ResponseHead? {
         // The empty line that ends a head (no header line starts with CR or LF).
-        if line.isEmpty || line[0] == 0x0D || line[0] == 0x0A {
+        guard let first = line.first, first != 0x0D, first != 0x0A else {
             guard let (status, reason) = statusLine else { return nil }
-            defer {
-                statusLine = nil
-                lines = []  // the head keeps the bytes
-            }
-            return ResponseHead(status: status, reason: reason, lines: lines)
+            statusLine = nil
+            return ResponseHead(status: status, reason: reason, lines: Array(UnsafeBufferPointer(start: bytes, count: count)))
         }
-        if Self.isStatusLine(line) {
-            // The fields that follow go into one allocation a head for typical heads (a small
-            // one, within malloc's fast path, that grows for large heads).
+        if first == 0x48, Self.isStatusLine(line) {  // "H"
             let withoutLF = line.last == 0x0A ? line[..<(line.endIndex - 1)] : line[...]
             statusLine = ResponseHead.statusLine(ResponseHead.withoutCR(withoutLF))
-            lines.removeAll(keepingCapacity: true)
-            lines.reserveCapacity(448)
+            count = 0
             return nil
         }
         guard statusLine != nil else { return nil }  // fields outside a block
-        lines.append(contentsOf: line.assumingMemoryBound(to: UInt8.self))
-        if lines.last != 0x0A { lines.append(0x0A) }
+        let endsWithLF = line.last == 0x0A
+        reserve(line.count + (endsWithLF ? 0 : 1))
+        UnsafeMutableRawPointer(bytes + count).copyMemory(from: line.baseAddress!, byteCount: line.count)
+        count += line.count
+        if !endsWithLF {
+            bytes[count] = 0x0A
+            count += 1
+        }
         return nil
+    }
+
+    /// Room for `more` bytes after the `count` held.
+    private func reserve(_ more: Int) {
+        guard count + more > capacity else { return }
+        let larger = max(capacity * 2, count + more)
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+        grown.update(from: bytes, count: count)
+        bytes.deallocate()
+        bytes = grown
+        capacity = larger
     }
 
     private static func isStatusLine(_ bytes: UnsafeRawBufferPointer) -> Bool {

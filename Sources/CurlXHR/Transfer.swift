@@ -50,12 +50,14 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var isFinished = false
     /// How far libcurl has read an in-memory body it streams (`BodyShape.streamed`).
     @exclusivity(unchecked) private var bodyOffset = 0
-    @exclusivity(unchecked) private var parser = ResponseHeadParser()
     /// A head that may be an intermediate one (redirect, auth round): reported only when
     /// its body starts or the transfer ends.
     @exclusivity(unchecked) private var pendingHead: ResponseHead?
     /// A complete response head arrived (final or not).
     @exclusivity(unchecked) private var sawHead = false
+    /// The head parser of the easy handle, which outlives the transfer in libcurl (so its
+    /// callbacks use it without taking a reference).
+    @exclusivity(unchecked) private var headParser: Unmanaged<ResponseHeadParser>?
     /// A `Set-Cookie` header arrived, so the cookie store may have to be written.
     @exclusivity(unchecked) private(set) var receivedSetCookie = false
 
@@ -133,6 +135,8 @@ final class Transfer: @unchecked Sendable {
             handle.profile = profile
         }
         handle.errorBuffer[0] = 0
+        handle.headParser.reset()
+        headParser = Unmanaged.passUnretained(handle.headParser)
         let context = Unmanaged.passUnretained(self).toOpaque()
         options.set(CURLOPT_PRIVATE, pointer: context)
         options.set(CURLOPT_WRITEDATA, pointer: context)
@@ -253,7 +257,7 @@ final class Transfer: @unchecked Sendable {
         if !receivedSetCookie, Self.isSetCookie(line) {
             receivedSetCookie = true
         }
-        guard let head = parser.consume(line) else { return }
+        guard let head = headParser?._withUnsafeGuaranteedRef({ $0.consume(line) }) else { return }
         sawHead = true
         switch head.status {
         case 100..<200 where head.status != 101:
@@ -268,13 +272,13 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    private static let setCookiePrefix = Array("set-cookie:".utf8)
-
     /// Whether a header line is a `Set-Cookie` field (case-insensitive).
     private static func isSetCookie(_ line: UnsafeRawBufferPointer) -> Bool {
-        guard line.count > 11, line[0] | 0x20 == 0x73 else { return false }  // "s"
-        for index in 1..<11 where line[index] | 0x20 != setCookiePrefix[index] { return false }
-        return true
+        // "set-cook" as 8 bytes in memory order, compared with ASCII letters lower-cased.
+        let setCook: UInt64 = 0x6B6F_6F63_2D74_6573
+        guard line.count > 11, UInt64(littleEndian: line.loadUnaligned(as: UInt64.self)) | 0x2020_2020_2020_2020 == setCook
+        else { return false }
+        return line[8] | 0x20 == 0x69 && line[9] | 0x20 == 0x65 && line[10] == 0x3A  // "ie:"
     }
 
     private func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> HttpRequest.BodyDisposition {
@@ -552,6 +556,8 @@ final class EasyHandle {
     @exclusivity(unchecked) var url: String?
     /// libcurl's text for a failure of the current transfer (CURLOPT_ERRORBUFFER).
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    /// Reads the response heads of the current transfer.
+    let headParser = ResponseHeadParser()
 
     init?() {
         guard let easy = curl_easy_init() else { return nil }

@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func headParserKeepsOnlyItsOwnBlock() {
-        var parser = ResponseHeadParser()
+        let parser = ResponseHeadParser()
         func feed(_ line: String) -> ResponseHead? {
             Array(line.utf8).withUnsafeBytes { parser.consume($0) }
         }
@@ -65,8 +65,31 @@ import Testing
         #expect(head?.allFields == "X-Multi: a\nx-multi: b\nX-Folded: first second")
     }
 
+    @Test func headParserKeepsLargeHeadsWholeAndStartsAfreshAfterReset() {
+        let parser = ResponseHeadParser()
+        func feed(_ line: String) -> ResponseHead? {
+            Array(line.utf8).withUnsafeBytes { parser.consume($0) }
+        }
+        _ = feed("HTTP/1.1 200 OK\r\n")
+        let values = (0..<200).map { "value-\($0)-" + String(repeating: "x", count: $0) }
+        for (index, value) in values.enumerated() { _ = feed("X-Field-\(index): \(value)\r\n") }
+        _ = feed("X-No-Line-End: last")  // as an HTTP/2 field might come
+        let head = feed("\r\n")
+        #expect(head?.fields.count == 201)
+        #expect(head?.value(of: "x-field-0") == values[0])
+        #expect(head?.value(of: "X-Field-199") == values[199])
+        #expect(head?.value(of: "X-No-Line-End") == "last")
+        _ = feed("HTTP/1.1 500 Internal Server Error\r\n")
+        _ = feed("X-Half: read\r\n")
+        parser.reset()  // the transfer failed within its head
+        #expect(feed("X-Stray: field\r\n") == nil)
+        #expect(feed("\r\n") == nil, "no head without a status line")
+        _ = feed("HTTP/1.1 204 No Content\r\n")
+        #expect(feed("\r\n")?.allFields == "", "nothing of the reset block leaks")
+    }
+
     @Test func headParserTrimsAndValidatesOnBytes() {
-        var parser = ResponseHeadParser()
+        let parser = ResponseHeadParser()
         func feed(_ line: String) -> ResponseHead? {
             Array(line.utf8).withUnsafeBytes { parser.consume($0) }
         }
