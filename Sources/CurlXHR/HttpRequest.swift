@@ -75,14 +75,14 @@ public final class HttpRequest: Sendable {
 
     /// Receives the ready-state changes in asynchronous mode. Held weakly.
     public var delegate: (any HttpRequestDelegate)? {
-        get { core.withLock { $0.delegate.value } }
-        set { core.withLock { $0.delegate.value = newValue } }
+        get { core.withLock { $0.receivers.delegate } }
+        set { core.withLock { $0.receivers = ReportReceivers(delegate: newValue, closure: $0.receivers.closure) } }
     }
 
     /// A closure called after the delegate for each ready-state change in asynchronous mode.
     public var onStatusChange: (@Sendable (HttpRequest) -> Void)? {
-        get { core.withLock { $0.onStatusChange } }
-        set { core.withLock { $0.onStatusChange = newValue } }
+        get { core.withLock { $0.receivers.closure } }
+        set { core.withLock { $0.receivers = ReportReceivers(delegate: $0.receivers.delegate, closure: newValue) } }
     }
 
     /// Where the callbacks of this request run; ``defaultCallbackQueue`` unless set.
@@ -120,7 +120,7 @@ public final class HttpRequest: Sendable {
     @discardableResult
     public func open(_ method: String, url: String, async: Bool = false,
                      user: String? = nil, password: String? = nil, auth: String? = nil) -> Bool {
-        guard MessageValidation.isToken(method) else {
+        guard let method = MessageValidation.normalizedMethod(method) else {
             return refuse(.invalidArgument, "'\(method)' is not a valid HTTP method")
         }
         let urlHasUser: Bool
@@ -138,7 +138,7 @@ public final class HttpRequest: Sendable {
             return refuse(.invalidArgument, "unknown authentication scheme '\(auth ?? "")': use BASIC, DIGEST, NTLM or NEGOTIATE")
         }
         var message = RequestMessage()
-        message.method = MessageValidation.normalizedMethod(method)
+        message.method = method
         message.url = url
         message.isAsync = async
         message.urlHasUser = urlHasUser
@@ -513,8 +513,7 @@ public final class HttpRequest: Sendable {
     /// The request's mutable state, kept behind one lock.
     struct Core {
         var machine = RequestStateMachine()
-        var delegate = WeakDelegate()
-        var onStatusChange: (@Sendable (HttpRequest) -> Void)?
+        var receivers = ReportReceivers.none
         var callbackQueue = HttpRequest.defaultCallbackQueue
         var enablePipelining = true
         var lastError: HttpRequestError?
@@ -535,7 +534,7 @@ public final class HttpRequest: Sendable {
         /// Counts `open` calls: reports carry the one they belong to.
         var generation = 0
         /// Reports not yet delivered, with the generation each belongs to.
-        var reports: [(state: State, generation: Int)] = []
+        var reports = ReportQueue()
 
         /// Whether this thread runs a callback of an earlier `open` (the DONE of a transfer a
         /// re-open aborted, delivered late): it sees that request as it ended, aborted, and
@@ -579,7 +578,7 @@ public final class HttpRequest: Sendable {
                 guard !loadingReported else { return }
                 loadingReported = true
             }
-            reports.append((state, generation))
+            reports.append(state, generation: generation)
             if !isDelivering {
                 isDelivering = true
                 effects.deliverOn = callbackQueue
@@ -619,23 +618,26 @@ public final class HttpRequest: Sendable {
     /// does not hold a shared queue. One lock per callback: ending one and taking the next.
     func deliverReports() {
         var delivered: State?
+        var receivers: ReportReceivers?
         for _ in 0..<16 {
             let step = core.withLock { core -> DeliveryStep in
                 var step = DeliveryStep()
                 if let delivered { step.resume = core.endDelivery(of: delivered) }
-                guard !core.reports.isEmpty else {
+                guard let (state, generation) = core.reports.popFirst() else {
                     core.isDelivering = false
                     return step
                 }
-                let (state, generation) = core.reports.removeFirst()
                 core.delivering = (state, pthread_self(), generation)
-                step.next = (state, core.delegate.value, core.onStatusChange)
+                step.state = state
+                // Taken again only when a setter replaced them (a callback may).
+                if core.receivers !== receivers { step.receivers = core.receivers }
                 return step
             }
             if let paused = step.resume { TransferEngine.shared.resume(paused) }
-            guard let (state, delegate, closure) = step.next else { return }
-            delegate?.onStatusChange(self)
-            closure?(self)
+            guard let state = step.state else { return }
+            if let replaced = step.receivers { receivers = replaced }
+            receivers?.delegate?.onStatusChange(self)
+            receivers?.closure?(self)
             delivered = state
         }
         let (paused, queue) = core.withLock { core in
@@ -645,12 +647,45 @@ public final class HttpRequest: Sendable {
         queue.async { self.deliverReports() }
     }
 
-    /// What one locked step of ``deliverReports()`` found. A struct, so the closure passes
-    /// through the lock as it is stored (no re-abstraction, which allocates).
+    /// What one locked step of ``deliverReports()`` found.
     private struct DeliveryStep {
         /// The transfer to resume now that the LOADING callback that paused it ended.
         var resume: Transfer?
-        var next: (state: State, delegate: (any HttpRequestDelegate)?, closure: (@Sendable (HttpRequest) -> Void)?)?
+        /// The state to report next, if any.
+        var state: State?
+        /// The receivers, when they differ from those of the previous callback.
+        var receivers: ReportReceivers?
+    }
+
+    /// Reports waiting for the callback queue, oldest first: `items[next..<count]`. Taken by
+    /// index, so taking one moves none of the others; emptied by resetting the indices, so the
+    /// slots are written over by the next reports.
+    struct ReportQueue {
+        private var items: [(state: State, generation: Int)] = []
+        private var next = 0
+        private var count = 0
+
+        mutating func append(_ state: State, generation: Int) {
+            if count < items.count {
+                items[count] = (state, generation)
+            } else {
+                items.append((state, generation))
+            }
+            count += 1
+        }
+
+        mutating func popFirst() -> (state: State, generation: Int)? {
+            guard next < count else { return nil }
+            let first = items[next]
+            next += 1
+            if next == count { removeAll() }
+            return first
+        }
+
+        mutating func removeAll() {
+            next = 0
+            count = 0
+        }
     }
 
     private func refuse(_ code: HttpRequestError.Code, _ message: String) -> Bool {

@@ -8,7 +8,18 @@ public protocol HttpRequestDelegate: AnyObject, Sendable {
     func onStatusChange(_ request: HttpRequest)
 }
 
-/// A weak reference to the delegate, storable in the request's locked state.
-struct WeakDelegate {
-    weak var value: (any HttpRequestDelegate)?
+/// Who receives a request's reports: the delegate (held weakly) and the closure.
+///
+/// Replaced as a whole when either is set, never changed, so a callback takes both with one
+/// reference, and a run of callbacks takes it again only when it was replaced.
+final class ReportReceivers: Sendable {
+    weak let delegate: (any HttpRequestDelegate)?
+    let closure: (@Sendable (HttpRequest) -> Void)?
+
+    init(delegate: (any HttpRequestDelegate)?, closure: (@Sendable (HttpRequest) -> Void)?) {
+        self.delegate = delegate
+        self.closure = closure
+    }
+
+    static let none = ReportReceivers(delegate: nil, closure: nil)
 }

@@ -194,9 +194,11 @@ enum MessageValidation {
         !text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
     }
 
-    /// Standard methods are upper-cased (as XMLHttpRequest does); others are kept as given.
-    static func normalizedMethod(_ method: String) -> String {
+    /// The method as sent: standard methods upper-cased (as XMLHttpRequest does), others kept
+    /// as given; nil when `method` is not a token.
+    static func normalizedMethod(_ method: String) -> String? {
         if standardMethods.contains(method) { return method }  // as usually written: no copy
+        guard isToken(method) else { return nil }
         let upper = method.uppercased()
         return standardMethods.contains(upper) ? upper : method
     }

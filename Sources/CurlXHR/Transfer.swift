@@ -86,9 +86,9 @@ final class Transfer: @unchecked Sendable {
     /// libcurl does below 64 KiB); larger ones are streamed from the caller's bytes.
     static let copiedBodyLimit = 64 * 1024
 
-    /// The options this transfer needs besides the per-transfer ones. Read on the engine
-    /// thread when the transfer starts (process-wide settings included).
-    func profile() -> EasyProfile {
+    /// The options this transfer needs besides the per-transfer ones, with the process-wide
+    /// `settings` the engine read for the round of its loop that starts the transfer.
+    func profile(_ settings: ProcessSettings) -> EasyProfile {
         let lines = message.headers.map { $0.value.isEmpty ? "\($0.name);" : "\($0.name): \($0.value)" }
         let shape: BodyShape
         switch body {
@@ -114,12 +114,12 @@ final class Transfer: @unchecked Sendable {
         return EasyProfile(
             method: message.method, body: shape, headerLines: lines, contentTypeLine: contentTypeLine,
             switches: switches,
-            caFile: switches.caFile ?? TrustedCertificates.processWideFile,
+            caFile: switches.caFile ?? settings.caFile,
             timeoutMilliseconds: timeout > 0 ? Int(min(timeout * 1000, Double(Int32.max)).rounded(.up)) : 0,
             pipelining: pipelining,
-            environmentProxy: switches.proxy == nil && ProxyEnvironment.enabled.withLock { $0 },
+            environmentProxy: switches.proxy == nil && settings.environmentProxy,
             credentials: negotiate ? nil : message.credentials, negotiate: negotiate,
-            delegation: negotiate && KerberosCredentials.allowDelegation)
+            delegation: negotiate && settings.allowDelegation)
     }
 
     /// Makes `handle` carry this transfer's options: all of them after a reset when the
@@ -355,6 +355,28 @@ final class Transfer: @unchecked Sendable {
     static let progressCallback: curl_xferinfo_callback = { context, _, _, _, uploaded in
         with(context) { $0.request.transferSent($0, bytes: Int64(uploaded)) }
         return 0
+    }
+}
+
+/// The process-wide settings that shape transfers, as they were when the engine's loop
+/// started the first transfer of a round: read once a round, not once a transfer.
+struct ProcessSettings {
+    /// Trusted CAs for requests that set none (`HttpRequest.caCertificateFile` or the
+    /// environment), or nil for the system store.
+    let caFile: String?
+    /// Requests without a proxy of their own may use the proxy environment variables.
+    let environmentProxy: Bool
+    /// Kerberos tickets may be delegated to the server.
+    let allowDelegation: Bool
+    /// The credential cache GSS-API should use ("" for the user's default one).
+    let credentialCache: String
+
+    static func current() -> ProcessSettings {
+        ProcessSettings(
+            caFile: TrustedCertificates.processWideFile,
+            environmentProxy: ProxyEnvironment.enabled.withLock { $0 },
+            allowDelegation: KerberosCredentials.allowDelegation,
+            credentialCache: KerberosCredentials.activeCacheFile ?? "")
     }
 }
 

@@ -47,6 +47,9 @@ final class TransferEngine: @unchecked Sendable {
     private let cookieHandle: UnsafeMutableRawPointer
     /// The credential cache GSS-API was last pointed at on this thread ("" for the default).
     @exclusivity(unchecked) private var gssCache: String?
+    /// The process-wide settings for the transfers this round of the loop starts; nil until
+    /// its first start reads them.
+    @exclusivity(unchecked) private var roundSettings: ProcessSettings?
     private static let maxIdleHandles = 256
 
     private init() {
@@ -147,6 +150,9 @@ final class TransferEngine: @unchecked Sendable {
                 swap(&pending, &inbox.commands)
                 inbox.loopWaits = false
             }
+            // Read after the commands are taken: a setting changed before a send posted its
+            // transfer applies to it.
+            roundSettings = nil
             for command in pending {
                 switch command {
                 case .start(let transfer): begin(transfer)
@@ -179,7 +185,9 @@ final class TransferEngine: @unchecked Sendable {
     }
 
     private func begin(_ transfer: Transfer) {
-        let profile = transfer.profile()
+        let settings = roundSettings ?? ProcessSettings.current()
+        roundSettings = settings
+        let profile = transfer.profile(settings)
         guard let handle = handle(for: profile) else {
             transfer.isFinished = true
             transfer.request.transferFinished(transfer, failure: TransferFailure(kind: .other, text: "out of memory: no libcurl handle"))
@@ -187,7 +195,7 @@ final class TransferEngine: @unchecked Sendable {
             return
         }
         transfer.handle = handle
-        if transfer.usesNegotiate { selectCredentialCache() }
+        if transfer.usesNegotiate { selectCredentialCache(settings.credentialCache) }
         // The engine's reference; released in `end`.
         _ = Unmanaged.passRetained(transfer)
         if let failure = transfer.configure(handle, profile: profile, share: share) {
@@ -202,18 +210,19 @@ final class TransferEngine: @unchecked Sendable {
         transfer.isAdded = true
     }
 
-    /// An idle handle, preferably one already set up for `profile`, else a new one.
+    /// An idle handle, preferably one of the last four idled that is already set up for
+    /// `profile`, else a new one.
     private func handle(for profile: EasyProfile) -> EasyHandle? {
         // A handle keeps its cookie engine switched on even through curl_easy_reset, so a
         // transfer without cookies takes a new handle.
         guard profile.switches.cookies, !idleHandles.isEmpty else { return EasyHandle() }
-        let candidates = idleHandles.indices.suffix(4).reversed()
-        guard let index = candidates.first(where: { idleHandles[$0].isSetUp(for: profile) }) else {
-            return idleHandles.removeLast()
+        let last = idleHandles.count - 1
+        for index in stride(from: last, through: max(0, last - 3), by: -1) where idleHandles[index].isSetUp(for: profile) {
+            let handle = index == last ? idleHandles.removeLast() : idleHandles.remove(at: index)
+            handle.profile = profile  // equal: the transfer's own copy, found faster by identity
+            return handle
         }
-        let handle = idleHandles.remove(at: index)
-        handle.profile = profile  // equal: the transfer's own copy, found faster by identity
-        return handle
+        return idleHandles.removeLast()
     }
 
     private func collectFinished() {
@@ -259,10 +268,9 @@ final class TransferEngine: @unchecked Sendable {
         }
     }
 
-    /// Points GSS-API on this thread (where libcurl runs SPNEGO) at the library's ticket
-    /// cache while it holds tickets, else at the user's default cache.
-    private func selectCredentialCache() {
-        let wanted = KerberosCredentials.activeCacheFile ?? ""
+    /// Points GSS-API on this thread (where libcurl runs SPNEGO) at `wanted`: the library's
+    /// ticket cache while it holds tickets, else ("") the user's default cache.
+    private func selectCredentialCache(_ wanted: String) {
         guard wanted != gssCache else { return }
         gssCache = wanted
         _ = cxhr_gss_use_ccache(wanted.isEmpty ? nil : wanted)

@@ -41,6 +41,8 @@ import Testing
         #expect(MessageValidation.normalizedMethod("get") == "GET")
         #expect(MessageValidation.normalizedMethod("Delete") == "DELETE")
         #expect(MessageValidation.normalizedMethod("propfind") == "propfind")
+        #expect(MessageValidation.normalizedMethod("GET /") == nil, "not a token")
+        #expect(MessageValidation.normalizedMethod("") == nil)
     }
 
     @Test func headParserKeepsOnlyItsOwnBlock() {

@@ -144,4 +144,23 @@ import Testing
         #expect(machine.open() == .open)
         #expect(machine.send() == .start)
     }
+
+    @Test func reportQueueKeepsOrderWhileFilledAndEmptiedInTurns() {
+        var queue = HttpRequest.ReportQueue()
+        #expect(queue.popFirst() == nil)
+        queue.append(.opened, generation: 1)
+        queue.append(.sent, generation: 1)
+        #expect(queue.popFirst()! == (.opened, 1))
+        queue.append(.headersReceived, generation: 1)  // while one is still waiting
+        #expect(queue.popFirst()! == (.sent, 1))
+        #expect(queue.popFirst()! == (.headersReceived, 1))
+        #expect(queue.popFirst() == nil)
+        for state in [State.loading, .done, .opened] { queue.append(state, generation: 2) }  // reuses the slots
+        #expect(queue.popFirst()! == (.loading, 2))
+        queue.removeAll()  // as an abort does
+        #expect(queue.popFirst() == nil)
+        queue.append(.done, generation: 3)
+        #expect(queue.popFirst()! == (.done, 3))
+        #expect(queue.popFirst() == nil)
+    }
 }
