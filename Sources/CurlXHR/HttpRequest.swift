@@ -227,15 +227,16 @@ public final class HttpRequest: Sendable {
         guard let scheme = AuthScheme(name: auth) else {
             return refuse(.invalidArgument, "unknown proxy authentication scheme '\(auth ?? "")': use BASIC, DIGEST, NTLM or NEGOTIATE")
         }
-        var proxy = ProxySetting(host: host, port: port)
+        var credentials: Credentials?
         if let user {
             if let problem = Credentials.problem(user: user, password: password, scheme: scheme) {
                 return refuse(.invalidArgument, problem)
             }
-            proxy.credentials = Credentials(user: user, password: password ?? "", scheme: scheme)
+            credentials = Credentials(user: user, password: password ?? "", scheme: scheme)
         } else if scheme == .negotiate {
-            proxy.credentials = Credentials(user: "", password: "", scheme: .negotiate)
+            credentials = Credentials(user: "", password: "", scheme: .negotiate)
         }
+        let proxy = ProxySetting(host: host, port: port, credentials: credentials)
         return changeSwitches { $0.proxy = proxy }
     }
 

@@ -51,10 +51,23 @@ struct Credentials: Sendable, Equatable {
 }
 
 /// An HTTP proxy set by `enableHttpProxy`.
-struct ProxySetting: Sendable, Equatable {
-    var host: String
-    var port: Int
-    var credentials: Credentials?
+///
+/// A class, so that the switches holding one copy, compare and test it for nil as one
+/// reference (every transfer does, when the engine matches its options to a handle's).
+final class ProxySetting: Sendable, Equatable {
+    let host: String
+    let port: Int
+    let credentials: Credentials?
+
+    init(host: String, port: Int, credentials: Credentials? = nil) {
+        self.host = host
+        self.port = port
+        self.credentials = credentials
+    }
+
+    static func == (lhs: ProxySetting, rhs: ProxySetting) -> Bool {
+        lhs === rhs || (lhs.port == rhs.port && lhs.host == rhs.host && lhs.credentials == rhs.credentials)
+    }
 
     /// The proxy's URL for `CURLOPT_PROXY`, with an IPv6 address in brackets.
     var url: String {

@@ -88,7 +88,7 @@ final class Transfer: @unchecked Sendable {
 
     /// The options this transfer needs besides the per-transfer ones, with the process-wide
     /// `settings` the engine read for the round of its loop that starts the transfer.
-    func profile(_ settings: ProcessSettings) -> EasyProfile {
+    func profile(_ settings: ProcessSettings) -> EasyProfile.Fields {
         let lines = message.headers.map { $0.value.isEmpty ? "\($0.name);" : "\($0.name): \($0.value)" }
         let shape: BodyShape
         switch body {
@@ -111,15 +111,15 @@ final class Transfer: @unchecked Sendable {
             }
         }
         let negotiate = message.usesNegotiate
-        return EasyProfile(
-            method: message.method, body: shape, headerLines: lines, contentTypeLine: contentTypeLine,
-            switches: switches,
-            caFile: switches.caFile ?? settings.caFile,
+        return EasyProfile.Fields(
+            body: shape,
             timeoutMilliseconds: timeout > 0 ? Int(min(timeout * 1000, Double(Int32.max)).rounded(.up)) : 0,
             pipelining: pipelining,
             environmentProxy: switches.proxy == nil && settings.environmentProxy,
-            credentials: negotiate ? nil : message.credentials, negotiate: negotiate,
-            delegation: negotiate && settings.allowDelegation)
+            negotiate: negotiate, delegation: negotiate && settings.allowDelegation,
+            method: message.method, headerLines: lines, contentTypeLine: contentTypeLine,
+            caFile: switches.caFile ?? settings.caFile, switches: switches,
+            credentials: negotiate ? nil : message.credentials)
     }
 
     /// Makes `handle` carry this transfer's options: all of them after a reset when the
@@ -130,7 +130,7 @@ final class Transfer: @unchecked Sendable {
         // The engine gave a handle set up for an equal profile this very object.
         if handle.profile !== profile {
             handle.reset()
-            profile.apply(to: &options, handle: handle, share: share)
+            profile.fields.apply(to: &options, handle: handle, share: share)
             if options.failure != nil { return options.failure }
             handle.profile = profile
         }
@@ -146,7 +146,7 @@ final class Transfer: @unchecked Sendable {
             options.set(CURLOPT_URL, message.url)
             handle.url = message.url
         }
-        switch profile.body {
+        switch profile.fields.body {
         case .none:
             break
         case .empty:
@@ -161,11 +161,11 @@ final class Transfer: @unchecked Sendable {
             }
         case .streamed, .file:
             let size = if case .bytes(let bytes, _) = body { Int64(bytes.count) } else { fileSize }
-            options.set(profile.body == .file ? CURLOPT_INFILESIZE_LARGE : CURLOPT_POSTFIELDSIZE_LARGE, offset: size)
+            options.set(profile.fields.body == .file ? CURLOPT_INFILESIZE_LARGE : CURLOPT_POSTFIELDSIZE_LARGE, offset: size)
             options.set(CURLOPT_READDATA, pointer: context)
             options.set(CURLOPT_SEEKDATA, pointer: context)
         }
-        if profile.body.countsProgress {
+        if profile.fields.body.countsProgress {
             options.set(CURLOPT_XFERINFODATA, pointer: context)
         }
         if options.failure != nil {
@@ -359,8 +359,9 @@ final class Transfer: @unchecked Sendable {
 }
 
 /// The process-wide settings that shape transfers, as they were when the engine's loop
-/// started the first transfer of a round: read once a round, not once a transfer.
-struct ProcessSettings {
+/// started the first transfer of a round: read once a round, not once a transfer. A class,
+/// so that each transfer of the round takes it as one reference.
+final class ProcessSettings {
     /// Trusted CAs for requests that set none (`HttpRequest.caCertificateFile` or the
     /// environment), or nil for the system store.
     let caFile: String?
@@ -371,12 +372,11 @@ struct ProcessSettings {
     /// The credential cache GSS-API should use ("" for the user's default one).
     let credentialCache: String
 
-    static func current() -> ProcessSettings {
-        ProcessSettings(
-            caFile: TrustedCertificates.processWideFile,
-            environmentProxy: ProxyEnvironment.enabled.withLock { $0 },
-            allowDelegation: KerberosCredentials.allowDelegation,
-            credentialCache: KerberosCredentials.activeCacheFile ?? "")
+    init() {
+        caFile = TrustedCertificates.processWideFile
+        environmentProxy = ProxyEnvironment.enabled.withLock { $0 }
+        allowDelegation = KerberosCredentials.allowDelegation
+        credentialCache = KerberosCredentials.activeCacheFile ?? ""
     }
 }
 
@@ -402,55 +402,38 @@ enum BodyShape: Equatable {
 /// the pointers to the transfer: the common case of one request shape sent again and again.
 ///
 /// A class, so that handing it around and keeping it with a handle costs a reference, not a
-/// copy of every field.
-final class EasyProfile: Equatable {
-    let method: String
-    let body: BodyShape
-    /// The request's own header lines (`Name: value`, or `Name;` for an empty value).
-    let headerLines: [String]
-    /// The `Content-Type` line the request's headers lack, or nil.
-    let contentTypeLine: String?
-    let switches: TransferSwitches
-    /// Trusted CAs replacing the system store, or nil for the system store.
-    let caFile: String?
-    let timeoutMilliseconds: Int
-    let pipelining: Bool
-    /// libcurl may read the proxy environment variables (no proxy of the request's own).
-    let environmentProxy: Bool
-    /// Server credentials other than Negotiate.
-    let credentials: Credentials?
-    /// libcurl may answer a Negotiate challenge with tickets from a credential cache.
-    let negotiate: Bool
-    let delegation: Bool
+/// copy of every field; the engine gives transfers with equal fields one object, so a handle
+/// set up for them is recognised by identity.
+final class EasyProfile {
+    let fields: Fields
 
-    init(method: String, body: BodyShape, headerLines: [String], contentTypeLine: String?,
-         switches: TransferSwitches, caFile: String?, timeoutMilliseconds: Int, pipelining: Bool,
-         environmentProxy: Bool, credentials: Credentials?, negotiate: Bool, delegation: Bool) {
-        self.method = method
-        self.body = body
-        self.headerLines = headerLines
-        self.contentTypeLine = contentTypeLine
-        self.switches = switches
-        self.caFile = caFile
-        self.timeoutMilliseconds = timeoutMilliseconds
-        self.pipelining = pipelining
-        self.environmentProxy = environmentProxy
-        self.credentials = credentials
-        self.negotiate = negotiate
-        self.delegation = delegation
+    init(_ fields: Fields) { self.fields = fields }
+
+    /// Everything the options depend on; compared in this order, scalars first, where most
+    /// differences show.
+    struct Fields: Equatable {
+        let body: BodyShape
+        let timeoutMilliseconds: Int
+        let pipelining: Bool
+        /// libcurl may read the proxy environment variables (no proxy of the request's own).
+        let environmentProxy: Bool
+        /// libcurl may answer a Negotiate challenge with tickets from a credential cache.
+        let negotiate: Bool
+        let delegation: Bool
+        let method: String
+        /// The request's own header lines (`Name: value`, or `Name;` for an empty value).
+        let headerLines: [String]
+        /// The `Content-Type` line the request's headers lack, or nil.
+        let contentTypeLine: String?
+        /// Trusted CAs replacing the system store, or nil for the system store.
+        let caFile: String?
+        let switches: TransferSwitches
+        /// Server credentials other than Negotiate.
+        let credentials: Credentials?
     }
+}
 
-    /// The scalars first: most differences show there.
-    static func == (lhs: EasyProfile, rhs: EasyProfile) -> Bool {
-        if lhs === rhs { return true }
-        return lhs.body == rhs.body && lhs.timeoutMilliseconds == rhs.timeoutMilliseconds
-            && lhs.pipelining == rhs.pipelining && lhs.environmentProxy == rhs.environmentProxy
-            && lhs.negotiate == rhs.negotiate && lhs.delegation == rhs.delegation
-            && lhs.method == rhs.method && lhs.headerLines == rhs.headerLines
-            && lhs.contentTypeLine == rhs.contentTypeLine && lhs.caFile == rhs.caFile
-            && lhs.switches == rhs.switches && lhs.credentials == rhs.credentials
-    }
-
+extension EasyProfile.Fields {
     /// Sets every option of the profile on a handle just reset.
     func apply(to options: inout EasyOptions, handle: EasyHandle, share: UnsafeMutableRawPointer) {
         let easy = options.easy
@@ -606,7 +589,7 @@ final class EasyHandle {
     /// Whether the handle carries `profile`'s options.
     func isSetUp(for profile: EasyProfile) -> Bool {
         guard let current = self.profile else { return false }
-        return current == profile
+        return current === profile || current.fields == profile.fields
     }
 
     /// The last transfer met an authentication challenge (server or proxy), whose state

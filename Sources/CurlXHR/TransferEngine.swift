@@ -51,6 +51,9 @@ final class TransferEngine: @unchecked Sendable {
     /// its first start reads them.
     @exclusivity(unchecked) private var roundSettings: ProcessSettings?
     private static let maxIdleHandles = 256
+    /// Profiles of recent transfers, newest last (see `profile(for:)`).
+    @exclusivity(unchecked) private var recentProfiles: [EasyProfile] = []
+    private static let maxRecentProfiles = 8
 
     private init() {
         curl_global_init(cxhr_global_default)
@@ -185,9 +188,9 @@ final class TransferEngine: @unchecked Sendable {
     }
 
     private func begin(_ transfer: Transfer) {
-        let settings = roundSettings ?? ProcessSettings.current()
+        let settings = roundSettings ?? ProcessSettings()
         roundSettings = settings
-        let profile = transfer.profile(settings)
+        let profile = profile(for: transfer.profile(settings))
         guard let handle = handle(for: profile) else {
             transfer.isFinished = true
             transfer.request.transferFinished(transfer, failure: TransferFailure(kind: .other, text: "out of memory: no libcurl handle"))
@@ -210,16 +213,26 @@ final class TransferEngine: @unchecked Sendable {
         transfer.isAdded = true
     }
 
+    /// The profile object for `fields`: that of a recent transfer with equal fields, else a
+    /// new one, kept for the transfers that follow.
+    private func profile(for fields: EasyProfile.Fields) -> EasyProfile {
+        if let known = recentProfiles.last(where: { $0.fields == fields }) { return known }
+        let profile = EasyProfile(fields)
+        if recentProfiles.count == Self.maxRecentProfiles { recentProfiles.removeFirst() }
+        recentProfiles.append(profile)
+        return profile
+    }
+
     /// An idle handle, preferably one of the last four idled that is already set up for
     /// `profile`, else a new one.
     private func handle(for profile: EasyProfile) -> EasyHandle? {
         // A handle keeps its cookie engine switched on even through curl_easy_reset, so a
         // transfer without cookies takes a new handle.
-        guard profile.switches.cookies, !idleHandles.isEmpty else { return EasyHandle() }
+        guard profile.fields.switches.cookies, !idleHandles.isEmpty else { return EasyHandle() }
         let last = idleHandles.count - 1
         for index in stride(from: last, through: max(0, last - 3), by: -1) where idleHandles[index].isSetUp(for: profile) {
             let handle = index == last ? idleHandles.removeLast() : idleHandles.remove(at: index)
-            handle.profile = profile  // equal: the transfer's own copy, found faster by identity
+            handle.profile = profile  // equal, if not the same object: found by identity next time
             return handle
         }
         return idleHandles.removeLast()
