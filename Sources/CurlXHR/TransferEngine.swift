@@ -37,10 +37,10 @@ final class TransferEngine: @unchecked Sendable {
 
     // Engine thread only (so without Swift's run-time exclusivity checks).
     @exclusivity(unchecked) private var idleHandles: [EasyHandle] = []
-    /// Requests whose callbacks became due during this round of the loop, with the queue
-    /// each runs them on: handed over together when the round ends (one hop per queue, not
-    /// one per request and state).
-    @exclusivity(unchecked) private var dueDeliveries: [(queue: DispatchQueue, request: HttpRequest)] = []
+    /// Requests whose callbacks became due during this round of the loop, by the queue they
+    /// run on: handed over together when the round ends (one hop per queue, not one per
+    /// request and state).
+    @exclusivity(unchecked) private var dueDeliveries: [(queue: DispatchQueue, requests: [HttpRequest])] = []
     /// This round woke another thread with results: a callback queue, or a synchronous send.
     @exclusivity(unchecked) private var handedOverResults = false
     /// An easy handle attached to the share handle, for work on the shared cookie jar.
@@ -115,15 +115,17 @@ final class TransferEngine: @unchecked Sendable {
     /// Runs `request`'s due callbacks on `queue` once this round of the loop ends. Engine
     /// thread only.
     func deliverLater(_ request: HttpRequest, on queue: DispatchQueue) {
-        dueDeliveries.append((queue, request))
+        if let index = dueDeliveries.firstIndex(where: { $0.queue === queue }) {
+            dueDeliveries[index].requests.append(request)
+        } else {
+            dueDeliveries.append((queue, [request]))
+        }
     }
 
     private func handOverDeliveries() {
-        if !dueDeliveries.isEmpty { handedOverResults = true }
-        var rest = dueDeliveries[...]
-        while let queue = rest.first?.queue {
-            let batch = rest.filter { $0.queue === queue }.map(\.request)
-            rest = rest.filter { $0.queue !== queue }[...]
+        guard !dueDeliveries.isEmpty else { return }
+        handedOverResults = true
+        for (queue, batch) in dueDeliveries {
             queue.async {
                 for request in batch { request.deliverReports() }
             }
