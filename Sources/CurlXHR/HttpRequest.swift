@@ -278,10 +278,10 @@ public final class HttpRequest: Sendable {
         guard MessageValidation.isFieldValue(value) else {
             return refuse(.invalidArgument, "the value of header '\(name)' contains CR, LF or NUL")
         }
-        guard !["content-length", "transfer-encoding"].contains(name.lowercased()) else {
+        guard !MessageValidation.derivedFieldNames.contains(where: { MessageValidation.sameFieldName($0.utf8, name.utf8) }) else {
             return refuse(.invalidArgument, "\(name) is set by the library from the body")
         }
-        let trimmed = String(value.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        let trimmed = MessageValidation.trimmedFieldValue(value)
         return changeMessage(.setRequestHeader) { $0.setHeader(name, value: trimmed) }
     }
 

@@ -94,6 +94,16 @@ final class ProxySetting: Sendable, Equatable {
     }
 }
 
+/// A request header field as set by `setRequestHeader`.
+struct HeaderField: Sendable, Equatable {
+    var name: String
+    var value: String
+
+    /// The line libcurl sends: `Name: value`, or `Name;` for an empty value (libcurl drops a
+    /// `Name:` line, which would remove a header of its own).
+    var curlLine: String { value.isEmpty ? "\(name);" : "\(name): \(value)" }
+}
+
 /// What `open` set and the calls between `open` and `send` added: one request message.
 struct RequestMessage: Sendable {
     /// Whether libcurl may answer a Negotiate challenge: with the credentials given for it,
@@ -114,19 +124,19 @@ struct RequestMessage: Sendable {
     /// The URL carries its own user name (`http://user:password@host/`).
     var urlHasUser = false
     /// Header fields in the order they were set; a repeated name is joined with ", ".
-    var headers: [(name: String, value: String)] = []
+    var headers: [HeaderField] = []
     /// Form values in the order they were set.
     var formValues: [(key: String, value: String)] = []
 
     func hasHeader(_ name: String) -> Bool {
-        headers.contains { $0.name.lowercased() == name.lowercased() }
+        headers.contains { MessageValidation.sameFieldName($0.name.utf8, name.utf8) }
     }
 
     mutating func setHeader(_ name: String, value: String) {
-        if let index = headers.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) {
+        if let index = headers.firstIndex(where: { MessageValidation.sameFieldName($0.name.utf8, name.utf8) }) {
             headers[index].value += ", " + value
         } else {
-            headers.append((name, value))
+            headers.append(HeaderField(name: name, value: value))
         }
     }
 
@@ -188,23 +198,61 @@ enum FormEncoding {
 
 /// Checks of user input that would otherwise break the request on the wire.
 enum MessageValidation {
+    /// Whether two field names are equal ignoring ASCII case (names are tokens), compared
+    /// byte by byte: no lower-cased copies.
+    static func sameFieldName<A: Collection<UInt8>, B: Collection<UInt8>>(_ a: A, _ b: B) -> Bool {
+        a.count == b.count && a.elementsEqual(b) { lowered($0) == lowered($1) }
+    }
+
+    private static func lowered(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+    }
+
+    /// Fields the library derives from the body, which `setRequestHeader` refuses.
+    static let derivedFieldNames = ["Content-Length", "Transfer-Encoding"]
+
+    /// `value` without leading and trailing spaces and tabs (a field value's optional white
+    /// space); the string itself when there are none.
+    static func trimmedFieldValue(_ value: String) -> String {
+        let bytes = value.utf8
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { bytes.formIndex(after: &start) }
+        while start < end {
+            let last = bytes.index(before: end)
+            guard bytes[last] == 0x20 || bytes[last] == 0x09 else { break }
+            end = last
+        }
+        if start == bytes.startIndex && end == bytes.endIndex { return value }
+        return String(value[start..<end])  // ASCII boundaries: valid string indices
+    }
+
     /// RFC 9110 `token` characters, used by methods and header names.
     static func isToken(_ text: String) -> Bool {
-        guard !text.isEmpty else { return false }
-        return text.utf8.allSatisfy { byte in
+        !text.isEmpty && allBytes(of: text) { byte in
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                  UInt8(ascii: "0")...UInt8(ascii: "9"):
                 true
+            case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+                 UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                 UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+                true
             default:
-                "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                false
             }
         }
     }
 
     /// Header values may not contain CR, LF or NUL.
     static func isFieldValue(_ text: String) -> Bool {
-        !text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+        allBytes(of: text) { $0 != 0x0D && $0 != 0x0A && $0 != 0x00 }
+    }
+
+    /// Whether every UTF-8 byte of `text` satisfies `predicate`: over the string's own
+    /// contiguous bytes when it has them (native strings do), without the UTF-8 view's
+    /// per-byte indexing.
+    private static func allBytes(of text: String, satisfy predicate: (UInt8) -> Bool) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(predicate) } ?? text.utf8.allSatisfy(predicate)
     }
 
     /// The method as sent: standard methods upper-cased (as XMLHttpRequest does), others kept

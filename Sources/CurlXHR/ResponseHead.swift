@@ -45,17 +45,24 @@ struct ResponseHead: Sendable, Equatable {
 
     /// The fields in arrival order, values trimmed, obs-fold continuations joined to their
     /// field with a space; lines that are no field (no colon) are left out.
-    var fields: [(name: String, value: String)] {
+    var fields: [(name: String, value: String)] { fields(named: nil) }
+
+    /// The fields, or only those named `name` (case-insensitive; the others never become
+    /// strings).
+    private func fields(named name: String?) -> [(name: String, value: String)] {
         var fields: [(name: String, value: String)] = []
+        var lastKept = false
         var rest = lines[...]
         while let newline = rest.firstIndex(of: 0x0A) {
             let line = Self.withoutCR(rest[rest.startIndex..<newline])
             rest = rest[(newline + 1)...]
             guard let first = line.first else { continue }
             if first == 0x20 || first == 0x09 {
-                guard !fields.isEmpty else { continue }
+                guard lastKept else { continue }
                 fields[fields.count - 1].value += " " + Self.text(Self.trimmed(line))
             } else if let colon = line.firstIndex(of: 0x3A) {
+                lastKept = name.map { MessageValidation.sameFieldName(line[..<colon], $0.utf8) } ?? true
+                guard lastKept else { continue }
                 fields.append((Self.text(line[..<colon]), Self.text(Self.trimmed(line[(colon + 1)...]))))
             }
         }
@@ -64,8 +71,7 @@ struct ResponseHead: Sendable, Equatable {
 
     /// The value of the field `name` (case-insensitive); repeated fields joined with ", ".
     func value(of name: String) -> String? {
-        let wanted = name.lowercased()
-        let values = fields.filter { $0.name.lowercased() == wanted }.map(\.value)
+        let values = fields(named: name).map(\.value)
         return values.isEmpty ? nil : values.joined(separator: ", ")
     }
 

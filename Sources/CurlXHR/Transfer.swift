@@ -89,7 +89,6 @@ final class Transfer: @unchecked Sendable {
     /// The options this transfer needs besides the per-transfer ones, with the process-wide
     /// `settings` the engine read for the round of its loop that starts the transfer.
     func profile(_ settings: ProcessSettings) -> EasyProfile.Fields {
-        let lines = message.headers.map { $0.value.isEmpty ? "\($0.name);" : "\($0.name): \($0.value)" }
         let shape: BodyShape
         switch body {
         case .none:
@@ -102,11 +101,11 @@ final class Transfer: @unchecked Sendable {
         case .file:
             shape = .file
         }
-        var contentTypeLine: String?
+        var contentType: String?
         if !message.hasHeader("Content-Type") {
             switch body {
-            case .bytes(_, let contentType?): contentTypeLine = "Content-Type: \(contentType)"
-            case .bytes(_, nil), .none: contentTypeLine = "Content-Type:"  // no libcurl default
+            case .bytes(_, let type?): contentType = type
+            case .bytes(_, nil), .none: contentType = ""  // no libcurl default
             case .file: break
             }
         }
@@ -117,7 +116,7 @@ final class Transfer: @unchecked Sendable {
             pipelining: pipelining,
             environmentProxy: switches.proxy == nil && settings.environmentProxy,
             negotiate: negotiate, delegation: negotiate && settings.allowDelegation,
-            method: message.method, headerLines: lines, contentTypeLine: contentTypeLine,
+            method: message.method, headers: message.headers, contentType: contentType,
             caFile: switches.caFile ?? settings.caFile, switches: switches,
             credentials: negotiate ? nil : message.credentials)
     }
@@ -421,10 +420,11 @@ final class EasyProfile {
         let negotiate: Bool
         let delegation: Bool
         let method: String
-        /// The request's own header lines (`Name: value`, or `Name;` for an empty value).
-        let headerLines: [String]
-        /// The `Content-Type` line the request's headers lack, or nil.
-        let contentTypeLine: String?
+        /// The request's own header fields.
+        let headers: [HeaderField]
+        /// The `Content-Type` the request's headers lack: a type, "" for none (rather than
+        /// libcurl's default for a POST), or nil to leave it to libcurl.
+        let contentType: String?
         /// Trusted CAs replacing the system store, or nil for the system store.
         let caFile: String?
         let switches: TransferSwitches
@@ -457,7 +457,8 @@ extension EasyProfile.Fields {
             options.set(CURLOPT_CAPATH, nil)
         }
         applyMethodAndBody(&options)
-        for line in headerLines + (contentTypeLine.map { [$0] } ?? []) {
+        let contentTypeLine = contentType.map { $0.isEmpty ? "Content-Type:" : "Content-Type: \($0)" }
+        for line in headers.map(\.curlLine) + (contentTypeLine.map { [$0] } ?? []) {
             guard let list = curl_slist_append(handle.headerList, line) else {
                 options.fail("out of memory building the header list")
                 return

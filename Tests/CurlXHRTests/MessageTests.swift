@@ -27,6 +27,22 @@ import Testing
         }
     }
 
+    @Test func fieldNamesCompareWithoutCaseAndValuesLoseOuterWhiteSpace() {
+        #expect(MessageValidation.sameFieldName("Content-Type".utf8, "content-TYPE".utf8))
+        #expect(!MessageValidation.sameFieldName("Content-Type".utf8, "Content-Typ".utf8))
+        #expect(!MessageValidation.sameFieldName("X-A".utf8, "X\rA".utf8), "only letters fold")
+        #expect(!MessageValidation.sameFieldName("É".utf8, "é".utf8), "ASCII case only")
+        #expect(MessageValidation.trimmedFieldValue(" \t value with  inner  spaces\t ") == "value with  inner  spaces")
+        #expect(MessageValidation.trimmedFieldValue("grüße ") == "grüße")
+        #expect(MessageValidation.trimmedFieldValue("untouched") == "untouched")
+        #expect(MessageValidation.trimmedFieldValue(" \t ") == "")
+        var message = RequestMessage()
+        message.setHeader("X-Multi", value: "a")
+        message.setHeader("x-multi", value: "b")
+        #expect(message.headers == [HeaderField(name: "X-Multi", value: "a, b")])
+        #expect(message.hasHeader("X-MULTI") && !message.hasHeader("X-Mult"))
+    }
+
     @Test func urlsAreCheckedByLibcurlsParser() {
         #expect(MessageValidation.urlProblem("http://127.0.0.1:8080/a?b=c") == nil)
         #expect(MessageValidation.urlProblem("HTTPS://example.com") == nil)
@@ -64,6 +80,7 @@ import Testing
         #expect(head?.value(of: "X-MULTI") == "a, b")
         #expect(head?.value(of: "x-folded") == "first second")
         #expect(head?.value(of: "Location") == nil, "fields of an earlier block do not leak")
+        #expect(head?.value(of: "X-Multi-") == nil)
         #expect(head?.allFields == "X-Multi: a\nx-multi: b\nX-Folded: first second")
     }
 
@@ -104,6 +121,13 @@ import Testing
         #expect(head?.value(of: "x-spaces") == "value with  inner  spaces")
         #expect(head?.value(of: "X-Empty") == "")
         #expect(head?.value(of: "X-Ünicode") == "grüße, 日本")
+        _ = feed("HTTP/1.1 200 OK\r\n")
+        _ = feed("X-A: 1\r\n")
+        _ = feed("X-B: 2\r\n")
+        _ = feed(" folded into X-B\r\n")
+        let folded = feed("\r\n")
+        #expect(folded?.value(of: "x-a") == "1", "a continuation belongs to the field before it")
+        #expect(folded?.value(of: "x-b") == "2 folded into X-B")
         _ = feed("HTTP/1.1 20\r\n")
         #expect(feed("\r\n")?.status == 0, "a status needs three digits")
         _ = feed("HTTP/1.1 2000 Huge\r\n")
