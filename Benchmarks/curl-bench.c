@@ -2,8 +2,8 @@
  * Raw libcurl as the baseline benchmark client.
  *
  *   curl-bench --workload NAME --url URL [--mode async|threads|handoff] [--concurrency N]
- *              [--requests N] [--expect-bytes N] [--post-bytes N] [--max-seconds S]
- *              [--client NAME]
+ *              [--requests N] [--expect-bytes N] [--post-bytes N] [--headers N]
+ *              [--max-seconds S] [--client NAME]
  *
  * --mode async:   one multi handle with `concurrency` easy handles kept busy: when one
  *                 finishes it is removed and added again (same handle, same options, so its
@@ -19,8 +19,9 @@
  *                 What the hand-off costs in plain C, as a peer for CurlXHR async. Client name
  *                 "libcurl-handoff" unless --client.
  * The write callback counts body bytes and keeps none. Options: URL, NOSIGNAL, no proxy
- * from the environment (as CurlXHR), the write callback, a timeout and, for POST, the body
- * (POSTFIELDS, not copied). A request is an error unless it ends with CURLE_OK, status 200
+ * from the environment (as CurlXHR), the write callback, a timeout, for POST the body
+ * (POSTFIELDS, not copied), and with --headers N the first N of the request headers every
+ * Swift client sends too (BenchSupport's benchRequestHeaders), as one list set on each handle. A request is an error unless it ends with CURLE_OK, status 200
  * and exactly --expect-bytes body bytes.
  *
  * Prints the same JSON line as the Swift clients (Benchmarks/BenchSupport).
@@ -41,11 +42,24 @@ enum mode { MODE_ASYNC, MODE_THREADS, MODE_HANDOFF };
 struct options {
     const char *client, *workload, *url; /* client NULL: by the mode (see main) */
     enum mode mode;
-    long concurrency, requests, expect_bytes, post_bytes;
+    long concurrency, requests, expect_bytes, post_bytes, headers;
     double max_seconds;
 };
 
-static struct options opt = {NULL, NULL, NULL, MODE_ASYNC, 1, 1000, 100, 0, 60.0};
+static struct options opt = {NULL, NULL, NULL, MODE_ASYNC, 1, 1000, 100, 0, 0, 60.0};
+
+/* The same list as BenchSupport's benchRequestHeaders. */
+static const char *const request_headers[] = {
+    "Accept: application/json",
+    "User-Agent: CurlXHR-bench/1.0 (Linux x86_64)",
+    "X-Request-Id: 3f2a9c1e-7b44-4d1a-9e2f-0c8d5b6a7e91",
+    "Accept-Language: en-GB,en;q=0.9",
+    "Cache-Control: no-cache",
+    "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJiZW5jaCJ9.c2lnbmF0dXJl",
+    "X-Client-Version: 5.4.2",
+    "If-None-Match: \"5f1d-2a3b4c5d\"",
+};
+static struct curl_slist *header_list;
 static char *post_body;
 
 /* ---- The tally: count and time bounds, outcomes ---- */
@@ -177,6 +191,8 @@ static void set_up(struct slot *slot)
     curl_easy_setopt(slot->easy, CURLOPT_WRITEDATA, slot);
     curl_easy_setopt(slot->easy, CURLOPT_PRIVATE, slot);
     curl_easy_setopt(slot->easy, CURLOPT_TIMEOUT_MS, (long)((opt.max_seconds + 10) * 1000));
+    if (header_list)
+        curl_easy_setopt(slot->easy, CURLOPT_HTTPHEADER, header_list);
     if (opt.post_bytes > 0) {
         curl_easy_setopt(slot->easy, CURLOPT_POSTFIELDS, post_body);
         curl_easy_setopt(slot->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)opt.post_bytes);
@@ -434,7 +450,7 @@ static void usage(const char *problem)
     fprintf(stderr,
             "%s\nusage: curl-bench --workload NAME --url URL [--mode async|threads|handoff] "
             "[--concurrency N] [--requests N] [--expect-bytes N] [--post-bytes N] "
-            "[--max-seconds S] [--client NAME]\n",
+            "[--headers N] [--max-seconds S] [--client NAME]\n",
             problem);
     exit(64);
 }
@@ -466,6 +482,9 @@ int main(int argc, char **argv)
             opt.expect_bytes = atol(value);
         else if (!strcmp(name, "--post-bytes"))
             opt.post_bytes = atol(value);
+        else if (!strcmp(name, "--headers") && atol(value) >= 0
+                 && atol(value) <= (long)(sizeof request_headers / sizeof *request_headers))
+            opt.headers = atol(value);
         else if (!strcmp(name, "--max-seconds") && atof(value) > 0)
             opt.max_seconds = atof(value);
         else
@@ -477,6 +496,8 @@ int main(int argc, char **argv)
         opt.client = opt.mode == MODE_HANDOFF ? "libcurl-handoff" : "libcurl";
 
     curl_global_init(CURL_GLOBAL_DEFAULT);
+    for (long i = 0; i < opt.headers; i++)
+        header_list = curl_slist_append(header_list, request_headers[i]);
     post_body = malloc((size_t)opt.post_bytes + 1);
     for (long i = 0; i < opt.post_bytes; i++)
         post_body[i] = (char)(i % 251);

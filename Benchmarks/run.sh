@@ -12,7 +12,8 @@
 #   --reps N        repetitions of every client x workload (default 5).
 #   --workloads A,B only these workloads (names as in the table, e.g. get-c1,get-t16).
 #   --instructions  instead of the timed runs: user-space instructions per small GET, one at
-#                   a time, of raw libcurl and CurlXHR (sync and async), with callgrind.
+#                   a time, of raw libcurl and CurlXHR (sync and async; and sync with five
+#                   request headers, --headers 5), with callgrind.
 #   --profile       instead of the timed runs: callgrind profiles of CurlXHR (2000 sync GETs
 #                   one at a time; async, 64 in flight), annotated, in Benchmarks/results/.
 #   --skip-build    use the clients already built.
@@ -197,8 +198,10 @@ client_command() {  # client workload-mode -> the command, one word a line
   esac
 }
 
-# Runs one client under callgrind: client mode concurrency requests output-file [valgrind args].
+# Runs one client under callgrind: client mode concurrency requests output-file [valgrind args];
+# the client also gets the arguments in the array client_extra (if any).
 # Prints the total instruction count; fails unless every request succeeded.
+client_extra=()
 callgrind_run() {
   local client=$1 mode=$2 concurrency=$3 requests=$4 out=$5
   shift 5
@@ -212,7 +215,7 @@ callgrind_run() {
   command[0]=$copy
   if ! taskset -c "$client_cpu" valgrind --tool=callgrind --callgrind-out-file="$out" "$@" \
       "${command[@]}" --workload callgrind --url "$base/100b" --concurrency "$concurrency" \
-      --requests "$requests" --expect-bytes 100 --max-seconds 900 \
+      --requests "$requests" --expect-bytes 100 --max-seconds 900 ${client_extra[@]+"${client_extra[@]}"} \
       > "$server_dir/callgrind.json" 2> "$server_dir/callgrind.err" \
     || ! grep -q "\"requests\":$requests,.*\"errors\":0" "$server_dir/callgrind.json"; then
     echo "run.sh: callgrind run of $client ($mode, $requests requests) failed:" >&2
@@ -242,8 +245,10 @@ if [ $mode = instructions ]; then
     echo "| --- | ---: | ---: |"
   } > "$output"
   declare -A per_request
-  for row in "libcurl threads libcurl-easy" "curlxhr-sync threads curlxhr-sync" "libcurl async libcurl-multi" "curlxhr async curlxhr"; do
-    read -r client client_mode label <<< "$row"
+  for row in "libcurl threads libcurl-easy 0" "curlxhr-sync threads curlxhr-sync 0" "libcurl async libcurl-multi 0" \
+             "curlxhr async curlxhr 0" "libcurl threads libcurl-easy-headers 5" "curlxhr-sync threads curlxhr-sync-headers 5"; do
+    read -r client client_mode label headers <<< "$row"
+    client_extra=(--headers "$headers")
     a=$(callgrind_run "$client" "$client_mode" 1 "$n1" "$server_dir/cg.out")
     b=$(callgrind_run "$client" "$client_mode" 1 "$n2" "$server_dir/cg.out")
     per_request[$label]=$(( (b - a) / (n2 - n1) ))
@@ -254,6 +259,9 @@ if [ $mode = instructions ]; then
         versus=$(python3 -c "print(f'{${per_request[$label]} / ${per_request[libcurl-easy]}:.2f}')") ;;
       curlxhr) text="CurlXHR async (callbacks on the default queue)"
         versus=$(python3 -c "print(f'{${per_request[$label]} / ${per_request[libcurl-multi]}:.2f}')") ;;
+      libcurl-easy-headers) text="raw libcurl, curl_easy_perform, 5 request headers (one list, set once)"; versus="1.00" ;;
+      curlxhr-sync-headers) text="CurlXHR sync, 5 request headers (\`setRequestHeader\` after each \`open\`)"
+        versus=$(python3 -c "print(f'{${per_request[$label]} / ${per_request[libcurl-easy-headers]}:.2f}')") ;;
     esac
     echo "| $text | ${per_request[$label]} | $versus |" >> "$output"
     log "$label: ${per_request[$label]} instructions per request"

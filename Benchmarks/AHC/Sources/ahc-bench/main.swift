@@ -23,6 +23,7 @@ let tally = Tally(options)
 
 @Sendable func fetchOne() async {
     var request = HTTPClientRequest(url: options.url)
+    for (name, value) in benchRequestHeaders.prefix(options.headers) { request.headers.add(name: name, value: value) }
     if options.postBytes > 0 {
         request.method = .POST
         request.body = .bytes(body)
@@ -54,8 +55,9 @@ case .threads:
     runOnThreads(options.concurrency) { _ in
         while tally.claim() {
             do {
-                let request = try HTTPClient.Request(url: options.url, method: options.postBytes > 0 ? .POST : .GET,
+                var request = try HTTPClient.Request(url: options.url, method: options.postBytes > 0 ? .POST : .GET,
                                                      body: options.postBytes > 0 ? .byteBuffer(body) : nil)
+                for (name, value) in benchRequestHeaders.prefix(options.headers) { request.headers.add(name: name, value: value) }
                 let response = try client.execute(request: request).wait()
                 tally.finish(status: Int(response.status.code), bodyBytes: response.body?.readableBytes ?? 0)
             } catch {
@@ -65,5 +67,5 @@ case .threads:
     }
 }
 tally.report()
-try? await client.shutdown()
+try? await client.shutdown().get()
 try? await loops.shutdownGracefully()

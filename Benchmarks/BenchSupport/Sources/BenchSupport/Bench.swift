@@ -2,7 +2,7 @@
 // rules in curl-bench.c):
 //
 //   <client> --workload NAME --url URL [--mode async|threads] [--concurrency N]
-//            [--requests N] [--expect-bytes N] [--post-bytes N] [--max-seconds S]
+//            [--requests N] [--expect-bytes N] [--post-bytes N] [--headers N] [--max-seconds S]
 //            [--collect] [--client NAME]
 //
 // A run issues at most --requests requests, and none after --max-seconds; it then prints
@@ -34,6 +34,8 @@ public struct BenchOptions: Sendable {
     public var expectBytes = 100
     /// Bytes of request body; 0 sends a GET, more a POST of that many bytes.
     public var postBytes = 0
+    /// How many of ``benchRequestHeaders`` every request carries (0 to 8).
+    public var headers = 0
     public var maxSeconds = 60.0
     /// Collect each response body whole instead of streaming it (clients that can do both).
     public var collect = false
@@ -63,6 +65,9 @@ public struct BenchOptions: Sendable {
             case "--requests": options.requests = number(argument)
             case "--expect-bytes": options.expectBytes = number(argument)
             case "--post-bytes": options.postBytes = number(argument)
+            case "--headers":
+                options.headers = number(argument)
+                guard options.headers <= benchRequestHeaders.count else { usage("--headers is 0 to \(benchRequestHeaders.count)") }
             case "--max-seconds":
                 guard let seconds = Double(value(argument)), seconds > 0 else { usage("--max-seconds needs a positive number") }
                 options.maxSeconds = seconds
@@ -78,7 +83,7 @@ public struct BenchOptions: Sendable {
         writeError("""
             \(problem)
             usage: \(CommandLine.arguments.first ?? "bench") --workload NAME --url URL [--mode async|threads]
-                   [--concurrency N] [--requests N] [--expect-bytes N] [--post-bytes N] [--max-seconds S]
+                   [--concurrency N] [--requests N] [--expect-bytes N] [--post-bytes N] [--headers N] [--max-seconds S]
                    [--collect] [--client NAME]
 
             """)
@@ -235,6 +240,19 @@ public func writeError(_ text: String) {
 }
 
 /// A request body of `count` bytes.
+/// Request headers of a typical API client, the first `--headers` of which every request
+/// carries (curl-bench.c has the same list).
+public let benchRequestHeaders: [(name: String, value: String)] = [
+    ("Accept", "application/json"),
+    ("User-Agent", "CurlXHR-bench/1.0 (Linux x86_64)"),
+    ("X-Request-Id", "3f2a9c1e-7b44-4d1a-9e2f-0c8d5b6a7e91"),
+    ("Accept-Language", "en-GB,en;q=0.9"),
+    ("Cache-Control", "no-cache"),
+    ("Authorization", "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJiZW5jaCJ9.c2lnbmF0dXJl"),
+    ("X-Client-Version", "5.4.2"),
+    ("If-None-Match", "\"5f1d-2a3b4c5d\""),
+]
+
 public func bodyBytes(_ count: Int) -> [UInt8] {
     (0..<count).map { UInt8(truncatingIfNeeded: $0 % 251) }
 }

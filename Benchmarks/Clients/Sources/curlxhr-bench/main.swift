@@ -32,6 +32,9 @@ func openAndSend(_ request: HttpRequest, async: Bool) -> String? {
     guard request.open(options.method, url: options.url, async: async) else {
         return "open refused: \(request.lastError.map { "\($0)" } ?? "?")"
     }
+    for (name, value) in benchRequestHeaders.prefix(options.headers) {
+        guard request.setRequestHeader(name, value: value) else { return "setRequestHeader refused \(name)" }
+    }
     let sent = options.postBytes > 0 ? request.sendData(body) : request.send()
     return sent ? nil : "send refused: \(request.lastError.map { "\($0)" } ?? "?")"
 }

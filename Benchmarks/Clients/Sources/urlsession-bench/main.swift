@@ -65,6 +65,9 @@ final class Driver: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 
 var request = URLRequest(url: URL(string: options.url)!)
 request.timeoutInterval = options.maxSeconds + 10
+for (name, value) in benchRequestHeaders.prefix(options.headers) {
+    request.setValue(value, forHTTPHeaderField: name)
+}
 if options.postBytes > 0 {
     request.httpMethod = "POST"
     request.httpBody = Data(bodyBytes(options.postBytes))
