@@ -62,7 +62,10 @@ public final class HttpRequest: Sendable {
     /// system store.
     public static var caCertificateFile: String? {
         get { TrustedCertificates.configuredFile.withLock { $0 } }
-        set { TrustedCertificates.configuredFile.withLock { $0 = newValue } }
+        set {
+            TrustedCertificates.configuredFile.withLock { $0 = newValue }
+            ProcessSettings.changed()
+        }
     }
 
     private let core = Locked(Core())
@@ -253,7 +256,10 @@ public final class HttpRequest: Sendable {
     /// read too; `HTTP_PROXY` is not (as in libcurl, for CGI safety).
     public static var usesEnvironmentProxy: Bool {
         get { ProxyEnvironment.enabled.withLock { $0 } }
-        set { ProxyEnvironment.enabled.withLock { $0 = newValue } }
+        set {
+            ProxyEnvironment.enabled.withLock { $0 = newValue }
+            ProcessSettings.changed()
+        }
     }
 
     /// Forgets every cookie of the process-wide jar that all requests share

@@ -27,7 +27,7 @@ public enum KerberosCredentials {
     public static var cacheFile: String {
         get { settings.withLock { $0.cacheFile } ?? defaultCacheFile }
         set {
-            settings.withLock {
+            changeSettings {
                 $0.cacheFile = newValue
                 $0.hasTickets = nil
             }
@@ -40,7 +40,7 @@ public enum KerberosCredentials {
     public static var allowDelegation: Bool {
         get { settings.withLock { $0.allowDelegation } }
         set {
-            let changed = settings.withLock { settings in
+            let changed = changeSettings { settings in
                 defer { settings.allowDelegation = newValue }
                 return settings.allowDelegation != newValue
             }
@@ -77,10 +77,17 @@ public enum KerberosCredentials {
         return home + "/.local/state/curlxhr/krb5cc"
     }()
 
+    /// Changes the settings and tells the engine to read them again.
+    @discardableResult
+    private static func changeSettings<Result>(_ change: (inout Settings) -> Result) -> Result {
+        defer { ProcessSettings.changed() }
+        return settings.withLock(change)
+    }
+
     private static func removeTickets() -> Bool {
         let path = cacheFile
         let code = cxhr_krb5_destroy(path)
-        settings.withLock { $0.hasTickets = false }
+        changeSettings { $0.hasTickets = false }
         return code == 0
     }
 
@@ -90,7 +97,7 @@ public enum KerberosCredentials {
         PrivateFiles.makeParentDirectories(of: path)
         var error = [CChar](repeating: 0, count: 512)
         let code = cxhr_krb5_get_tickets(principal, password, path, allowDelegation, &error, error.count)
-        settings.withLock { $0.hasTickets = code == 0 }
+        changeSettings { $0.hasTickets = code == 0 }
         return code == 0 ? nil : String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 

@@ -1,5 +1,6 @@
 import CCurlShim
 import Dispatch
+import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -357,9 +358,9 @@ final class Transfer: @unchecked Sendable {
     }
 }
 
-/// The process-wide settings that shape transfers, as they were when the engine's loop
-/// started the first transfer of a round: read once a round, not once a transfer. A class,
-/// so that each transfer of the round takes it as one reference.
+/// The process-wide settings that shape transfers. The engine reads them again only after a
+/// change (`changed()`, called by every setter), not for every transfer. A class, so that
+/// each transfer takes them as one reference.
 final class ProcessSettings {
     /// Trusted CAs for requests that set none (`HttpRequest.caCertificateFile` or the
     /// environment), or nil for the system store.
@@ -370,6 +371,14 @@ final class ProcessSettings {
     let allowDelegation: Bool
     /// The credential cache GSS-API should use ("" for the user's default one).
     let credentialCache: String
+
+    /// Counts changes to the settings.
+    static let version = Atomic<Int>(0)
+
+    /// Marks the settings changed; call after the change is stored.
+    static func changed() {
+        version.add(1, ordering: .releasing)
+    }
 
     init() {
         caFile = TrustedCertificates.processWideFile

@@ -47,9 +47,9 @@ final class TransferEngine: @unchecked Sendable {
     private let cookieHandle: UnsafeMutableRawPointer
     /// The credential cache GSS-API was last pointed at on this thread ("" for the default).
     @exclusivity(unchecked) private var gssCache: String?
-    /// The process-wide settings for the transfers this round of the loop starts; nil until
-    /// its first start reads them.
-    @exclusivity(unchecked) private var roundSettings: ProcessSettings?
+    /// The process-wide settings as of `settingsVersion` (nil before the first transfer).
+    @exclusivity(unchecked) private var settings: ProcessSettings?
+    @exclusivity(unchecked) private var settingsVersion = 0
     private static let maxIdleHandles = 256
     /// Profiles of recent transfers, newest last (see `profile(for:)`).
     @exclusivity(unchecked) private var recentProfiles: [EasyProfile] = []
@@ -155,9 +155,6 @@ final class TransferEngine: @unchecked Sendable {
                 swap(&pending, &inbox.commands)
                 inbox.loopWaits = false
             }
-            // Read after the commands are taken: a setting changed before a send posted its
-            // transfer applies to it.
-            roundSettings = nil
             for command in pending {
                 switch command {
                 case .start(let transfer): begin(transfer)
@@ -190,8 +187,7 @@ final class TransferEngine: @unchecked Sendable {
     }
 
     private func begin(_ transfer: Transfer) {
-        let settings = roundSettings ?? ProcessSettings()
-        roundSettings = settings
+        let settings = currentSettings()
         let profile = profile(for: transfer.profile(settings))
         guard let handle = handle(for: profile) else {
             transfer.isFinished = true
@@ -213,6 +209,18 @@ final class TransferEngine: @unchecked Sendable {
             return
         }
         transfer.isAdded = true
+    }
+
+    /// The process-wide settings, read again when they changed since the last read. A setting
+    /// changed before a send posted its transfer applies to it: the change is counted before
+    /// the post, which the engine took before this.
+    private func currentSettings() -> ProcessSettings {
+        let version = ProcessSettings.version.load(ordering: .acquiring)
+        if let settings, version == settingsVersion { return settings }
+        let current = ProcessSettings()
+        settings = current
+        settingsVersion = version
+        return current
     }
 
     /// The profile object for `fields`: that of a recent transfer with equal fields, else a

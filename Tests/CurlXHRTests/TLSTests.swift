@@ -29,8 +29,10 @@ import Testing
     }
 
     @Test func privateCAVerifiesWhenConfiguredProcessWide() throws {
-        HttpRequest.caCertificateFile = try env.caFile
         defer { HttpRequest.caCertificateFile = nil }
+        HttpRequest.caCertificateFile = try env.otherCAFile
+        expectSSLFailure(fetchSync("GET", try env.httpsURL + "/echo").0)
+        HttpRequest.caCertificateFile = try env.caFile  // a change applies to the next request
         #expect(fetchSync("GET", try env.httpsURL + "/echo").0.getStatus() == 200)
         #expect(fetchSync("GET", try env.httpsURL(port: "TESTENV_HTTPS_PORT", host: "127.0.0.1") + "/echo").0.getStatus() == 200)
     }
