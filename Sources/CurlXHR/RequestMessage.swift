@@ -211,19 +211,24 @@ enum MessageValidation {
     /// Fields the library derives from the body, which `setRequestHeader` refuses.
     static let derivedFieldNames = ["Content-Length", "Transfer-Encoding"]
 
-    /// `value` without leading and trailing spaces and tabs (a field value's optional white
-    /// space); the string itself when there are none.
-    static func trimmedFieldValue(_ value: String) -> String {
-        let bytes = value.utf8
-        var start = bytes.startIndex, end = bytes.endIndex
-        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { bytes.formIndex(after: &start) }
-        while start < end {
-            let last = bytes.index(before: end)
+    /// `bytes` without leading and trailing spaces and tabs: a field value without its
+    /// optional white space, in request and response heads alike.
+    static func withoutOptionalWhiteSpace<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> Bytes.SubSequence {
+        var lower = bytes.startIndex, upper = bytes.endIndex
+        while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { bytes.formIndex(after: &lower) }
+        while upper > lower {
+            let last = bytes.index(before: upper)
             guard bytes[last] == 0x20 || bytes[last] == 0x09 else { break }
-            end = last
+            upper = last
         }
-        if start == bytes.startIndex && end == bytes.endIndex { return value }
-        return String(value[start..<end])  // ASCII boundaries: valid string indices
+        return bytes[lower..<upper]
+    }
+
+    /// `value` without its optional white space; the string itself when it has none.
+    static func trimmedFieldValue(_ value: String) -> String {
+        let trimmed = withoutOptionalWhiteSpace(value.utf8)
+        if trimmed.startIndex == value.utf8.startIndex && trimmed.endIndex == value.utf8.endIndex { return value }
+        return String(Substring(trimmed))
     }
 
     /// RFC 9110 `token` characters, used by methods and header names.

@@ -34,7 +34,7 @@ struct ResponseHead: Sendable, Equatable {
             line.formIndex(after: &index)
         }
         if digits != 3 || (index < line.endIndex && line[index] != 0x20) { status = 0 }
-        let reason = text(trimmed(line[index...]))
+        let reason = text(MessageValidation.withoutOptionalWhiteSpace(line[index...]))
         return (status, reason.isEmpty ? ReasonPhrase.standard(for: status) : reason)
     }
 
@@ -59,11 +59,12 @@ struct ResponseHead: Sendable, Equatable {
             guard let first = line.first else { continue }
             if first == 0x20 || first == 0x09 {
                 guard lastKept else { continue }
-                fields[fields.count - 1].value += " " + Self.text(Self.trimmed(line))
+                fields[fields.count - 1].value += " " + Self.text(MessageValidation.withoutOptionalWhiteSpace(line))
             } else if let colon = line.firstIndex(of: 0x3A) {
                 lastKept = name.map { MessageValidation.sameFieldName(line[..<colon], $0.utf8) } ?? true
                 guard lastKept else { continue }
-                fields.append((Self.text(line[..<colon]), Self.text(Self.trimmed(line[(colon + 1)...]))))
+                let value = MessageValidation.withoutOptionalWhiteSpace(line[(colon + 1)...])
+                fields.append((Self.text(line[..<colon]), Self.text(value)))
             }
         }
         return fields
@@ -88,19 +89,6 @@ struct ResponseHead: Sendable, Equatable {
 
     private static func text<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
         String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// Without leading and trailing spaces and tabs.
-    private static func trimmed<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> Bytes
-    where Bytes.SubSequence == Bytes {
-        var lower = bytes.startIndex, upper = bytes.endIndex
-        while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { bytes.formIndex(after: &lower) }
-        while upper > lower {
-            let last = bytes.index(before: upper)
-            guard bytes[last] == 0x20 || bytes[last] == 0x09 else { break }
-            upper = last
-        }
-        return bytes[lower..<upper]
     }
 }
 

@@ -88,7 +88,7 @@ final class Transfer: @unchecked Sendable {
     static let copiedBodyLimit = 64 * 1024
 
     /// The options this transfer needs besides the per-transfer ones, with the process-wide
-    /// `settings` the engine read for the round of its loop that starts the transfer.
+    /// `settings` as the engine last read them (again after every change).
     func profile(_ settings: ProcessSettings) -> EasyProfile.Fields {
         let shape: BodyShape
         switch body {

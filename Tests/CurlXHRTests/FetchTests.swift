@@ -53,6 +53,9 @@ import Testing
         let (request, seen) = fetchAsync("POST", try env.httpURL + "/echo", body: bytes) { request in
             request.setRequestHeader("Content-Type", value: "application/octet-stream")
             request.setRequestHeader("X-Test", value: "  padded  ")
+            request.setRequestHeader("X-Empty", value: "")
+            request.setRequestHeader("X-Multi", value: "a")
+            request.setRequestHeader("x-MULTI", value: " b")
         }
         #expect(request.getStatus() == 200)
         let echo = try Echo(seen.body)
@@ -60,6 +63,8 @@ import Testing
         #expect(echo.body == bytes)
         #expect(echo.header("Content-Type") == "application/octet-stream")
         #expect(echo.header("X-Test") == "padded")
+        #expect(echo.header("X-Empty") == "", "an empty value is sent, not dropped")
+        #expect(echo.header("X-Multi") == "a, b", "a repeated name, in any case, is joined")
     }
 
     @Test func stringBodyIsUTF8TextAndSyncPostWorks() throws {
