@@ -72,7 +72,7 @@ final class TransferEngine: @unchecked Sendable {
         _ = cxhr_easy_set_string(cookieHandle, CURLOPT_COOKIEFILE, "")
         // Before the thread starts, so this thread may still use the handles.
         CookieStore.shared.load(into: cookieHandle)
-        startThread()
+        startDetachedThread("engine") { self.run() }
     }
 
     // MARK: Commands from any thread
@@ -126,25 +126,18 @@ final class TransferEngine: @unchecked Sendable {
         guard !dueDeliveries.isEmpty else { return }
         handedOverResults = true
         for (queue, batch) in dueDeliveries {
-            queue.async {
-                for request in batch { request.deliverReports() }
+            if queue === HttpRequest.defaultCallbackQueue {
+                DefaultQueueDelivery.shared.deliver(batch)
+            } else {
+                queue.async {
+                    for request in batch { request.deliverReports() }
+                }
             }
         }
         dueDeliveries.removeAll(keepingCapacity: true)
     }
 
     // MARK: The loop
-
-    private func startThread() {
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let result = pthread_create(&thread, nil, { context in
-            Unmanaged<TransferEngine>.fromOpaque(context!).takeRetainedValue().run()
-            return nil
-        }, context)
-        precondition(result == 0, "could not start the CurlXHR engine thread: error \(result)")
-        pthread_detach(thread)
-    }
 
     private func run() {
         Self.thread.store(UInt(pthread_self()), ordering: .relaxed)

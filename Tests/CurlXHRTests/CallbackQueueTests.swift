@@ -1,0 +1,108 @@
+@testable import CurlXHR
+import Foundation
+import Testing
+
+/// Where callbacks run: on the request's callback queue, one at a time with anything else on
+/// that queue, and without holding up the engine.
+@Suite struct CallbackQueueTests {
+    let env: TestEnvironment
+    init() throws { env = try TestEnvironment.get() }
+
+    /// Marks a queue so code can tell whether it runs on it.
+    static let queueName = DispatchSpecificKey<String>()
+
+    /// Sends an asynchronous GET whose body arrives in pauses (so later callbacks come from
+    /// later rounds of the engine) and records, for every callback, the name its queue carries.
+    func queueNamesSeen(_ configure: (HttpRequest) -> Void) throws -> (names: [String?], states: [HttpRequest.State]) {
+        let request = HttpRequest()
+        let names = Locked<[String?]>([])
+        let recorder = Recorder { _, _ in
+            names.withLock { $0.append(DispatchQueue.getSpecific(key: Self.queueName)) }
+        }
+        request.delegate = recorder
+        configure(request)
+        #expect(request.open("GET", url: try env.faultURL + "/drip?chunks=3&size=1000&interval_ms=50", async: true))
+        #expect(request.send())
+        #expect(recorder.waitForDone())
+        #expect(request.getStatus() == 200)
+        #expect(recorder.result.body.count == 3000)
+        return (names.withLock { $0 }, recorder.result.states)
+    }
+
+    @Test func callbacksRunOnTheDefaultQueue() throws {
+        HttpRequest.defaultCallbackQueue.setSpecific(key: Self.queueName, value: "default")
+        let seen = try queueNamesSeen { _ in }
+        #expect(seen.states.filter { $0 == .loading }.count >= 2 && seen.states.last == .done, "\(seen.states)")
+        #expect(seen.names.count == seen.states.count)
+        #expect(seen.names.allSatisfy { $0 == "default" }, "\(seen.names)")
+    }
+
+    @Test func callbacksRunOnTheQueueTheRequestWasGiven() throws {
+        let queue = DispatchQueue(label: "own callbacks")
+        queue.setSpecific(key: Self.queueName, value: "own")
+        let seen = try queueNamesSeen { $0.callbackQueue = queue }
+        #expect(seen.states.last == .done, "\(seen.states)")
+        #expect(seen.names.allSatisfy { $0 == "own" }, "\(seen.names)")
+    }
+
+    @Test func workOnTheDefaultQueueNeverOverlapsACallback() throws {
+        // Blocks submitted to the default queue from another thread while callbacks run
+        // there: at no time do two of them run at once.
+        let running = Locked(0)
+        let overlaps = Locked(0)
+        @Sendable func occupy() {
+            let before = running.withLock { value -> Int in value += 1; return value }
+            if before > 1 { overlaps.withLock { $0 += 1 } }
+            usleep(200)
+            running.withLock { $0 -= 1 }
+        }
+        let requests = (0..<8).map { _ in HttpRequest() }
+        let recorders = requests.map { request in
+            let recorder = Recorder { _, _ in occupy() }
+            request.delegate = recorder
+            return recorder
+        }
+        let url = try env.httpURL + "/files/10k"
+        let stop = Locked(false)
+        let submitter = Thread {
+            while !stop.withLock({ $0 }) {
+                HttpRequest.defaultCallbackQueue.async { occupy() }
+                usleep(100)
+            }
+        }
+        submitter.start()
+        for _ in 0..<5 {
+            for request in requests {
+                #expect(request.open("GET", url: url, async: true))
+                #expect(request.send())
+            }
+            for recorder in recorders { #expect(recorder.waitForDone()) }
+        }
+        stop.withLock { $0 = true }
+        HttpRequest.defaultCallbackQueue.sync {}
+        #expect(overlaps.withLock { $0 } == 0)
+        #expect(requests.allSatisfy { $0.getStatus() == 200 })
+    }
+
+    @Test func aSynchronousSendInsideACallbackCompletes() throws {
+        // The callback blocks the default queue until its synchronous request is DONE: the
+        // engine must not need that queue to finish it.
+        let url = try env.httpURL + "/files/100b"
+        let inner = Locked<(status: Int, bytes: Int)?>(nil)
+        let recorder = Recorder { _, state in
+            guard state == .headersReceived else { return }
+            let nested = HttpRequest()
+            nested.open("GET", url: url)
+            nested.send()
+            inner.withLock { $0 = (nested.getStatus(), nested.getReceiveBuffer().count) }
+        }
+        let request = HttpRequest()
+        request.delegate = recorder
+        #expect(request.open("GET", url: url, async: true))
+        #expect(request.send())
+        #expect(recorder.waitForDone(seconds: 20))
+        let result = try #require(inner.withLock { $0 })
+        #expect(result.status == 200 && result.bytes == 100, "\(result)")
+        #expect(request.getStatus() == 200)
+    }
+}
