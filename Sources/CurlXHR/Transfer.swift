@@ -505,6 +505,14 @@ extension EasyProfile.Fields {
         }
     }
 
+    /// The buffer libcurl copies a body it reads through `Transfer.readCallback` into, and
+    /// sends from (`CURLOPT_UPLOAD_BUFFERSIZE`; libcurl's default is 64 KiB). A 1 MiB body
+    /// goes out in about 5 `send` calls instead of 17. Not larger: libcurl 7.88 allocates
+    /// the buffer for every transfer and frees it at the end, and from 512 KiB glibc hands
+    /// the freed memory back to the kernel often enough that the next transfer page-faults
+    /// it in again, which costs more than the calls it saves.
+    static let uploadBufferSize = 256 * 1024
+
     private func applyMethodAndBody(_ options: inout EasyOptions) {
         switch body {
         case .none:
@@ -526,6 +534,7 @@ extension EasyProfile.Fields {
             }
         }
         if body == .streamed || body == .file {
+            options.set(CURLOPT_UPLOAD_BUFFERSIZE, Self.uploadBufferSize)
             options.check(cxhr_easy_set_read_function(options.easy, Transfer.readCallback))
             options.check(cxhr_easy_set_seek_function(options.easy, Transfer.seekCallback))
         }
