@@ -60,6 +60,11 @@ CURLcode cxhr_easy_get_long(CURL *handle, CURLINFO info, long *value)
   return curl_easy_getinfo(handle, info, value);
 }
 
+CURLcode cxhr_easy_get_offset(CURL *handle, CURLINFO info, curl_off_t *value)
+{
+  return curl_easy_getinfo(handle, info, value);
+}
+
 CURLcode cxhr_easy_get_string(CURL *handle, CURLINFO info, const char **value)
 {
   return curl_easy_getinfo(handle, info, value);

@@ -59,6 +59,8 @@ final class Transfer: @unchecked Sendable {
     /// The head parser of the easy handle, which outlives the transfer in libcurl (so its
     /// callbacks use it without taking a reference).
     @exclusivity(unchecked) private var headParser: Unmanaged<ResponseHeadParser>?
+    /// Body bytes the request took so far.
+    @exclusivity(unchecked) private var bodyBytesTaken = 0
     /// A `Set-Cookie` header arrived, so the cookie store may have to be written.
     @exclusivity(unchecked) private(set) var receivedSetCookie = false
 
@@ -283,7 +285,18 @@ final class Transfer: @unchecked Sendable {
 
     private func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> HttpRequest.BodyDisposition {
         flushPendingHead()
-        return request.transferReceivedBody(self, bytes)
+        let disposition = request.transferReceivedBody(self, bytes)
+        if disposition == .accepted { bodyBytesTaken += bytes.count }
+        return disposition
+    }
+
+    /// How many body bytes the response still announces after `chunk` more (its
+    /// `Content-Length` less what came); nil when it announces no length. Engine thread only.
+    func bodyBytesToCome(after chunk: Int) -> Int? {
+        var length: curl_off_t = -1
+        guard let easy = handle?.easy, cxhr_easy_get_offset(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK,
+              length >= 0 else { return nil }
+        return max(0, Int(length) - bodyBytesTaken - chunk)
     }
 
     /// Reports a head held back as possibly intermediate: it turned out to be the final one.

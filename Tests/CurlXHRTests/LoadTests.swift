@@ -162,6 +162,45 @@ import Testing
         #expect(growth < 32 * 1024, "peak memory grew by \(growth) KiB")
     }
 
+    @Test(arguments: [false, true], [false, true])
+    func largeBodiesArriveWholeWithOrWithoutAnnouncedLength(async: Bool, chunked: Bool) throws {
+        // The receive buffer is sized ahead from Content-Length, or without one from what a
+        // LOADING callback may find: every byte must still arrive once, in order.
+        let size = 24 * 1024 * 1024 + 12_345
+        let url = try env.faultURL + "/bytes?n=\(size)" + (chunked ? "&chunked=1" : "")
+        let body: Data
+        if async {
+            let (request, seen) = fetchAsync("GET", url)
+            #expect(request.getStatus() == 200)
+            #expect(seen.states.filter { $0 == .loading }.count >= 1)
+            body = seen.body
+        } else {
+            let (request, received) = fetchSync("GET", url)
+            #expect(request.getStatus() == 200)
+            #expect(request.getResponseHeader("Content-Length") == (chunked ? nil : "\(size)"))
+            body = received
+        }
+        #expect(body.count == size)
+        #expect(Pattern.matches(body, at: 0))
+    }
+
+    @Test func receiveBufferIsSizedForWhatIsAnnouncedWithinLimits() {
+        let chunk = 256 * 1024
+        let threshold = HttpRequest.pauseThreshold
+        // Small chunks: Data grows as it needs.
+        #expect(HttpRequest.receiveBufferCapacity(chunk: 100, toCome: 10_000_000, async: false) == 100)
+        // Synchronous: the whole announced rest, up to the reservation limit.
+        #expect(HttpRequest.receiveBufferCapacity(chunk: chunk, toCome: 5_000_000, async: false) == chunk + 5_000_000)
+        #expect(HttpRequest.receiveBufferCapacity(chunk: chunk, toCome: 0, async: false) == chunk)
+        #expect(HttpRequest.receiveBufferCapacity(chunk: chunk, toCome: 1 << 40, async: false) == chunk + HttpRequest.maxReservation)
+        // Asynchronous: no more than a LOADING callback lets pile up.
+        #expect(HttpRequest.receiveBufferCapacity(chunk: chunk, toCome: 5_000_000, async: true) == chunk + threshold)
+        #expect(HttpRequest.receiveBufferCapacity(chunk: chunk, toCome: 1000, async: true) == chunk + 1000)
+        // No length announced: what a LOADING callback may find.
+        #expect(HttpRequest.receiveBufferCapacity(chunk: chunk, toCome: nil, async: true) == chunk + threshold)
+        #expect(HttpRequest.receiveBufferCapacity(chunk: chunk, toCome: nil, async: false) == chunk + threshold)
+    }
+
     @Test func twoHundredMiBUploadStreamsFromDisk() throws {
         let size = 200 * 1024 * 1024
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("curlxhr-upload-\(UUID())").path

@@ -187,15 +187,22 @@ def drip(handler, request):
 
 
 def send_bytes(handler, request):
-    total = request.int_arg("n", 0)
+    """n pattern bytes; with chunked=1 in chunked transfer coding, so no length is announced."""
+    total, chunked = request.int_arg("n", 0), request.int_arg("chunked", 0) == 1
     handler.discard_body(request)
-    handler.send_head(200, "OK", [("Content-Type", "application/octet-stream")], total)
+    if chunked:
+        handler.send_head(200, "OK", [("Content-Type", "application/octet-stream"), ("Transfer-Encoding", "chunked")])
+    else:
+        handler.send_head(200, "OK", [("Content-Type", "application/octet-stream")], total)
     sent = 0
     while sent < total:
         take = min(len(PATTERN) - sent % len(PATTERN), total - sent, 65536 * 4)
         start = sent % len(PATTERN)
-        handler.wfile.write(PATTERN[start:start + take])
+        piece = PATTERN[start:start + take]
+        handler.wfile.write(b"%x\r\n%s\r\n" % (take, piece) if chunked else piece)
         sent += take
+    if chunked:
+        handler.wfile.write(b"0\r\n\r\n")
     handler.wfile.flush()
 
 

@@ -30,6 +30,7 @@ CURLcode cxhr_easy_set_xferinfo_function(CURL *handle, curl_xferinfo_callback fn
 
 /* Typed curl_easy_getinfo. */
 CURLcode cxhr_easy_get_long(CURL *handle, CURLINFO info, long *value);
+CURLcode cxhr_easy_get_offset(CURL *handle, CURLINFO info, curl_off_t *value);
 CURLcode cxhr_easy_get_string(CURL *handle, CURLINFO info, const char **value);
 CURLcode cxhr_easy_get_pointer(CURL *handle, CURLINFO info, void **value);
 CURLcode cxhr_easy_get_slist(CURL *handle, CURLINFO info, struct curl_slist **value);
