@@ -561,8 +561,12 @@ extension EasyProfile.Fields {
     private func applyProxy(_ options: inout EasyOptions) {
         guard let proxy = switches.proxy else {
             // "" stops libcurl from reading http_proxy and friends unless the application
-            // opted in.
-            if !environmentProxy { options.set(CURLOPT_PROXY, "") }
+            // opted in; the no-proxy list "" (which a direct transfer never consults) keeps it
+            // from reading no_proxy and NO_PROXY for every transfer.
+            if !environmentProxy {
+                options.set(CURLOPT_PROXY, "")
+                options.set(CURLOPT_NOPROXY, "")
+            }
             return
         }
         options.set(CURLOPT_PROXY, proxy.url)
