@@ -54,7 +54,9 @@ public final class HttpRequest: Sendable {
     }
 
     /// The queue callbacks run on when the caller sets none: one serial queue shared by all
-    /// requests, so callbacks of different requests never run at the same time.
+    /// requests, so callbacks of different requests never run at the same time. The library
+    /// runs them from a thread of its own inside `sync` on this queue (fewer thread wake-ups
+    /// than `async`), so they are on the queue, in order with anything else submitted to it.
     public static let defaultCallbackQueue = DispatchQueue(label: "CurlXHR.callbacks")
 
     /// Trusted CAs for every request of the process that sets none of its own; `nil` means
