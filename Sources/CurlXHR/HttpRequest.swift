@@ -759,9 +759,9 @@ public final class HttpRequest: Sendable {
     static let maxReservation = 64 << 20
 
     /// The capacity for an empty receive buffer that takes a chunk of `chunk` bytes, with
-    /// `toCome` more announced (nil: unknown). Growing a `Data` byte for byte as chunks arrive
-    /// copies what it holds at every step, which cost more than the copy from libcurl itself
-    /// on fast downloads. An asynchronous request holds at most what arrives until its
+    /// `toCome` more announced (nil: unknown). Growing a `Data` chunk by chunk copies what it
+    /// holds at every growth, which cost more than the copy from libcurl itself on fast
+    /// downloads. An asynchronous request holds at most what arrives until its
     /// LOADING callback drains the buffer (`pauseThreshold`); a synchronous one the whole
     /// body, as announced.
     static func receiveBufferCapacity(chunk: Int, toCome: Int?, async: Bool) -> Int {

@@ -521,9 +521,9 @@ extension EasyProfile.Fields {
     /// The buffer libcurl copies a body it reads through `Transfer.readCallback` into, and
     /// sends from (`CURLOPT_UPLOAD_BUFFERSIZE`; libcurl's default is 64 KiB). A 1 MiB body
     /// goes out in about 5 `send` calls instead of 17. Not larger: libcurl 7.88 allocates
-    /// the buffer for every transfer and frees it at the end, and from 512 KiB glibc hands
-    /// the freed memory back to the kernel often enough that the next transfer page-faults
-    /// it in again, which costs more than the calls it saves.
+    /// the buffer for every transfer and frees it at the end, and above 256 KiB (from 320 KiB
+    /// in the benchmarks) glibc hands the freed memory back to the kernel often enough that
+    /// the next transfer page-faults it in again.
     static let uploadBufferSize = 256 * 1024
 
     private func applyMethodAndBody(_ options: inout EasyOptions) {
