@@ -139,10 +139,7 @@ final class Transfer: @unchecked Sendable {
         handle.errorBuffer[0] = 0
         handle.headParser.reset()
         headParser = Unmanaged.passUnretained(handle.headParser)
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        options.set(CURLOPT_PRIVATE, pointer: context)
-        options.set(CURLOPT_WRITEDATA, pointer: context)
-        options.set(CURLOPT_HEADERDATA, pointer: context)
+        handle.transfer = Unmanaged.passUnretained(self)
         if handle.url != message.url {
             // libcurl starts every transfer from the URL set (not where a redirect led).
             options.set(CURLOPT_URL, message.url)
@@ -164,11 +161,6 @@ final class Transfer: @unchecked Sendable {
         case .streamed, .file:
             let size = if case .bytes(let bytes, _) = body { Int64(bytes.count) } else { fileSize }
             options.set(profile.fields.body == .file ? CURLOPT_INFILESIZE_LARGE : CURLOPT_POSTFIELDSIZE_LARGE, offset: size)
-            options.set(CURLOPT_READDATA, pointer: context)
-            options.set(CURLOPT_SEEKDATA, pointer: context)
-        }
-        if profile.fields.body.countsProgress {
-            options.set(CURLOPT_XFERINFODATA, pointer: context)
         }
         if options.failure != nil {
             handle.profile = nil  // set up again from a reset, URL included
@@ -307,11 +299,11 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` with the transfer a libcurl callback's context points to. The engine holds
-    /// a reference for as long as libcurl has the transfer, so none is taken here (this runs
-    /// for every header line and body chunk).
+    /// Runs `body` with the transfer of the easy handle a libcurl callback's context points
+    /// to. The engine holds both for as long as libcurl has the transfer, so no reference is
+    /// taken here (this runs for every header line and body chunk).
     private static func with<Result>(_ context: UnsafeMutableRawPointer?, _ body: (Transfer) -> Result) -> Result {
-        Unmanaged<Transfer>.fromOpaque(context!)._withUnsafeGuaranteedRef(body)
+        Unmanaged<EasyHandle>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.transfer! }._withUnsafeGuaranteedRef(body)
     }
 
     static let writeCallback: curl_write_callback = { data, size, count, context in
@@ -462,6 +454,12 @@ extension EasyProfile.Fields {
         handle.isPristine = false
         options.set(share: share)
         options.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(handle.errorBuffer))
+        // Every callback, and the engine when a transfer is done, reaches the transfer through
+        // the handle (`EasyHandle.transfer`), so these are set once, not for every transfer.
+        let context = Unmanaged.passUnretained(handle).toOpaque()
+        for option in [CURLOPT_PRIVATE, CURLOPT_WRITEDATA, CURLOPT_HEADERDATA, CURLOPT_READDATA, CURLOPT_SEEKDATA, CURLOPT_XFERINFODATA] {
+            options.set(option, pointer: context)
+        }
         options.set(CURLOPT_NOSIGNAL, 1)
         options.set(CURLOPT_PROTOCOLS_STR, "http,https")
         options.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
@@ -595,6 +593,9 @@ final class EasyHandle {
     @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
     /// The URL last set (`CURLOPT_URL`), kept by libcurl until a reset.
     @exclusivity(unchecked) var url: String?
+    /// The transfer the handle carries, from `Transfer.configure` until the engine ends it;
+    /// libcurl's callbacks find it here. The engine holds the transfer meanwhile.
+    @exclusivity(unchecked) var transfer: Unmanaged<Transfer>?
     /// libcurl's text for a failure of the current transfer (CURLOPT_ERRORBUFFER).
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     /// Reads the response heads of the current transfer.

@@ -247,8 +247,9 @@ final class TransferEngine: @unchecked Sendable {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = cxhr_message_result(message)
             var context: UnsafeMutableRawPointer?
-            guard cxhr_easy_get_pointer(easy, CURLINFO_PRIVATE, &context) == CURLE_OK, let context else { continue }
-            let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+            guard cxhr_easy_get_pointer(easy, CURLINFO_PRIVATE, &context) == CURLE_OK, let context,
+                  let transfer = Unmanaged<EasyHandle>.fromOpaque(context).takeUnretainedValue().transfer?.takeUnretainedValue()
+            else { continue }
             let outcome = transfer.outcome(code, easy: easy)
             end(transfer, failure: outcome.failure, status: outcome.status)
         }
@@ -271,6 +272,7 @@ final class TransferEngine: @unchecked Sendable {
             transfer.request.transferFinished(transfer, failure: failure, fallbackStatus: status)
         }
         transfer.handle = nil
+        handle.transfer = nil
         if !report || failure != nil || handle.heardChallenge {
             // libcurl keeps authentication state in the handle: the next transfer starts
             // from a reset.
