@@ -751,22 +751,23 @@ public final class HttpRequest: Sendable {
     static let pauseThreshold = 1 << 20
 
     /// A chunk from libcurl at least this large starts a receive buffer sized for what is
-    /// still to come (smaller ones: the body is small or arrives slowly, and `Data` grows as
-    /// it needs).
+    /// still to come (after smaller ones the body is small or arrives slowly, and `Data`
+    /// grows as it needs).
     static let largeChunk = 16 * 1024
 
     /// The most a receive buffer is sized for ahead of the bytes it holds.
     static let maxReservation = 64 << 20
 
     /// The capacity for an empty receive buffer that takes a chunk of `chunk` bytes, with
-    /// `toCome` more announced (nil: unknown). Growing a `Data` chunk by chunk copies what it
+    /// `toCome` more announced (nil: unknown, read only for a large chunk); nil to let `Data`
+    /// grow by itself. Growing a `Data` chunk by chunk copies what it
     /// holds at every growth, which cost more than the copy from libcurl itself on fast
     /// downloads. An asynchronous request holds at most what arrives until its
     /// LOADING callback drains the buffer (`pauseThreshold`); a synchronous one the whole
     /// body, as announced.
-    static func receiveBufferCapacity(chunk: Int, toCome: Int?, async: Bool) -> Int {
-        guard chunk >= largeChunk else { return chunk }
-        var more = toCome ?? pauseThreshold
+    static func receiveBufferCapacity(chunk: Int, toCome: @autoclosure () -> Int?, async: Bool) -> Int? {
+        guard chunk >= largeChunk else { return nil }
+        var more = toCome() ?? pauseThreshold
         if async { more = min(more, pauseThreshold) }
         return chunk + min(more, maxReservation)
     }
@@ -782,9 +783,9 @@ public final class HttpRequest: Sendable {
                 core.isPaused = true
                 return (.paused, Effects())
             }
-            if core.received.isEmpty, bytes.count >= Self.largeChunk {
-                let capacity = Self.receiveBufferCapacity(chunk: bytes.count, toCome: transfer.bodyBytesToCome(after: bytes.count),
-                                                          async: core.message.isAsync)
+            if core.received.isEmpty,
+               let capacity = Self.receiveBufferCapacity(chunk: bytes.count, toCome: transfer.bodyBytesToCome(after: bytes.count),
+                                                         async: core.message.isAsync) {
                 core.received = Data(capacity: capacity)
             }
             core.received.append(bytes.assumingMemoryBound(to: UInt8.self))

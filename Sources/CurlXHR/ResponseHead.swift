@@ -131,7 +131,7 @@ final class ResponseHeadParser {
             statusLine = nil
             return ResponseHead(status: status, reason: reason, lines: Array(UnsafeBufferPointer(start: bytes, count: count)))
         }
-        if first == 0x48, Self.isStatusLine(line) {  // "H"
+        if Self.isStatusLine(line) {
             let withoutLF = line.last == 0x0A ? line[..<(line.endIndex - 1)] : line[...]
             statusLine = ResponseHead.statusLine(ResponseHead.withoutCR(withoutLF))
             count = 0

@@ -56,9 +56,6 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) private var pendingHead: ResponseHead?
     /// A complete response head arrived (final or not).
     @exclusivity(unchecked) private var sawHead = false
-    /// The head parser of the easy handle, which outlives the transfer in libcurl (so its
-    /// callbacks use it without taking a reference).
-    @exclusivity(unchecked) private var headParser: Unmanaged<ResponseHeadParser>?
     /// Body bytes the request took so far.
     @exclusivity(unchecked) private var bodyBytesTaken = 0
     /// A `Set-Cookie` header arrived, so the cookie store may have to be written.
@@ -138,7 +135,6 @@ final class Transfer: @unchecked Sendable {
         }
         handle.errorBuffer[0] = 0
         handle.headParser.reset()
-        headParser = Unmanaged.passUnretained(handle.headParser)
         handle.transfer = Unmanaged.passUnretained(self)
         if handle.url != message.url {
             // libcurl starts every transfer from the URL set (not where a redirect led).
@@ -247,11 +243,12 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    private func headerLine(_ line: UnsafeRawBufferPointer) {
+    /// One header line, read by the head parser of the transfer's easy handle.
+    private func headerLine(_ line: UnsafeRawBufferPointer, parser: ResponseHeadParser) {
         if !receivedSetCookie, Self.isSetCookie(line) {
             receivedSetCookie = true
         }
-        guard let head = headParser?._withUnsafeGuaranteedRef({ $0.consume(line) }) else { return }
+        guard let head = parser.consume(line) else { return }
         sawHead = true
         switch head.status {
         case 100..<200 where head.status != 101:
@@ -299,17 +296,19 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` with the transfer of the easy handle a libcurl callback's context points
-    /// to. The engine holds both for as long as libcurl has the transfer, so no reference is
-    /// taken here (this runs for every header line and body chunk).
-    private static func with<Result>(_ context: UnsafeMutableRawPointer?, _ body: (Transfer) -> Result) -> Result {
-        Unmanaged<EasyHandle>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.transfer! }._withUnsafeGuaranteedRef(body)
+    /// Runs `body` with the easy handle a libcurl callback's context points to and its
+    /// transfer. The engine holds both for as long as libcurl has the transfer, so no
+    /// reference is taken here (this runs for every header line and body chunk).
+    private static func with<Result>(_ context: UnsafeMutableRawPointer?, _ body: (Transfer, EasyHandle) -> Result) -> Result {
+        Unmanaged<EasyHandle>.fromOpaque(context!)._withUnsafeGuaranteedRef { handle in
+            handle.transfer!._withUnsafeGuaranteedRef { body($0, handle) }
+        }
     }
 
     static let writeCallback: curl_write_callback = { data, size, count, context in
         let length = size * count
         guard length > 0, let data else { return length }
-        switch with(context, { $0.bodyBytes(UnsafeRawBufferPointer(start: data, count: length)) }) {
+        switch with(context, { transfer, _ in transfer.bodyBytes(UnsafeRawBufferPointer(start: data, count: length)) }) {
         case .accepted: return length
         case .paused: return cxhr_write_pause  // libcurl hands the same bytes again on resume
         case .refused: return 0
@@ -318,7 +317,9 @@ final class Transfer: @unchecked Sendable {
 
     static let headerCallback: curl_write_callback = { data, size, count, context in
         let length = size * count
-        with(context) { $0.headerLine(UnsafeRawBufferPointer(start: data, count: length)) }
+        with(context) { transfer, handle in
+            transfer.headerLine(UnsafeRawBufferPointer(start: data, count: length), parser: handle.headParser)
+        }
         return length
     }
 
@@ -350,15 +351,15 @@ final class Transfer: @unchecked Sendable {
     }
 
     static let readCallback: curl_read_callback = { buffer, size, count, context in
-        with(context) { $0.readBody(into: buffer!, capacity: size * count) }
+        with(context) { transfer, _ in transfer.readBody(into: buffer!, capacity: size * count) }
     }
 
     static let seekCallback: curl_seek_callback = { context, offset, origin in
-        with(context) { $0.seekBody(to: Int64(offset), origin: origin) }
+        with(context) { transfer, _ in transfer.seekBody(to: Int64(offset), origin: origin) }
     }
 
     static let progressCallback: curl_xferinfo_callback = { context, _, _, _, uploaded in
-        with(context) { $0.request.transferSent($0, bytes: Int64(uploaded)) }
+        with(context) { transfer, _ in transfer.request.transferSent(transfer, bytes: Int64(uploaded)) }
         return 0
     }
 }
