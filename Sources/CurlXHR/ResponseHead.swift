@@ -1,3 +1,8 @@
+import CCurlShim
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The status line and header fields of one response.
 ///
 /// The head stays the bytes it arrived as and its fields become `String`s only when asked
@@ -92,75 +97,63 @@ struct ResponseHead: Sendable, Equatable {
     }
 }
 
-/// Assembles ``ResponseHead``s from the header lines libcurl hands over, one line a call.
+/// Assembles ``ResponseHead``s from the header lines libcurl hands over.
 ///
 /// libcurl passes every header block it reads: 100-continue, redirect hops, the 401/407
-/// rounds of an authentication handshake and the final response. A status line starts a new
-/// block and is read as it arrives, from libcurl's bytes; the empty line ends it. Field lines
-/// are only copied here (this runs for every header line of every response), into a buffer
-/// the parser keeps from head to head: a head takes one exactly sized copy of them when it
-/// ends, and they become `String`s only when asked for.
+/// rounds of an authentication handshake and the final response, and trailers. The header
+/// callback is the C recorder (`cxhr_head_callback`): it only copies each line into a buffer
+/// the parser keeps from head to head, and calls back once the empty line ends a block. Then,
+/// once a head, ``finishHead()`` reads the status line and the head takes one exactly sized
+/// copy of its field lines; they become `String`s only when asked for.
 ///
 /// A class, so that an easy handle keeps one parser, and its buffer, for all its transfers.
 final class ResponseHeadParser {
-    /// The status and reason of the block being read; nil between blocks.
-    private var statusLine: (status: Int, reason: String)?
-    /// The field lines of the block being read, each ending in LF: `count` bytes of `capacity`.
-    private var bytes: UnsafeMutablePointer<UInt8>
-    private var count = 0
-    private var capacity: Int
+    /// libcurl's `CURLOPT_HEADERDATA`.
+    let recorder = UnsafeMutablePointer<cxhr_head_recorder>.allocate(capacity: 1)
 
-    init() {
-        capacity = 1024
-        bytes = .allocate(capacity: capacity)
+    /// `headEnded(context)` is called when a block ends; `finishHead()` reads it.
+    init(headEnded: (@convention(c) (UnsafeMutableRawPointer?) -> Int32)? = nil, context: UnsafeMutableRawPointer? = nil) {
+        let capacity = 1024
+        recorder.initialize(to: cxhr_head_recorder(
+            bytes: malloc(capacity)?.assumingMemoryBound(to: UInt8.self), count: 0, capacity: capacity,
+            saw_set_cookie: 0, head_ended: headEnded, context: context))
+        if recorder.pointee.bytes == nil { recorder.pointee.capacity = 0 }  // grown on first use
     }
 
-    deinit { bytes.deallocate() }
+    deinit {
+        free(recorder.pointee.bytes)
+        recorder.deallocate()
+    }
 
-    /// Forgets a block left unfinished (by a transfer that failed within a head).
+    /// A `Set-Cookie` field arrived since the last ``reset()``, in any block.
+    var sawSetCookie: Bool { recorder.pointee.saw_set_cookie != 0 }
+
+    /// Forgets a block left unfinished (by a transfer that failed within a head) and the
+    /// `Set-Cookie` note: a transfer starts.
     func reset() {
-        statusLine = nil
-        count = 0
+        cxhr_head_clear(recorder)
     }
 
-    /// Consumes one header line (with its CRLF); returns the block the line completed.
+    /// Consumes one header line (with its CRLF) as the header callback does; returns the block
+    /// the line completed.
     func consume(_ line: UnsafeRawBufferPointer) -> ResponseHead? {
         // The empty line that ends a head (no header line starts with CR or LF).
-        guard let first = line.first, first != 0x0D, first != 0x0A else {
-            guard let (status, reason) = statusLine else { return nil }
-            statusLine = nil
-            return ResponseHead(status: status, reason: reason, lines: Array(UnsafeBufferPointer(start: bytes, count: count)))
-        }
-        if Self.isStatusLine(line) {
-            let withoutLF = line.last == 0x0A ? line[..<(line.endIndex - 1)] : line[...]
-            statusLine = ResponseHead.statusLine(ResponseHead.withoutCR(withoutLF))
-            count = 0
-            return nil
-        }
-        guard statusLine != nil else { return nil }  // fields outside a block
-        let endsWithLF = line.last == 0x0A
-        reserve(line.count + (endsWithLF ? 0 : 1))
-        UnsafeMutableRawPointer(bytes + count).copyMemory(from: line.baseAddress!, byteCount: line.count)
-        count += line.count
-        if !endsWithLF {
-            bytes[count] = 0x0A
-            count += 1
-        }
+        guard let first = line.first, first != 0x0D, first != 0x0A else { return finishHead() }
+        _ = cxhr_head_record_line(recorder, line.baseAddress!.assumingMemoryBound(to: CChar.self), line.count)
         return nil
     }
 
-    /// Room for `more` bytes after the `count` held.
-    private func reserve(_ more: Int) {
-        guard count + more > capacity else { return }
-        let larger = max(capacity * 2, count + more)
-        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
-        grown.update(from: bytes, count: count)
-        bytes.deallocate()
-        bytes = grown
-        capacity = larger
+    /// The block recorded since the last one ended, as a head: nil when it does not start
+    /// with a status line (trailers, or what is left of a block a reset cut). Empties the block.
+    func finishHead() -> ResponseHead? {
+        let recorded = UnsafeBufferPointer(start: recorder.pointee.bytes, count: recorder.pointee.count)
+        recorder.pointee.count = 0
+        guard Self.isStatusLine(recorded), let newline = recorded.firstIndex(of: 0x0A) else { return nil }
+        let (status, reason) = ResponseHead.statusLine(ResponseHead.withoutCR(recorded[..<newline]))
+        return ResponseHead(status: status, reason: reason, lines: Array(UnsafeBufferPointer(rebasing: recorded[(newline + 1)...])))
     }
 
-    private static func isStatusLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    private static func isStatusLine(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         bytes.count >= 5 && bytes[0] == 0x48 && bytes[1] == 0x54 && bytes[2] == 0x54 && bytes[3] == 0x50
             && bytes[4] == 0x2F  // "HTTP/"
     }

@@ -56,10 +56,12 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) private var pendingHead: ResponseHead?
     /// A complete response head arrived (final or not).
     @exclusivity(unchecked) private var sawHead = false
+    /// The status of the last head other than an interim (1xx) one; 0 before any.
+    @exclusivity(unchecked) private var lastStatus = 0
+    /// A 401 or 407 head arrived: libcurl may keep authentication state in the handle.
+    @exclusivity(unchecked) private var sawChallenge = false
     /// Body bytes the request took so far.
     @exclusivity(unchecked) private var bodyBytesTaken = 0
-    /// A `Set-Cookie` header arrived, so the cookie store may have to be written.
-    @exclusivity(unchecked) private(set) var receivedSetCookie = false
 
     init(request: HttpRequest, message: RequestMessage, body: RequestBody, switches: TransferSwitches,
          timeout: Double, pipelining: Bool, fileDescriptor: Int32 = -1, fileSize: Int64 = 0) {
@@ -182,6 +184,7 @@ final class Transfer: @unchecked Sendable {
     func outcome(_ code: CURLcode, easy: UnsafeMutableRawPointer) -> (failure: TransferFailure?, status: Int) {
         var status = 0
         if code == CURLE_OK {
+            if lastStatus != 0 { return (nil, lastStatus) }
             _ = cxhr_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
             return (nil, status)
         }
@@ -233,6 +236,13 @@ final class Transfer: @unchecked Sendable {
         CURLE_SEND_ERROR, CURLE_GOT_NOTHING,
     ].reduce(into: []) { $0.insert($1.rawValue) }
 
+    /// Whether the transfer met an authentication challenge, whose state libcurl keeps in
+    /// the handle. A proxy's 407 to `CONNECT` never reaches the header callback
+    /// (`CURLOPT_SUPPRESS_CONNECT_HEADERS`), so through a proxy libcurl is asked.
+    var heardChallenge: Bool {
+        sawChallenge || (switches.proxy != nil && handle?.heardChallenge == true)
+    }
+
     /// Whether a head may be followed by another one within this transfer.
     private func mayBeIntermediate(_ head: ResponseHead) -> Bool {
         switch head.status {
@@ -243,17 +253,16 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    /// One header line, read by the head parser of the transfer's easy handle.
-    private func headerLine(_ line: UnsafeRawBufferPointer, parser: ResponseHeadParser) {
-        if !receivedSetCookie, Self.isSetCookie(line) {
-            receivedSetCookie = true
-        }
-        guard let head = parser.consume(line) else { return }
+    /// A head (or a block that is none) ended; `head` is what the parser made of it.
+    private func headEnded(_ head: ResponseHead?) {
+        guard let head else { return }
         sawHead = true
         switch head.status {
         case 100..<200 where head.status != 101:
             return  // 100-continue and other interim responses
         default:
+            lastStatus = head.status
+            if head.status == 401 || head.status == 407 { sawChallenge = true }
             if mayBeIntermediate(head) {
                 pendingHead = head
             } else {
@@ -261,15 +270,6 @@ final class Transfer: @unchecked Sendable {
                 request.transferReceivedHead(self, head)
             }
         }
-    }
-
-    /// Whether a header line is a `Set-Cookie` field (case-insensitive).
-    private static func isSetCookie(_ line: UnsafeRawBufferPointer) -> Bool {
-        // "set-cook" as 8 bytes in memory order, compared with ASCII letters lower-cased.
-        let setCook: UInt64 = 0x6B6F_6F63_2D74_6573
-        guard line.count > 11, UInt64(littleEndian: line.loadUnaligned(as: UInt64.self)) | 0x2020_2020_2020_2020 == setCook
-        else { return false }
-        return line[8] | 0x20 == 0x69 && line[9] | 0x20 == 0x65 && line[10] == 0x3A  // "ie:"
     }
 
     private func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> HttpRequest.BodyDisposition {
@@ -315,12 +315,11 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    static let headerCallback: curl_write_callback = { data, size, count, context in
-        let length = size * count
-        with(context) { transfer, handle in
-            transfer.headerLine(UnsafeRawBufferPointer(start: data, count: length), parser: handle.headParser)
-        }
-        return length
+    /// Called by the header callback (`cxhr_head_callback`) when a block of header lines
+    /// ended, with the easy handle as context.
+    static let headEndedCallback: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { context in
+        with(context) { transfer, handle in transfer.headEnded(handle.headParser.finishHead()) }
+        return 1
     }
 
     /// Hands libcurl the next bytes of the body it uploads: from the file, or from memory.
@@ -458,9 +457,10 @@ extension EasyProfile.Fields {
         // Every callback, and the engine when a transfer is done, reaches the transfer through
         // the handle (`EasyHandle.transfer`), so these are set once, not for every transfer.
         let context = Unmanaged.passUnretained(handle).toOpaque()
-        for option in [CURLOPT_PRIVATE, CURLOPT_WRITEDATA, CURLOPT_HEADERDATA, CURLOPT_READDATA, CURLOPT_SEEKDATA, CURLOPT_XFERINFODATA] {
+        for option in [CURLOPT_PRIVATE, CURLOPT_WRITEDATA, CURLOPT_READDATA, CURLOPT_SEEKDATA, CURLOPT_XFERINFODATA] {
             options.set(option, pointer: context)
         }
+        options.set(CURLOPT_HEADERDATA, pointer: UnsafeMutableRawPointer(handle.headParser.recorder))
         options.set(CURLOPT_NOSIGNAL, 1)
         options.set(CURLOPT_PROTOCOLS_STR, "http,https")
         options.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
@@ -468,7 +468,7 @@ extension EasyProfile.Fields {
         options.set(CURLOPT_MAXREDIRS, 20)
         options.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         options.check(cxhr_easy_set_write_function(easy, Transfer.writeCallback))
-        options.check(cxhr_easy_set_header_function(easy, Transfer.headerCallback))
+        options.check(cxhr_easy_set_header_function(easy, cxhr_head_callback))
         if timeoutMilliseconds > 0 { options.set(CURLOPT_TIMEOUT_MS, timeoutMilliseconds) }
         options.set(CURLOPT_SSL_VERIFYPEER, switches.verifyPeer ? 1 : 0)
         options.set(CURLOPT_SSL_VERIFYHOST, switches.verifyHost ? 2 : 0)
@@ -599,13 +599,15 @@ final class EasyHandle {
     @exclusivity(unchecked) var transfer: Unmanaged<Transfer>?
     /// libcurl's text for a failure of the current transfer (CURLOPT_ERRORBUFFER).
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
-    /// Reads the response heads of the current transfer.
-    let headParser = ResponseHeadParser()
+    /// Reads the response heads of the current transfer; its recorder is libcurl's header
+    /// callback's context, and calls back with this handle.
+    let headParser = ResponseHeadParser(headEnded: Transfer.headEndedCallback)
 
     init?() {
         guard let easy = curl_easy_init() else { return nil }
         self.easy = easy
         errorBuffer[0] = 0
+        headParser.recorder.pointee.context = Unmanaged.passUnretained(self).toOpaque()
         setReceiveBufferSize()
     }
 

@@ -263,7 +263,7 @@ final class TransferEngine: @unchecked Sendable {
         if transfer.isAdded {
             curl_multi_remove_handle(multi, handle.easy)
         }
-        if transfer.receivedSetCookie {
+        if handle.headParser.sawSetCookie {
             // On disk before DONE is reported.
             CookieStore.shared.persist(from: cookieHandle)
         }
@@ -271,9 +271,10 @@ final class TransferEngine: @unchecked Sendable {
             if failure == nil { transfer.flushPendingHead() }
             transfer.request.transferFinished(transfer, failure: failure, fallbackStatus: status)
         }
+        let heardChallenge = transfer.heardChallenge
         transfer.handle = nil
         handle.transfer = nil
-        if !report || failure != nil || handle.heardChallenge {
+        if !report || failure != nil || heardChallenge {
             // libcurl keeps authentication state in the handle: the next transfer starts
             // from a reset.
             handle.profile = nil

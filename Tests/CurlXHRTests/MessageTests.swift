@@ -61,11 +61,14 @@ import Testing
         #expect(MessageValidation.normalizedMethod("") == nil)
     }
 
+    /// Hands `parser` one header line as the header callback does.
+    private static func feeder(_ parser: ResponseHeadParser) -> (String) -> ResponseHead? {
+        { line in Array(line.utf8).withUnsafeBytes { parser.consume($0) } }
+    }
+
     @Test func headParserKeepsOnlyItsOwnBlock() {
         let parser = ResponseHeadParser()
-        func feed(_ line: String) -> ResponseHead? {
-            Array(line.utf8).withUnsafeBytes { parser.consume($0) }
-        }
+        let feed = Self.feeder(parser)
         #expect(feed("HTTP/1.1 302 Found\r\n") == nil)
         #expect(feed("Location: /next\r\n") == nil)
         #expect(feed("\r\n")?.status == 302)
@@ -86,9 +89,7 @@ import Testing
 
     @Test func headParserKeepsLargeHeadsWholeAndStartsAfreshAfterReset() {
         let parser = ResponseHeadParser()
-        func feed(_ line: String) -> ResponseHead? {
-            Array(line.utf8).withUnsafeBytes { parser.consume($0) }
-        }
+        let feed = Self.feeder(parser)
         _ = feed("HTTP/1.1 200 OK\r\n")
         let values = (0..<200).map { "value-\($0)-" + String(repeating: "x", count: $0) }
         for (index, value) in values.enumerated() { _ = feed("X-Field-\(index): \(value)\r\n") }
@@ -107,11 +108,34 @@ import Testing
         #expect(feed("\r\n")?.allFields == "", "nothing of the reset block leaks")
     }
 
+    @Test func headRecorderNotesSetCookieInAnyBlockUntilReset() {
+        let parser = ResponseHeadParser()
+        let feed = Self.feeder(parser)
+        _ = feed("HTTP/1.1 302 Found\r\n")
+        _ = feed("SET-COOKIE: a=1\r\n")
+        _ = feed("\r\n")
+        _ = feed("HTTP/1.1 200 OK\r\n")
+        _ = feed("X-Set-Cookie: not one\r\n")
+        #expect(feed("\r\n")?.status == 200)
+        #expect(parser.sawSetCookie, "a Set-Cookie of a redirect hop counts: the jar changed")
+        parser.reset()
+        #expect(!parser.sawSetCookie)
+        _ = feed("HTTP/1.1 200 OK\r\n")
+        _ = feed("Set-Cookie2: old\r\n")
+        _ = feed("Set-Cookie:b=2\r\n")
+        #expect(feed("\r\n")?.value(of: "set-cookie") == "b=2")
+        #expect(parser.sawSetCookie)
+        parser.reset()
+        _ = feed("HTTP/1.1 200 OK\r\n")
+        _ = feed("X-Set-Cookie: no\r\n")
+        _ = feed("Set-Cookie2: no\r\n")
+        _ = feed("\r\n")
+        #expect(!parser.sawSetCookie, "only a field named Set-Cookie counts")
+    }
+
     @Test func headParserTrimsAndValidatesOnBytes() {
         let parser = ResponseHeadParser()
-        func feed(_ line: String) -> ResponseHead? {
-            Array(line.utf8).withUnsafeBytes { parser.consume($0) }
-        }
+        let feed = Self.feeder(parser)
         _ = feed("HTTP/1.1 404  Not  Found \t\r\n")
         _ = feed("X-Spaces: \t value with  inner  spaces \t\r\n")
         _ = feed("X-Empty:\r\n")

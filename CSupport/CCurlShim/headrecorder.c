@@ -1,0 +1,41 @@
+#include "cheadrecorder.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int cxhr_head_record_line(cxhr_head_recorder *recorder, const char *line, size_t length)
+{
+  size_t needed = recorder->count + length + 1;
+  if(needed > recorder->capacity) {
+    size_t larger = recorder->capacity * 2 > needed ? recorder->capacity * 2 : needed;
+    unsigned char *grown = realloc(recorder->bytes, larger);
+    if(!grown)
+      return 0;
+    recorder->bytes = grown;
+    recorder->capacity = larger;
+  }
+  if(length > 11 && (line[0] | 0x20) == 's' && strncasecmp(line, "set-cookie:", 11) == 0)
+    recorder->saw_set_cookie = 1;
+  memcpy(recorder->bytes + recorder->count, line, length);
+  recorder->count += length;
+  if(length == 0 || line[length - 1] != '\n')
+    recorder->bytes[recorder->count++] = '\n';
+  return 1;
+}
+
+void cxhr_head_clear(cxhr_head_recorder *recorder)
+{
+  recorder->count = 0;
+  recorder->saw_set_cookie = 0;
+}
+
+size_t cxhr_head_callback(char *data, size_t size, size_t count, void *userdata)
+{
+  cxhr_head_recorder *recorder = userdata;
+  size_t length = size * count;
+  /* The empty line that ends a head (no header line starts with CR or LF). */
+  if(length == 0 || data[0] == '\r' || data[0] == '\n')
+    return recorder->head_ended(recorder->context) ? length : 0;
+  return cxhr_head_record_line(recorder, data, length) ? length : 0;
+}

@@ -1,0 +1,44 @@
+/*
+ * The header callback: it records the header lines libcurl hands over and calls back once a
+ * head is complete, so the Swift side runs once a head instead of once a line.
+ *
+ * Recording only: lines are copied, each ending in LF, and a Set-Cookie field is noted; the
+ * lines are read (status line, fields) in Swift.
+ */
+#ifndef CHEADRECORDER_H
+#define CHEADRECORDER_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cxhr_head_recorder {
+  /* The lines of the head being read, each ending in LF: count bytes of capacity. */
+  unsigned char *bytes;
+  size_t count;
+  size_t capacity;
+  /* A Set-Cookie field was recorded since the recorder was last cleared (cxhr_head_clear). */
+  int saw_set_cookie;
+  /* Called with context when the empty line that ends a head arrives; the head's lines are
+     in bytes, and the callee empties them (count = 0). Returns 0 to stop the transfer. */
+  int (*head_ended)(void *context);
+  void *context;
+} cxhr_head_recorder;
+
+/* Appends one header line (with or without its CRLF), adding an LF where it has none.
+   Returns 0 when memory runs out. */
+int cxhr_head_record_line(cxhr_head_recorder *recorder, const char *line, size_t length);
+
+/* Forgets the lines and the Set-Cookie note (a new transfer starts). */
+void cxhr_head_clear(cxhr_head_recorder *recorder);
+
+/* CURLOPT_HEADERFUNCTION, with CURLOPT_HEADERDATA pointing to a recorder. */
+size_t cxhr_head_callback(char *data, size_t size, size_t count, void *recorder);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CHEADRECORDER_H */
