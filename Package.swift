@@ -17,8 +17,8 @@ let package = Package(
     ],
     targets: [
         // The small C shim over libcurl and libkrb5: typed setopt/getinfo wrappers, the
-        // constants Swift cannot import (function-like macros such as CURLAUTH_*), and the
-        // Kerberos ticket code.
+        // constants Swift cannot import (function-like macros such as CURLAUTH_*), the
+        // header-line recorder libcurl calls for every header line, and the Kerberos ticket code.
         .target(
             name: "CCurlShim",
             path: "CSupport/CCurlShim",

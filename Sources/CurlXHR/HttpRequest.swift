@@ -142,24 +142,23 @@ public final class HttpRequest: Sendable {
         guard let scheme = AuthScheme(name: auth) else {
             return refuse(.invalidArgument, "unknown authentication scheme '\(auth ?? "")': use BASIC, DIGEST, NTLM or NEGOTIATE")
         }
-        var message = RequestMessage()
-        message.method = method
-        message.url = url
-        message.isAsync = async
-        message.urlHasUser = urlHasUser
+        var credentials: Credentials?
         if let user {
             if let problem = Credentials.problem(user: user, password: password, scheme: scheme) {
                 return refuse(.invalidArgument, problem)
             }
-            message.credentials = Credentials(user: user, password: password ?? "", scheme: scheme)
+            credentials = Credentials(user: user, password: password ?? "", scheme: scheme)
         }
+        // Moved into the lock, not copied.
+        var message: RequestMessage? = RequestMessage(method: method, url: url, isAsync: async,
+                                                      credentials: credentials, urlHasUser: urlHasUser)
         let effects = core.withLock { core in
             var effects = Effects()
             if core.machine.open() == .abortThenOpen {
                 effects.cancel = core.stopTransfer(reason: "Request aborted by open()", effects: &effects)
             }
             core.generation += 1
-            core.message = message
+            core.message = message.take()!
             core.response = nil
             core.failure = nil
             core.received = Data()
