@@ -28,8 +28,9 @@ struct TransferSwitches: Sendable, Equatable {
 /// One send of one request: everything libcurl needs, and what comes back, until DONE.
 ///
 /// Created by `HttpRequest.send…`, then owned by the engine thread, which alone touches
-/// the easy handle and the engine-side fields below. libcurl's callbacks only record: they
-/// parse header lines and hand bytes and heads to the request.
+/// the easy handle and the engine-side fields below. libcurl's callbacks only record: the
+/// header callback (in C) copies lines until a head is complete, which is then read once;
+/// bytes and heads go to the request.
 final class Transfer: @unchecked Sendable {
     let request: HttpRequest
     let message: RequestMessage
