@@ -71,6 +71,8 @@ public final class HttpRequest: Sendable {
     }
 
     private let core = Locked(Core())
+    /// Where synchronous sends wait for their transfers.
+    let sendCompletion = SendCompletion()
     /// Body bytes of the current or last send that went out (``getBytesSent()``).
     private let sentBytes = Atomic<Int64>(0)
 
@@ -393,7 +395,7 @@ public final class HttpRequest: Sendable {
                     obtainTicketsThenStart(transfer)
                 }
             }
-            if !transfer.message.isAsync { transfer.completion?.wait() }
+            if !transfer.message.isAsync { sendCompletion.wait(for: transfer) }
             return true
         }
     }
@@ -409,7 +411,7 @@ public final class HttpRequest: Sendable {
             return
         }
         if let failure { transferFinished(transfer, failure: TransferFailure(kind: .authentication, text: failure)) }
-        transfer.completion?.signal()  // the engine never had it
+        transfer.complete()  // the engine never had it
     }
 
     // MARK: Stopping

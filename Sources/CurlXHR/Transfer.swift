@@ -41,9 +41,10 @@ final class Transfer: @unchecked Sendable {
     /// An open descriptor of the file `sendWithFile` streams, or -1.
     let fileDescriptor: Int32
     let fileSize: Int64
-    /// Signalled once the engine is done with the transfer, whatever the reason; only a
-    /// synchronous send waits for it (an asynchronous one learns from its DONE report).
-    let completion: DispatchSemaphore?
+    /// The engine is done with the transfer, whatever the reason. Only a synchronous send
+    /// waits for it (an asynchronous one learns from its DONE report); guarded by the
+    /// request's ``SendCompletion``.
+    @exclusivity(unchecked) var isComplete = false
 
     // Engine thread only: one thread touches these, so Swift's run-time exclusivity checks
     // (on every header line and body chunk) are left out.
@@ -74,7 +75,6 @@ final class Transfer: @unchecked Sendable {
         self.pipelining = pipelining
         self.fileDescriptor = fileDescriptor
         self.fileSize = fileSize
-        completion = message.isAsync ? nil : DispatchSemaphore(value: 0)
         TransferEngine.liveTransfers.add(1, ordering: .relaxed)
     }
 
@@ -92,36 +92,66 @@ final class Transfer: @unchecked Sendable {
     /// The options this transfer needs besides the per-transfer ones, with the process-wide
     /// `settings` as the engine last read them (again after every change).
     func profile(_ settings: ProcessSettings) -> EasyProfile.Fields {
-        let shape: BodyShape
-        switch body {
-        case .none:
-            switch message.method {
-            case "POST", "PUT", "PATCH": shape = .empty
-            default: shape = .none
-            }
-        case .bytes(let bytes, _):
-            shape = bytes.isEmpty ? .empty : bytes.count <= Self.copiedBodyLimit ? .copied : .streamed
-        case .file:
-            shape = .file
-        }
-        var contentType: String?
-        if !message.hasHeader("Content-Type") {
-            switch body {
-            case .bytes(_, let type?): contentType = type
-            case .bytes(_, nil), .none: contentType = ""  // no libcurl default
-            case .file: break
-            }
-        }
         let negotiate = message.usesNegotiate
         return EasyProfile.Fields(
-            body: shape,
-            timeoutMilliseconds: timeout > 0 ? Int(min(timeout * 1000, Double(Int32.max)).rounded(.up)) : 0,
+            body: bodyShape,
+            timeoutMilliseconds: timeoutMilliseconds,
             pipelining: pipelining,
             environmentProxy: switches.proxy == nil && settings.environmentProxy,
             negotiate: negotiate, delegation: negotiate && settings.allowDelegation,
             method: message.method, headers: message.headers, contentType: contentType,
             caFile: switches.caFile ?? settings.caFile, switches: switches,
             credentials: negotiate ? nil : message.credentials)
+    }
+
+    /// Whether `fields` are what ``profile(_:)`` would build, compared field by field without
+    /// building them (the engine checks its recent profiles for every transfer).
+    func matches(_ fields: EasyProfile.Fields, _ settings: ProcessSettings) -> Bool {
+        let negotiate = message.usesNegotiate
+        return fields.body == bodyShape
+            && fields.timeoutMilliseconds == timeoutMilliseconds
+            && fields.pipelining == pipelining
+            && fields.environmentProxy == (switches.proxy == nil && settings.environmentProxy)
+            && fields.negotiate == negotiate && fields.delegation == (negotiate && settings.allowDelegation)
+            && fields.method == message.method
+            && fields.headers == message.headers
+            && fields.contentType == contentType
+            && fields.caFile == (switches.caFile ?? settings.caFile)
+            && fields.switches == switches
+            && fields.credentials == (negotiate ? nil : message.credentials)
+    }
+
+    private var bodyShape: BodyShape {
+        switch body {
+        case .none:
+            Self.sendsEmptyBody(message.method) ? .empty : .none
+        case .bytes(let bytes, _):
+            bytes.isEmpty ? .empty : bytes.count <= Self.copiedBodyLimit ? .copied : .streamed
+        case .file:
+            .file
+        }
+    }
+
+    /// POST, PUT and PATCH send an empty body when given none; other methods send no body.
+    /// (Every transfer asks: the first byte rules out most methods without a string compare.)
+    private static func sendsEmptyBody(_ method: String) -> Bool {
+        guard method.utf8.first == UInt8(ascii: "P") else { return false }
+        return method == "POST" || method == "PUT" || method == "PATCH"
+    }
+
+    /// The `Content-Type` the request's headers lack: a type, "" for none (rather than
+    /// libcurl's default for a POST), or nil to leave it to libcurl.
+    private var contentType: String? {
+        guard !message.hasHeader("Content-Type") else { return nil }
+        switch body {
+        case .bytes(_, let type?): return type
+        case .bytes(_, nil), .none: return ""  // no libcurl default
+        case .file: return nil
+        }
+    }
+
+    private var timeoutMilliseconds: Int {
+        timeout > 0 ? Int(min(timeout * 1000, Double(Int32.max)).rounded(.up)) : 0
     }
 
     /// Makes `handle` carry this transfer's options: all of them after a reset when the
@@ -236,6 +266,15 @@ final class Transfer: @unchecked Sendable {
         CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT, CURLE_PROXY, CURLE_RECV_ERROR,
         CURLE_SEND_ERROR, CURLE_GOT_NOTHING,
     ].reduce(into: []) { $0.insert($1.rawValue) }
+
+    /// Wakes a synchronous send waiting for this transfer (an asynchronous one has nothing
+    /// waiting). Returns whether one may be waiting.
+    @discardableResult
+    func complete() -> Bool {
+        guard !message.isAsync else { return false }
+        request.sendCompletion.complete(self)
+        return true
+    }
 
     /// Whether the transfer met an authentication challenge, whose state libcurl keeps in
     /// the handle. A proxy's 407 to `CONNECT` never reaches the header callback
@@ -437,7 +476,14 @@ final class EasyProfile {
         let method: String
         /// The request's own header fields.
         let headers: [HeaderField]
-        /// The `Content-Type` the request's headers lack: a type, "" for none (rather than
+        /// POST, PUT and PATCH send an empty body when given none; other methods send no body.
+    /// (Every transfer asks: the first byte rules out most methods without a string compare.)
+    private static func sendsEmptyBody(_ method: String) -> Bool {
+        guard method.utf8.first == UInt8(ascii: "P") else { return false }
+        return method == "POST" || method == "PUT" || method == "PATCH"
+    }
+
+    /// The `Content-Type` the request's headers lack: a type, "" for none (rather than
         /// libcurl's default for a POST), or nil to leave it to libcurl.
         let contentType: String?
         /// Trusted CAs replacing the system store, or nil for the system store.

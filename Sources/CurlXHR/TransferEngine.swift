@@ -51,7 +51,7 @@ final class TransferEngine: @unchecked Sendable {
     @exclusivity(unchecked) private var settings: ProcessSettings?
     @exclusivity(unchecked) private var settingsVersion = 0
     private static let maxIdleHandles = 256
-    /// Profiles of recent transfers, newest last (see `profile(for:)`).
+    /// Profiles of recent transfers, newest last (see `profile(for:_:)`).
     @exclusivity(unchecked) private var recentProfiles: [EasyProfile] = []
     private static let maxRecentProfiles = 8
 
@@ -181,11 +181,11 @@ final class TransferEngine: @unchecked Sendable {
 
     private func begin(_ transfer: Transfer) {
         let settings = currentSettings()
-        let profile = profile(for: transfer.profile(settings))
+        let profile = profile(for: transfer, settings)
         guard let handle = handle(for: profile) else {
             transfer.isFinished = true
             transfer.request.transferFinished(transfer, failure: TransferFailure(kind: .other, text: "out of memory: no libcurl handle"))
-            transfer.completion?.signal()
+            transfer.complete()
             return
         }
         transfer.handle = handle
@@ -216,11 +216,11 @@ final class TransferEngine: @unchecked Sendable {
         return current
     }
 
-    /// The profile object for `fields`: that of a recent transfer with equal fields, else a
-    /// new one, kept for the transfers that follow.
-    private func profile(for fields: EasyProfile.Fields) -> EasyProfile {
-        if let known = recentProfiles.last(where: { $0.fields == fields }) { return known }
-        let profile = EasyProfile(fields)
+    /// The profile object for `transfer`: that of a recent transfer with equal fields (found
+    /// without building the transfer's), else a new one, kept for the transfers that follow.
+    private func profile(for transfer: Transfer, _ settings: ProcessSettings) -> EasyProfile {
+        if let known = recentProfiles.last(where: { transfer.matches($0.fields, settings) }) { return known }
+        let profile = EasyProfile(transfer.profile(settings))
         if recentProfiles.count == Self.maxRecentProfiles { recentProfiles.removeFirst() }
         recentProfiles.append(profile)
         return profile
@@ -281,10 +281,7 @@ final class TransferEngine: @unchecked Sendable {
         }
         recycle(handle)
         Unmanaged.passUnretained(transfer).release()
-        if let completion = transfer.completion {
-            completion.signal()
-            handedOverResults = true
-        }
+        if transfer.complete() { handedOverResults = true }
     }
 
     /// Points GSS-API on this thread (where libcurl runs SPNEGO) at `wanted`: the library's

@@ -72,8 +72,9 @@ import Testing
         #expect(recorder.result.states == [.opened, .sent, .headersReceived, .loading, .done])
     }
 
-    @Test func abortFromAnotherThreadEndsASynchronousSend() throws {
-        let request = HttpRequest()
+    /// Opens `request` for a response that takes 10 s and sends it synchronously on another
+    /// thread; returns once it is in flight, with what signals when that send returns.
+    func sendSlowlyOnAnotherThread(_ request: HttpRequest) throws -> (returned: DispatchSemaphore, started: Date) {
         #expect(request.open("GET", url: try env.faultURL + "/delay?ms=10000"))
         let returned = DispatchSemaphore(value: 0)
         let started = Date()
@@ -83,10 +84,32 @@ import Testing
         }
         while request.getState() != .sent, Date().timeIntervalSince(started) < 5 { Thread.sleep(forTimeInterval: 0.01) }
         Thread.sleep(forTimeInterval: 0.2)
+        return (returned, started)
+    }
+
+    @Test func abortFromAnotherThreadEndsASynchronousSend() throws {
+        let request = HttpRequest()
+        let (returned, started) = try sendSlowlyOnAnotherThread(request)
         #expect(request.abort())
         #expect(request.getState() == .done)
         #expect(returned.wait(timeout: .now() + 3) == .success, "the blocked send returns after abort")
         #expect(request.getStatus() == 0)
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
+    @Test func reopenFromAnotherThreadWhileASynchronousSendWaits() throws {
+        let request = HttpRequest()
+        let (returned, started) = try sendSlowlyOnAnotherThread(request)
+        // The re-open aborts the waiting send's transfer; the new send waits for its own one
+        // alone, whichever completion comes first.
+        for _ in 0..<20 {
+            #expect(request.open("GET", url: try env.httpURL + "/files/100b"))
+            #expect(request.send())
+            #expect(request.getState() == .done)
+            #expect(request.getStatus() == 200)
+            #expect(request.getReceiveBuffer().count == 100)
+        }
+        #expect(returned.wait(timeout: .now() + 3) == .success, "the first send returned when its transfer was aborted")
         #expect(Date().timeIntervalSince(started) < 5)
     }
 
