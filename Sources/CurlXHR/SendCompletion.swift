@@ -25,12 +25,14 @@ final class SendCompletion: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// The engine is done with `transfer`, whatever the reason.
+    /// The engine is done with `transfer`, whatever the reason. Wakes the waiters after
+    /// unlocking, so a woken waiter does not block again on the mutex the engine still holds
+    /// (the caller keeps `transfer`, and through it this object, alive meanwhile).
     func complete(_ transfer: Transfer) {
         pthread_mutex_lock(mutex)
         transfer.isComplete = true
-        pthread_cond_broadcast(condition)
         pthread_mutex_unlock(mutex)
+        pthread_cond_broadcast(condition)
     }
 
     /// Returns once `transfer` is complete.
