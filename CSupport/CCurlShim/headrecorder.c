@@ -8,7 +8,10 @@ int cxhr_head_record_line(cxhr_head_recorder *recorder, const char *line, size_t
 {
   size_t needed = recorder->count + length + 1;
   if(needed > recorder->capacity) {
-    size_t larger = recorder->capacity * 2 > needed ? recorder->capacity * 2 : needed;
+    /* 1 KiB holds a typical head; the buffer is kept from head to head. */
+    size_t larger = recorder->capacity ? recorder->capacity * 2 : 1024;
+    if(larger < needed)
+      larger = needed;
     unsigned char *grown = realloc(recorder->bytes, larger);
     if(!grown)
       return 0;
@@ -35,7 +38,10 @@ size_t cxhr_head_callback(char *data, size_t size, size_t count, void *userdata)
   cxhr_head_recorder *recorder = userdata;
   size_t length = size * count;
   /* The empty line that ends a head (no header line starts with CR or LF). */
-  if(length == 0 || data[0] == '\r' || data[0] == '\n')
+  if(length == 0 || data[0] == '\r' || data[0] == '\n') {
+    if(!recorder->head_ended)
+      return length;
     return recorder->head_ended(recorder->context) ? length : 0;
+  }
   return cxhr_head_record_line(recorder, data, length) ? length : 0;
 }

@@ -111,13 +111,11 @@ final class ResponseHeadParser {
     /// libcurl's `CURLOPT_HEADERDATA`.
     let recorder = UnsafeMutablePointer<cxhr_head_recorder>.allocate(capacity: 1)
 
-    /// `headEnded(context)` is called when a block ends; `finishHead()` reads it.
-    init(headEnded: (@convention(c) (UnsafeMutableRawPointer?) -> Int32)? = nil, context: UnsafeMutableRawPointer? = nil) {
-        let capacity = 1024
-        recorder.initialize(to: cxhr_head_recorder(
-            bytes: malloc(capacity)?.assumingMemoryBound(to: UInt8.self), count: 0, capacity: capacity,
-            saw_set_cookie: 0, head_ended: headEnded, context: context))
-        if recorder.pointee.bytes == nil { recorder.pointee.capacity = 0 }  // grown on first use
+    /// `headEnded` is called with the recorder's `context` when a block ends (the owner sets
+    /// the context); ``finishHead()`` reads the block. The buffer is allocated by the first line.
+    init(headEnded: (@convention(c) (UnsafeMutableRawPointer?) -> Int32)? = nil) {
+        recorder.initialize(to: cxhr_head_recorder(bytes: nil, count: 0, capacity: 0, saw_set_cookie: 0,
+                                                   head_ended: headEnded, context: nil))
     }
 
     deinit {

@@ -476,14 +476,7 @@ final class EasyProfile {
         let method: String
         /// The request's own header fields.
         let headers: [HeaderField]
-        /// POST, PUT and PATCH send an empty body when given none; other methods send no body.
-    /// (Every transfer asks: the first byte rules out most methods without a string compare.)
-    private static func sendsEmptyBody(_ method: String) -> Bool {
-        guard method.utf8.first == UInt8(ascii: "P") else { return false }
-        return method == "POST" || method == "PUT" || method == "PATCH"
-    }
-
-    /// The `Content-Type` the request's headers lack: a type, "" for none (rather than
+        /// The `Content-Type` the request's headers lack: a type, "" for none (rather than
         /// libcurl's default for a POST), or nil to leave it to libcurl.
         let contentType: String?
         /// Trusted CAs replacing the system store, or nil for the system store.

@@ -21,8 +21,9 @@ typedef struct cxhr_head_recorder {
   size_t capacity;
   /* A Set-Cookie field was recorded since the recorder was last cleared (cxhr_head_clear). */
   int saw_set_cookie;
-  /* Called with context when the empty line that ends a head arrives; the head's lines are
-     in bytes, and the callee empties them (count = 0). Returns 0 to stop the transfer. */
+  /* Called with context when the empty line that ends a head arrives (if not NULL); the
+     head's lines are in bytes, and the callee empties them (count = 0). Returns 0 to stop
+     the transfer. */
   int (*head_ended)(void *context);
   void *context;
 } cxhr_head_recorder;
