@@ -71,8 +71,8 @@ public final class HttpRequest: Sendable {
     }
 
     private let core = Locked(Core())
-    /// Where synchronous sends wait for their transfers.
-    let sendCompletion = SendCompletion()
+    /// The bit this request's synchronous sends wait with (``SendCompletion``).
+    let completionBit = SendCompletion.newBit()
     /// Body bytes of the current or last send that went out (``getBytesSent()``).
     private let sentBytes = Atomic<Int64>(0)
 
@@ -395,7 +395,7 @@ public final class HttpRequest: Sendable {
                     obtainTicketsThenStart(transfer)
                 }
             }
-            if !transfer.message.isAsync { sendCompletion.wait(for: transfer) }
+            if !transfer.message.isAsync { SendCompletion.wait(for: transfer) }
             return true
         }
     }
@@ -411,7 +411,7 @@ public final class HttpRequest: Sendable {
             return
         }
         if let failure { transferFinished(transfer, failure: TransferFailure(kind: .authentication, text: failure)) }
-        transfer.complete()  // the engine never had it
+        SendCompletion.wake(transfer.complete())  // the engine never had it
     }
 
     // MARK: Stopping

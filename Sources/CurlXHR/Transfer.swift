@@ -42,9 +42,8 @@ final class Transfer: @unchecked Sendable {
     let fileDescriptor: Int32
     let fileSize: Int64
     /// The engine is done with the transfer, whatever the reason. Only a synchronous send
-    /// waits for it (an asynchronous one learns from its DONE report); guarded by the
-    /// request's ``SendCompletion``.
-    @exclusivity(unchecked) var isComplete = false
+    /// waits for it (an asynchronous one learns from its DONE report): ``SendCompletion``.
+    let isComplete = Atomic<Bool>(false)
 
     // Engine thread only: one thread touches these, so Swift's run-time exclusivity checks
     // (on every header line and body chunk) are left out.
@@ -140,12 +139,14 @@ final class Transfer: @unchecked Sendable {
     }
 
     /// The `Content-Type` the request's headers lack: a type, "" for none (rather than
-    /// libcurl's default for a POST), or nil to leave it to libcurl.
+    /// libcurl's default for a POST), or nil to leave it to libcurl (which sends none without
+    /// a body, so a GET has no header list to build or search).
     private var contentType: String? {
         guard !message.hasHeader("Content-Type") else { return nil }
         switch body {
         case .bytes(_, let type?): return type
-        case .bytes(_, nil), .none: return ""  // no libcurl default
+        case .bytes(_, nil): return ""  // no libcurl default
+        case .none: return Self.sendsEmptyBody(message.method) ? "" : nil
         case .file: return nil
         }
     }
@@ -267,13 +268,12 @@ final class Transfer: @unchecked Sendable {
         CURLE_SEND_ERROR, CURLE_GOT_NOTHING,
     ].reduce(into: []) { $0.insert($1.rawValue) }
 
-    /// Wakes a synchronous send waiting for this transfer (an asynchronous one has nothing
-    /// waiting). Returns whether one may be waiting.
-    @discardableResult
-    func complete() -> Bool {
-        guard !message.isAsync else { return false }
-        request.sendCompletion.complete(self)
-        return true
+    /// Marks the transfer complete; returns the bit to wake (``SendCompletion/wake(_:)``)
+    /// for the synchronous send that may wait for it, or 0 for an asynchronous one.
+    func complete() -> UInt32 {
+        guard !message.isAsync else { return 0 }
+        isComplete.store(true, ordering: .releasing)
+        return request.completionBit
     }
 
     /// Whether the transfer met an authentication challenge, whose state libcurl keeps in

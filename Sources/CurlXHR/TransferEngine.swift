@@ -43,6 +43,9 @@ final class TransferEngine: @unchecked Sendable {
     @exclusivity(unchecked) private var dueDeliveries: [(queue: DispatchQueue, requests: [HttpRequest])] = []
     /// This round woke another thread with results: a callback queue, or a synchronous send.
     @exclusivity(unchecked) private var handedOverResults = false
+    /// The bits of the synchronous sends whose transfers this round completed: woken together
+    /// when it ends (``SendCompletion``).
+    @exclusivity(unchecked) private var completedSendBits: UInt32 = 0
     /// An easy handle attached to the share handle, for work on the shared cookie jar.
     private let cookieHandle: UnsafeMutableRawPointer
     /// The credential cache GSS-API was last pointed at on this thread ("" for the default).
@@ -161,6 +164,11 @@ final class TransferEngine: @unchecked Sendable {
             curl_multi_perform(multi, &running)
             collectFinished()
             handOverDeliveries()
+            if completedSendBits != 0 {
+                SendCompletion.wake(completedSendBits)
+                completedSendBits = 0
+                handedOverResults = true
+            }
             if handedOverResults && running == 0 {
                 // Nothing left in flight: the next work can only come from the threads just
                 // handed results (callbacks, or a waiting synchronous send). Let them run first
@@ -185,7 +193,7 @@ final class TransferEngine: @unchecked Sendable {
         guard let handle = handle(for: profile) else {
             transfer.isFinished = true
             transfer.request.transferFinished(transfer, failure: TransferFailure(kind: .other, text: "out of memory: no libcurl handle"))
-            transfer.complete()
+            completedSendBits |= transfer.complete()
             return
         }
         transfer.handle = handle
@@ -281,7 +289,7 @@ final class TransferEngine: @unchecked Sendable {
         }
         recycle(handle)
         Unmanaged.passUnretained(transfer).release()
-        if transfer.complete() { handedOverResults = true }
+        completedSendBits |= transfer.complete()
     }
 
     /// Points GSS-API on this thread (where libcurl runs SPNEGO) at `wanted`: the library's
