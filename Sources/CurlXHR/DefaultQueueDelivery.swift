@@ -1,55 +1,53 @@
 import Dispatch
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Runs the callbacks the engine hands to ``HttpRequest/defaultCallbackQueue`` on a thread of
 /// the library's own, inside `defaultCallbackQueue.sync`.
 ///
 /// `queue.async` would wake one of Dispatch's worker threads for every round of the engine
 /// that has results: a semaphore post, and the worker's drain of the serial queue. This
-/// thread waits on a condition variable instead and runs each round's callbacks as a
-/// synchronous block on the queue, which Dispatch runs on the calling thread when the queue
-/// is free. The callbacks still run on the queue, one at a time and in order with anything
-/// else submitted to it; the engine never waits for them.
+/// thread sleeps on the library's wake word instead (``Wakeups``), woken only when it found
+/// nothing to do, and runs each round's callbacks as a synchronous block on the queue, which
+/// Dispatch runs on the calling thread when the queue is free. The callbacks still run on the
+/// queue, one at a time and in order with anything else submitted to it; the engine never
+/// waits for them.
 ///
 /// Only the default queue: the library owns it, so nothing else on it can keep this thread
 /// waiting for long. Callbacks for an application's queues go there with `queue.async`.
-final class DefaultQueueDelivery: @unchecked Sendable {
+final class DefaultQueueDelivery: Sendable {
     static let shared = DefaultQueueDelivery()
 
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    // Under `mutex`.
-    @exclusivity(unchecked) private var batches: [[HttpRequest]] = []
-    @exclusivity(unchecked) private var threadWaits = false
+    private struct Pending {
+        var batches: [[HttpRequest]] = []
+        /// The thread found no batch and sleeps (or is about to): the next delivery wakes it.
+        var threadWaits = false
+    }
+
+    private let pending = Locked(Pending())
 
     private init() {
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
         startDetachedThread("callback") { self.run() }
     }
 
-    /// Queues the due callbacks of `requests`; signals the thread only if it waits.
+    /// Queues the due callbacks of `requests`; wakes the thread only if it waits.
     func deliver(_ requests: [HttpRequest]) {
-        pthread_mutex_lock(mutex)
-        batches.append(requests)
-        let wake = threadWaits
-        threadWaits = false
-        pthread_mutex_unlock(mutex)
-        if wake { pthread_cond_signal(condition) }
+        let wake = pending.withLock { pending in
+            pending.batches.append(requests)
+            defer { pending.threadWaits = false }
+            return pending.threadWaits
+        }
+        if wake { Wakeups.wake(Wakeups.callbackThread) }
     }
 
     private func run() {
         var taken: [[HttpRequest]] = []
         while true {
-            pthread_mutex_lock(mutex)
-            while batches.isEmpty {
-                threadWaits = true
-                pthread_cond_wait(condition, mutex)
+            Wakeups.sleep(Wakeups.callbackThread) {
+                pending.withLock { pending in
+                    swap(&taken, &pending.batches)
+                    pending.threadWaits = taken.isEmpty
+                    return !taken.isEmpty
+                }
             }
-            swap(&taken, &batches)
-            pthread_mutex_unlock(mutex)
             HttpRequest.defaultCallbackQueue.sync {
                 for batch in taken {
                     for request in batch { request.deliverReports() }

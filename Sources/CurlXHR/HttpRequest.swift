@@ -71,8 +71,8 @@ public final class HttpRequest: Sendable {
     }
 
     private let core = Locked(Core())
-    /// The bit this request's synchronous sends wait with (``SendCompletion``).
-    let completionBit = SendCompletion.newBit()
+    /// The bit this request's synchronous sends sleep with (``Wakeups``).
+    let completionBit = Wakeups.newRequestBit()
     /// Body bytes of the current or last send that went out (``getBytesSent()``).
     private let sentBytes = Atomic<Int64>(0)
 
@@ -395,7 +395,9 @@ public final class HttpRequest: Sendable {
                     obtainTicketsThenStart(transfer)
                 }
             }
-            if !transfer.message.isAsync { SendCompletion.wait(for: transfer) }
+            if !transfer.message.isAsync {
+                Wakeups.sleep(completionBit) { transfer.isComplete.load(ordering: .acquiring) }
+            }
             return true
         }
     }
@@ -411,7 +413,7 @@ public final class HttpRequest: Sendable {
             return
         }
         if let failure { transferFinished(transfer, failure: TransferFailure(kind: .authentication, text: failure)) }
-        SendCompletion.wake(transfer.complete())  // the engine never had it
+        Wakeups.wake(transfer.complete())  // the engine never had it
     }
 
     // MARK: Stopping

@@ -42,7 +42,7 @@ final class Transfer: @unchecked Sendable {
     let fileDescriptor: Int32
     let fileSize: Int64
     /// The engine is done with the transfer, whatever the reason. Only a synchronous send
-    /// waits for it (an asynchronous one learns from its DONE report): ``SendCompletion``.
+    /// waits for it (an asynchronous one learns from its DONE report).
     let isComplete = Atomic<Bool>(false)
 
     // Engine thread only: one thread touches these, so Swift's run-time exclusivity checks
@@ -268,8 +268,8 @@ final class Transfer: @unchecked Sendable {
         CURLE_SEND_ERROR, CURLE_GOT_NOTHING,
     ].reduce(into: []) { $0.insert($1.rawValue) }
 
-    /// Marks the transfer complete; returns the bit to wake (``SendCompletion/wake(_:)``)
-    /// for the synchronous send that may wait for it, or 0 for an asynchronous one.
+    /// Marks the transfer complete; returns the bit to wake (``Wakeups/wake(_:)``) for the
+    /// synchronous send that may wait for it, or 0 for an asynchronous one.
     func complete() -> UInt32 {
         guard !message.isAsync else { return 0 }
         isComplete.store(true, ordering: .releasing)

@@ -44,7 +44,7 @@ final class TransferEngine: @unchecked Sendable {
     /// This round woke another thread with results: a callback queue, or a synchronous send.
     @exclusivity(unchecked) private var handedOverResults = false
     /// The bits of the synchronous sends whose transfers this round completed: woken together
-    /// when it ends (``SendCompletion``).
+    /// when it ends (``Wakeups``).
     @exclusivity(unchecked) private var completedSendBits: UInt32 = 0
     /// An easy handle attached to the share handle, for work on the shared cookie jar.
     private let cookieHandle: UnsafeMutableRawPointer
@@ -165,7 +165,7 @@ final class TransferEngine: @unchecked Sendable {
             collectFinished()
             handOverDeliveries()
             if completedSendBits != 0 {
-                SendCompletion.wake(completedSendBits)
+                Wakeups.wake(completedSendBits)
                 completedSendBits = 0
                 handedOverResults = true
             }

@@ -1,4 +1,4 @@
-#include "ccompletion.h"
+#include "cwakeword.h"
 
 #include <limits.h>
 #include <linux/futex.h>
@@ -9,19 +9,18 @@
 
 static _Atomic uint32_t epoch;
 
-uint32_t cxhr_completion_epoch(void)
+uint32_t cxhr_wake_epoch(void)
 {
   return atomic_load(&epoch);
 }
 
-void cxhr_completion_sleep(uint32_t seen, uint32_t bits)
+void cxhr_wake_sleep(uint32_t seen, uint32_t bits)
 {
-  /* The kernel compares the word with seen and sleeps only if equal, atomically with respect
-     to cxhr_completion_wake. */
+  /* The kernel sleeps only while the word still holds seen, atomically with cxhr_wake. */
   syscall(SYS_futex, (uint32_t *)&epoch, FUTEX_WAIT_BITSET_PRIVATE, seen, NULL, NULL, bits);
 }
 
-void cxhr_completion_wake(uint32_t bits)
+void cxhr_wake(uint32_t bits)
 {
   atomic_fetch_add(&epoch, 1);
   syscall(SYS_futex, (uint32_t *)&epoch, FUTEX_WAKE_BITSET_PRIVATE, INT_MAX, NULL, NULL, bits);

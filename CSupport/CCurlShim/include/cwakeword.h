@@ -1,0 +1,34 @@
+/*
+ * One futex word for the process, where the library's threads sleep until the engine has
+ * something for them: synchronous sends until their transfers are complete, the callback
+ * thread until callbacks are due. A sleeper sleeps with its own bits of a 32-bit set; the
+ * engine wakes, in one system call, every sleeper whose bits meet the bits it wakes.
+ *
+ * Sleeping and waking only: what a sleeper waits for is state kept in Swift, checked after
+ * cxhr_wake_epoch and before every sleep. A sleep returns at once when the epoch moved since
+ * it was read, so a wake between the check and the sleep is never lost.
+ */
+#ifndef CWAKEWORD_H
+#define CWAKEWORD_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The number of wakes so far: read before checking the state. */
+uint32_t cxhr_wake_epoch(void);
+
+/* Sleeps until a wake that meets bits, unless the epoch is no longer epoch. May return early
+   (a signal, a wake for other state); the caller checks its state again. */
+void cxhr_wake_sleep(uint32_t epoch, uint32_t bits);
+
+/* Moves the epoch on and wakes every sleeper whose bits meet bits. */
+void cxhr_wake(uint32_t bits);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CWAKEWORD_H */
