@@ -18,7 +18,9 @@ let package = Package(
     targets: [
         // The small C shim over libcurl and libkrb5: typed setopt/getinfo wrappers, the
         // constants Swift cannot import (function-like macros such as CURLAUTH_*), the
-        // header-line recorder libcurl calls for every header line, and the Kerberos ticket code.
+        // header-line recorder libcurl calls for every header line, the futex word the library's
+        // threads sleep on (a system call Swift cannot make: syscall is variadic), and the
+        // Kerberos ticket code.
         .target(
             name: "CCurlShim",
             path: "CSupport/CCurlShim",
