@@ -311,8 +311,8 @@ else
   download="download-100m 100m async 1 20 3 104857600 0"
 fi
 workloads=(
-  "get-c64 100b async 64 50000 300 100 0 libcurl curlxhr urlsession ahc"
-  "get-c16 100b async 16 50000 300 100 0 libcurl curlxhr urlsession ahc"
+  "get-c64 100b async 64 50000 300 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
+  "get-c16 100b async 16 50000 300 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
   "get-c1 100b async 1 20000 200 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
   "get-t16 100b threads 16 50000 300 100 0 libcurl curlxhr-sync ahc-wait"
   "get-t64 100b threads 64 50000 300 100 0 libcurl curlxhr-sync ahc-wait"

@@ -103,21 +103,24 @@ final class Transfer: @unchecked Sendable {
             credentials: negotiate ? nil : message.credentials)
     }
 
-    /// Whether `fields` are what ``profile(_:)`` would build, compared field by field without
-    /// building them (the engine checks its recent profiles for every transfer).
-    func matches(_ fields: EasyProfile.Fields, _ settings: ProcessSettings) -> Bool {
+    /// Whether `profile`'s fields are what ``profile(_:)`` would build, compared field by
+    /// field in place, without building or copying them (the engine checks its recent
+    /// profiles for every transfer).
+    func matches(_ profile: EasyProfile, _ settings: ProcessSettings) -> Bool {
         let negotiate = message.usesNegotiate
-        return fields.body == bodyShape
-            && fields.timeoutMilliseconds == timeoutMilliseconds
-            && fields.pipelining == pipelining
-            && fields.environmentProxy == (switches.proxy == nil && settings.environmentProxy)
-            && fields.negotiate == negotiate && fields.delegation == (negotiate && settings.allowDelegation)
-            && fields.method == message.method
-            && fields.headers == message.headers
-            && fields.contentType == contentType
-            && fields.caFile == (switches.caFile ?? settings.caFile)
-            && fields.switches == switches
-            && fields.credentials == (negotiate ? nil : message.credentials)
+        guard profile.fields.body == bodyShape
+            && profile.fields.timeoutMilliseconds == timeoutMilliseconds
+            && profile.fields.pipelining == pipelining
+            && profile.fields.environmentProxy == (switches.proxy == nil && settings.environmentProxy)
+            && profile.fields.negotiate == negotiate && profile.fields.delegation == (negotiate && settings.allowDelegation)
+            && profile.fields.method == message.method
+            && profile.fields.headers == message.headers
+            && profile.fields.contentType == contentType
+            && profile.fields.switches == switches
+        else { return false }
+        let caFileMatches = if let own = switches.caFile { profile.fields.caFile == own } else { profile.fields.caFile == settings.caFile }
+        guard caFileMatches else { return false }
+        return negotiate ? profile.fields.credentials == nil : profile.fields.credentials == message.credentials
     }
 
     private var bodyShape: BodyShape {
@@ -425,11 +428,18 @@ final class ProcessSettings {
         version.add(1, ordering: .releasing)
     }
 
-    init() {
-        caFile = TrustedCertificates.processWideFile
-        environmentProxy = ProxyEnvironment.enabled.withLock { $0 }
-        allowDelegation = KerberosCredentials.allowDelegation
-        credentialCache = KerberosCredentials.activeCacheFile ?? ""
+    /// The settings as they are now.
+    convenience init() {
+        self.init(caFile: TrustedCertificates.processWideFile, environmentProxy: ProxyEnvironment.enabled.withLock { $0 },
+                  allowDelegation: KerberosCredentials.allowDelegation,
+                  credentialCache: KerberosCredentials.activeCacheFile ?? "")
+    }
+
+    init(caFile: String?, environmentProxy: Bool, allowDelegation: Bool, credentialCache: String) {
+        self.caFile = caFile
+        self.environmentProxy = environmentProxy
+        self.allowDelegation = allowDelegation
+        self.credentialCache = credentialCache
     }
 }
 

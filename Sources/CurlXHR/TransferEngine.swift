@@ -227,7 +227,9 @@ final class TransferEngine: @unchecked Sendable {
     /// The profile object for `transfer`: that of a recent transfer with equal fields (found
     /// without building the transfer's), else a new one, kept for the transfers that follow.
     private func profile(for transfer: Transfer, _ settings: ProcessSettings) -> EasyProfile {
-        if let known = recentProfiles.last(where: { transfer.matches($0.fields, settings) }) { return known }
+        for index in recentProfiles.indices.reversed() where transfer.matches(recentProfiles[index], settings) {
+            return recentProfiles[index]
+        }
         let profile = EasyProfile(transfer.profile(settings))
         if recentProfiles.count == Self.maxRecentProfiles { recentProfiles.removeFirst() }
         recentProfiles.append(profile)

@@ -61,13 +61,24 @@ import Foundation
     }
 
     @Test func matchingAgreesWithComparingBuiltProfiles() {
-        let settings = ProcessSettings()
+        let settings = ProcessSettings(caFile: nil, environmentProxy: false, allowDelegation: false, credentialCache: "")
+        // Profiles kept from before a process-wide setting changed must not match after it.
+        let allSettings = [
+            ("default settings", settings),
+            ("a process-wide CA file", ProcessSettings(caFile: "/tmp/all.pem", environmentProxy: false, allowDelegation: false, credentialCache: "")),
+            ("the proxy environment", ProcessSettings(caFile: nil, environmentProxy: true, allowDelegation: false, credentialCache: "")),
+            ("delegation", ProcessSettings(caFile: nil, environmentProxy: false, allowDelegation: true, credentialCache: "")),
+        ]
         let transfers = Self.variants()
         for (name, transfer) in transfers {
             for (otherName, other) in transfers {
-                let fields = other.profile(settings)
-                #expect(transfer.matches(fields, settings) == (transfer.profile(settings) == fields),
-                        "\(name) against the profile of \(otherName)")
+                for (keptName, kept) in allSettings {
+                    for (nowName, now) in allSettings {
+                        let fields = other.profile(kept)
+                        #expect(transfer.matches(EasyProfile(fields), now) == (transfer.profile(now) == fields),
+                                "\(name) with \(nowName) against the profile of \(otherName) with \(keptName)")
+                    }
+                }
             }
         }
         // Each variant needs a profile of its own but two: the URL is set per transfer, and
