@@ -17,7 +17,7 @@ final class DefaultQueueDelivery: Sendable {
     static let shared = DefaultQueueDelivery()
 
     private struct Pending {
-        var batches: [[HttpRequest]] = []
+        var requests: [HttpRequest] = []
         /// The thread found no batch and sleeps (or is about to): the next delivery wakes it.
         var threadWaits = false
     }
@@ -28,10 +28,17 @@ final class DefaultQueueDelivery: Sendable {
         startDetachedThread("callback") { self.run() }
     }
 
-    /// Queues the due callbacks of `requests`; wakes the thread only if it waits.
-    func deliver(_ requests: [HttpRequest]) {
+    /// Queues the due callbacks of `requests` and empties it; wakes the thread only if it
+    /// waits. The arrays' buffers are exchanged, not copied, and go round between the engine,
+    /// the queue and the thread, so a round allocates nothing.
+    func deliver(_ requests: inout [HttpRequest]) {
         let wake = pending.withLock { pending in
-            pending.batches.append(requests)
+            if pending.requests.isEmpty {
+                swap(&pending.requests, &requests)
+            } else {
+                pending.requests.append(contentsOf: requests)
+                requests.removeAll(keepingCapacity: true)
+            }
             defer { pending.threadWaits = false }
             return pending.threadWaits
         }
@@ -39,19 +46,17 @@ final class DefaultQueueDelivery: Sendable {
     }
 
     private func run() {
-        var taken: [[HttpRequest]] = []
+        var taken: [HttpRequest] = []
         while true {
             Wakeups.sleep(Wakeups.callbackThread) {
                 pending.withLock { pending in
-                    swap(&taken, &pending.batches)
+                    swap(&taken, &pending.requests)
                     pending.threadWaits = taken.isEmpty
                     return !taken.isEmpty
                 }
             }
             HttpRequest.defaultCallbackQueue.sync {
-                for batch in taken {
-                    for request in batch { request.deliverReports() }
-                }
+                for request in taken { request.deliverReports() }
             }
             taken.removeAll(keepingCapacity: true)
         }

@@ -70,7 +70,16 @@ public final class HttpRequest: Sendable {
         }
     }
 
-    private let core = Locked(Core())
+    /// The request's state, behind one lock; only ``withCore(_:)`` takes it.
+    private let lockedCore = Locked(Core())
+    /// The ready state each locked section leaves, for ``getState()``.
+    private let publishedState = PublishedState()
+    /// The callback running for this request (its state and `open` generation) and the thread
+    /// it runs on, 0 between callbacks. Only that thread writes them, so it reads them without
+    /// the lock, and no other thread finds its own identity in them.
+    private let callbackThread = Atomic<UInt>(0)
+    private let callbackState = Atomic<Int32>(0)
+    private let callbackGeneration = Atomic<Int>(0)
     /// The bit this request's synchronous sends sleep with (``Wakeups``).
     let completionBit = Wakeups.newRequestBit()
     /// Body bytes of the current or last send that went out (``getBytesSent()``).
@@ -82,32 +91,32 @@ public final class HttpRequest: Sendable {
 
     /// Receives the ready-state changes in asynchronous mode. Held weakly.
     public var delegate: (any HttpRequestDelegate)? {
-        get { core.withLock { $0.receivers.delegate } }
-        set { core.withLock { $0.receivers = ReportReceivers(delegate: newValue, closure: $0.receivers.closure) } }
+        get { withCore { $0.receivers.delegate } }
+        set { withCore { $0.receivers = ReportReceivers(delegate: newValue, closure: $0.receivers.closure) } }
     }
 
     /// A closure called after the delegate for each ready-state change in asynchronous mode.
     public var onStatusChange: (@Sendable (HttpRequest) -> Void)? {
-        get { core.withLock { $0.receivers.closure } }
-        set { core.withLock { $0.receivers = ReportReceivers(delegate: $0.receivers.delegate, closure: newValue) } }
+        get { withCore { $0.receivers.closure } }
+        set { withCore { $0.receivers = ReportReceivers(delegate: $0.receivers.delegate, closure: newValue) } }
     }
 
     /// Where the callbacks of this request run; ``defaultCallbackQueue`` unless set.
     public var callbackQueue: DispatchQueue {
-        get { core.withLock { $0.callbackQueue } }
-        set { core.withLock { $0.callbackQueue = newValue } }
+        get { withCore { $0.callbackQueue } }
+        set { withCore { $0.callbackQueue = newValue } }
     }
 
     /// Lets requests share one HTTP/2 connection (multiplexing) where the server offers it.
     /// Default `true`; `false` keeps the request on HTTP/1.1.
     public var enablePipelining: Bool {
-        get { core.withLock { $0.enablePipelining } }
-        set { core.withLock { $0.enablePipelining = newValue } }
+        get { withCore { $0.enablePipelining } }
+        set { withCore { $0.enablePipelining = newValue } }
     }
 
     /// Why the last call that returned `false` (or, for `setPostValue`, did nothing) refused.
     /// Cleared by the next call that succeeds.
-    public var lastError: HttpRequestError? { core.withLock { $0.lastError } }
+    public var lastError: HttpRequestError? { withCore { $0.lastError } }
 
     // MARK: Opening
 
@@ -133,7 +142,7 @@ public final class HttpRequest: Sendable {
         let urlHasUser: Bool
         // The URL of the previous open passed already: re-opening it skips libcurl's parser.
         // (A new request's message has the URL "", which never passes.)
-        if !url.isEmpty, let known = core.withLock({ $0.message.url == url ? $0.message.urlHasUser : nil }) {
+        if !url.isEmpty, let known = withCore({ $0.message.url == url ? $0.message.urlHasUser : nil }) {
             urlHasUser = known
         } else {
             switch MessageValidation.parseURL(url) {
@@ -154,14 +163,14 @@ public final class HttpRequest: Sendable {
         // Moved into the lock, not copied.
         var message: RequestMessage? = RequestMessage(method: method, url: url, isAsync: async,
                                                       credentials: credentials, urlHasUser: urlHasUser)
-        let effects = core.withLock { core in
+        let effects = withCore { core in
             var effects = Effects()
             if core.machine.open() == .abortThenOpen {
                 effects.cancel = core.stopTransfer(reason: "Request aborted by open()", effects: &effects)
             }
             core.generation += 1
             core.message = message.take()!
-            core.response = nil
+            core.forgetResponse()
             core.failure = nil
             core.received = Data()
             core.lastError = nil
@@ -352,7 +361,7 @@ public final class HttpRequest: Sendable {
 
     private func start(_ body: RequestBody, timeout: Double,
                        fileDescriptor: Int32 = -1, fileSize: Int64 = 0) -> Bool {
-        let outcome = core.withLock { core -> Result<(Transfer, Effects), HttpRequestError> in
+        let outcome = withCore { core -> Result<(Transfer, Effects), HttpRequestError> in
             guard timeout.isFinite, timeout >= 0 else {
                 return .failure(HttpRequestError(.invalidArgument, "the timeout must be 0 or more seconds"))
             }
@@ -384,7 +393,7 @@ public final class HttpRequest: Sendable {
         switch outcome {
         case .failure(let error):
             if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }
-            core.withLock { $0.lastError = error }
+            withCore { $0.lastError = error }
             return false
         case .success(let (transfer, effects)):
             perform(effects)
@@ -407,7 +416,7 @@ public final class HttpRequest: Sendable {
     private func obtainTicketsThenStart(_ transfer: Transfer) {
         guard let credentials = transfer.ticketCredentials else { return }
         let failure = KerberosCredentials.obtainTickets(principal: credentials.user, password: credentials.password)
-        let stillWanted = core.withLock { $0.transfer === transfer }
+        let stillWanted = withCore { $0.transfer === transfer }
         if stillWanted, failure == nil {
             TransferEngine.shared.start(transfer)
             return
@@ -424,7 +433,7 @@ public final class HttpRequest: Sendable {
     /// - Returns: `false`, changing nothing, in UNSENT, OPENED and DONE.
     @discardableResult
     public func abort() -> Bool {
-        let outcome = core.withLock { core -> Result<Effects, HttpRequestError> in
+        let outcome = withCore { core -> Result<Effects, HttpRequestError> in
             if case .reject(let rejection) = core.machine.abort() {
                 core.lastError = HttpRequestError(rejection)
                 return .failure(HttpRequestError(rejection))
@@ -443,7 +452,7 @@ public final class HttpRequest: Sendable {
     /// TLS handshake, so certificates are verified afresh. Allowed in every state.
     @discardableResult
     public func close() -> Bool {
-        let effects = core.withLock { core in
+        let effects = withCore { core in
             var effects = Effects()
             if core.machine.close() == .cancelTransferThenDropConnections {
                 effects.cancel = core.stopTransfer(reason: "Request closed", effects: &effects)
@@ -460,36 +469,44 @@ public final class HttpRequest: Sendable {
 
     /// The ready state; inside a callback, the state being reported.
     public func getState() -> State {
-        core.withLock { core in
-            if let delivering = core.delivering, pthread_equal(delivering.thread, pthread_self()) != 0 {
-                return delivering.state
-            }
-            return core.machine.state
-        }
+        // Without the lock: this thread's own callback, else the state the lock last left.
+        runsCallback ? State(rawValue: callbackState.load(ordering: .relaxed)) ?? .unsent : publishedState.state
+    }
+
+    /// Whether the calling thread runs a callback of this request.
+    private var runsCallback: Bool {
+        callbackThread.load(ordering: .relaxed) == UInt(pthread_self())
+    }
+
+    /// Whether the calling thread runs a callback of an earlier `open` (the DONE of a transfer
+    /// a re-open aborted, delivered late): it sees that request as it ended, aborted, and never
+    /// the current one's data.
+    private func isStale(_ core: Core) -> Bool {
+        runsCallback && callbackGeneration.load(ordering: .relaxed) != core.generation
     }
 
     /// The value of a response header, matched case-insensitively; repeated fields are joined
     /// with ", ". `nil` when absent or before HEADERS_RECEIVED.
     public func getResponseHeader(_ name: String) -> String? {
-        core.withLock { $0.isStaleCallback ? nil : $0.response?.value(of: name) }
+        withCore { isStale($0) ? nil : $0.response?.value(of: name) }
     }
 
     /// All headers of the final response as `Name: value` lines joined by `\n`; `nil` before
     /// HEADERS_RECEIVED and after a failure.
     public func getAllResponseHeaders() -> String? {
-        core.withLock { $0.isStaleCallback ? nil : $0.response?.allFields }
+        withCore { isStale($0) ? nil : $0.response?.allFields }
     }
 
     /// The HTTP status of the final response; 0 before HEADERS_RECEIVED and on any failure
     /// (DNS, connect, TLS, timeout, reset, malformed response, abort).
     public func getStatus() -> Int {
-        core.withLock { $0.isStaleCallback ? 0 : $0.response?.status ?? 0 }
+        withCore { isStale($0) ? 0 : $0.response?.status ?? 0 }
     }
 
     /// The reason phrase, or after a failure the text describing it (TLS failures begin with
     /// "SSL"); `nil` before either is known.
     public func getStatusText() -> String? {
-        core.withLock { $0.isStaleCallback ? Core.staleFailure.text : $0.failure?.text ?? $0.response?.reason }
+        withCore { isStale($0) ? Core.staleFailure.text : $0.failure?.text ?? $0.response?.reason }
     }
 
     /// How many body bytes of the current (or last) send have gone out, for upload progress.
@@ -501,13 +518,13 @@ public final class HttpRequest: Sendable {
     /// The kind of failure that ended the request with status 0 (the details are in
     /// ``getStatusText()``); `nil` while it has not failed.
     public func getFailureKind() -> FailureKind? {
-        core.withLock { $0.isStaleCallback ? Core.staleFailure.kind : $0.failure?.kind }
+        withCore { isStale($0) ? Core.staleFailure.kind : $0.failure?.kind }
     }
 
     /// The body bytes received since the previous call (all of them on the first call).
     public func getReceiveBuffer() -> Data {
-        core.withLock { core in
-            if core.isStaleCallback { return Data() }
+        withCore { core in
+            if isStale(core) { return Data() }
             defer { core.received = Data() }
             return core.received
         }
@@ -532,6 +549,8 @@ public final class HttpRequest: Sendable {
         var switches = TransferSwitches()
         var message = RequestMessage()
         var response: ResponseHead?
+        /// The field-line buffer of the last response forgotten, for the next one to fill.
+        var spareHeadStorage: [UInt8] = []
         var failure: TransferFailure?
         var received = Data()
         var transfer: Transfer?
@@ -541,28 +560,29 @@ public final class HttpRequest: Sendable {
         var loadingReported = false
         /// The transfer's body is paused until the running LOADING callback ends.
         var isPaused = false
-        /// The state a callback is running for, and on which thread.
-        var delivering: (state: State, thread: pthread_t, generation: Int)?
         /// Counts `open` calls: reports carry the one they belong to.
         var generation = 0
         /// Reports not yet delivered, with the generation each belongs to.
         var reports = ReportQueue()
 
-        /// Whether this thread runs a callback of an earlier `open` (the DONE of a transfer a
-        /// re-open aborted, delivered late): it sees that request as it ended, aborted, and
-        /// never the current one's data.
-        var isStaleCallback: Bool {
-            guard let delivering, pthread_equal(delivering.thread, pthread_self()) != 0 else { return false }
-            return delivering.generation != generation
+        static let staleFailure = TransferFailure(kind: .aborted, text: "Request aborted by open()")
+
+        /// Keeps `head` as the response (its lines copied into the buffer of the last one).
+        mutating func keepResponse(_ head: RecordedHead) {
+            forgetResponse()
+            response = ResponseHead(head, reusing: &spareHeadStorage)
         }
 
-        static let staleFailure = TransferFailure(kind: .aborted, text: "Request aborted by open()")
+        mutating func forgetResponse() {
+            response?.giveUpStorage(to: &spareHeadStorage)
+            response = nil
+        }
 
         /// Forgets the transfer in flight after the machine moved to DONE by abort or close.
         mutating func stopTransfer(reason: String, effects: inout Effects) -> Transfer? {
             let stopped = transfer
             transfer = nil
-            response = nil
+            forgetResponse()
             failure = TransferFailure(kind: .aborted, text: reason)
             received = Data()
             isPaused = false
@@ -577,7 +597,6 @@ public final class HttpRequest: Sendable {
         /// The callback for `state` returned; returns the transfer to resume, if the
         /// LOADING callback's end unpauses it.
         mutating func endDelivery(of state: State) -> Transfer? {
-            delivering = nil
             guard state == .loading else { return nil }
             loadingReported = false
             guard isPaused else { return nil }
@@ -632,27 +651,33 @@ public final class HttpRequest: Sendable {
         var delivered: State?
         var receivers: ReportReceivers?
         for _ in 0..<16 {
-            let step = core.withLock { core -> DeliveryStep in
+            let step = withCore { core -> DeliveryStep in
                 var step = DeliveryStep()
                 if let delivered { step.resume = core.endDelivery(of: delivered) }
-                guard let (state, generation) = core.reports.popFirst() else {
+                guard let report = core.reports.popFirst() else {
                     core.isDelivering = false
                     return step
                 }
-                core.delivering = (state, pthread_self(), generation)
-                step.state = state
+                step.report = report
                 // Taken again only when a setter replaced them (a callback may).
                 if core.receivers !== receivers { step.receivers = core.receivers }
                 return step
             }
             if let paused = step.resume { TransferEngine.shared.resume(paused) }
-            guard let state = step.state else { return }
+            guard let (state, generation) = step.report else {
+                callbackThread.store(0, ordering: .relaxed)
+                return
+            }
             if let replaced = step.receivers { receivers = replaced }
+            callbackState.store(state.rawValue, ordering: .relaxed)
+            callbackGeneration.store(generation, ordering: .relaxed)
+            callbackThread.store(UInt(pthread_self()), ordering: .relaxed)
             receivers?.delegate?.onStatusChange(self)
             receivers?.closure?(self)
             delivered = state
         }
-        let (paused, queue) = core.withLock { core in
+        callbackThread.store(0, ordering: .relaxed)
+        let (paused, queue) = withCore { core in
             (delivered.flatMap { core.endDelivery(of: $0) }, core.callbackQueue)
         }
         if let paused { TransferEngine.shared.resume(paused) }
@@ -663,8 +688,8 @@ public final class HttpRequest: Sendable {
     private struct DeliveryStep {
         /// The transfer to resume now that the LOADING callback that paused it ended.
         var resume: Transfer?
-        /// The state to report next, if any.
-        var state: State?
+        /// The state to report next and the `open` it belongs to, if any.
+        var report: (state: State, generation: Int)?
         /// The receivers, when they differ from those of the previous callback.
         var receivers: ReportReceivers?
     }
@@ -700,13 +725,21 @@ public final class HttpRequest: Sendable {
         }
     }
 
+    /// Runs `body` under the request's lock, and publishes the ready state it leaves.
+    private func withCore<Result>(_ body: (inout Core) throws -> Result) rethrows -> Result {
+        try lockedCore.withLock { core in
+            defer { publishedState.store(core.machine.state) }
+            return try body(&core)
+        }
+    }
+
     private func refuse(_ code: HttpRequestError.Code, _ message: String) -> Bool {
-        core.withLock { $0.lastError = HttpRequestError(code, message) }
+        withCore { $0.lastError = HttpRequestError(code, message) }
         return false
     }
 
     private func changeSwitches(_ change: (inout TransferSwitches) -> Void) -> Bool {
-        core.withLock { core in
+        withCore { core in
             if case .reject(let rejection) = core.machine.configureSwitch() {
                 core.lastError = HttpRequestError(rejection)
                 return false
@@ -719,7 +752,7 @@ public final class HttpRequest: Sendable {
 
     @discardableResult
     private func changeMessage(_ call: RequestStateMachine.Call, _ change: (inout RequestMessage) -> Void) -> Bool {
-        core.withLock { core in
+        withCore { core in
             if case .reject(let rejection) = core.machine.configureMessage(call) {
                 core.lastError = HttpRequestError(rejection)
                 return false
@@ -732,10 +765,10 @@ public final class HttpRequest: Sendable {
 
     // MARK: Events from the engine thread
 
-    func transferReceivedHead(_ transfer: Transfer, _ head: ResponseHead) {
-        let effects = core.withLock { core -> Effects in
+    func transferReceivedHead(_ transfer: Transfer, _ head: RecordedHead) {
+        let effects = withCore { core -> Effects in
             guard core.transfer === transfer else { return Effects() }
-            core.response = head
+            core.keepResponse(head)
             return core.apply(core.machine.headersReceived())
         }
         perform(effects)
@@ -776,7 +809,7 @@ public final class HttpRequest: Sendable {
     }
 
     func transferReceivedBody(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
-        let outcome = core.withLock { core -> (BodyDisposition, Effects) in
+        let outcome = withCore { core -> (BodyDisposition, Effects) in
             guard core.transfer === transfer else { return (.refused, Effects()) }
             // Backpressure: while a LOADING callback is pending or running and has not drained
             // the buffer, stop reading rather than buffer without bound. The end of that
@@ -803,12 +836,12 @@ public final class HttpRequest: Sendable {
     }
 
     func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int = 0) {
-        let effects = core.withLock { core -> Effects in
+        let effects = withCore { core -> Effects in
             guard core.transfer === transfer else { return Effects() }
             core.transfer = nil
             core.isPaused = false
             if let failure {
-                core.response = nil
+                core.forgetResponse()
                 core.failure = failure
                 return core.apply(core.machine.failed())
             }
@@ -818,6 +851,20 @@ public final class HttpRequest: Sendable {
             return core.apply(core.machine.finished())
         }
         perform(effects)
+    }
+}
+
+/// A request's ready state as its lock last left it, for ``HttpRequest/getState()`` to read
+/// without the lock: an object of its own, so that the locked state (a value) can publish to it.
+final class PublishedState: Sendable {
+    private let raw = Atomic<Int32>(HttpRequest.State.unsent.rawValue)
+
+    func store(_ state: HttpRequest.State) {
+        raw.store(state.rawValue, ordering: .releasing)
+    }
+
+    var state: HttpRequest.State {
+        HttpRequest.State(rawValue: raw.load(ordering: .acquiring)) ?? .unsent
     }
 }
 

@@ -25,6 +25,34 @@ struct ResponseHead: Sendable, Equatable {
         self.lines = lines
     }
 
+    /// An owned copy of a head the parser recorded, its lines copied into `storage`'s buffer
+    /// (emptied; its capacity kept, so a request's heads after the first allocate nothing).
+    /// `storage` is left empty.
+    init(_ recorded: RecordedHead, reusing storage: inout [UInt8]) {
+        status = recorded.status
+        reason = recorded.reason
+        swap(&lines, &storage)
+        lines.removeAll(keepingCapacity: true)
+        lines.append(contentsOf: recorded.lines)
+    }
+
+    /// An owned copy of a head the parser recorded.
+    init(_ recorded: RecordedHead) {
+        var storage: [UInt8] = []
+        self.init(recorded, reusing: &storage)
+    }
+
+    /// Hands the buffer of the field lines to `storage`, for the next head to reuse.
+    mutating func giveUpStorage(to storage: inout [UInt8]) {
+        swap(&lines, &storage)
+        lines = []
+    }
+
+    /// The head as a recorded one, its lines borrowed for the duration of `body`.
+    func withRecorded<Result>(_ body: (RecordedHead) -> Result) -> Result {
+        lines.withUnsafeBufferPointer { body(RecordedHead(status: status, reason: reason, lines: $0)) }
+    }
+
     /// `HTTP/x.y SP status [SP reason]` without its line end; a missing reason becomes the
     /// standard one.
     static func statusLine<Bytes: BidirectionalCollection<UInt8>>(_ line: Bytes) -> (status: Int, reason: String)
@@ -97,14 +125,24 @@ struct ResponseHead: Sendable, Equatable {
     }
 }
 
+/// A head as ``ResponseHeadParser`` recorded it: the status line read, the field lines (each
+/// ending in LF) still in the parser's buffer, valid until it records the next line. Copied
+/// into a ``ResponseHead`` only where it is kept.
+struct RecordedHead {
+    let status: Int
+    let reason: String
+    let lines: UnsafeBufferPointer<UInt8>
+}
+
 /// Assembles ``ResponseHead``s from the header lines libcurl hands over.
 ///
 /// libcurl passes every header block it reads: 100-continue, redirect hops, the 401/407
 /// rounds of an authentication handshake and the final response, and trailers. The header
 /// callback is the C recorder (`cxhr_head_callback`): it only copies each line into a buffer
 /// the parser keeps from head to head, and calls back once the empty line ends a block. Then,
-/// once a head, ``finishHead()`` reads the status line and the head takes one exactly sized
-/// copy of its field lines; they become `String`s only when asked for.
+/// once a head, ``finishHead()`` reads the status line; the field lines are copied once, where
+/// the head is kept (a request copies them into the buffer of its previous head), and become
+/// `String`s only when asked for.
 ///
 /// A class, so that an easy handle keeps one parser, and its buffer, for all its transfers.
 final class ResponseHeadParser {
@@ -136,19 +174,20 @@ final class ResponseHeadParser {
     /// the line completed.
     func consume(_ line: UnsafeRawBufferPointer) -> ResponseHead? {
         // The empty line that ends a head (no header line starts with CR or LF).
-        guard let first = line.first, first != 0x0D, first != 0x0A else { return finishHead() }
+        guard let first = line.first, first != 0x0D, first != 0x0A else { return finishHead().map { ResponseHead($0) } }
         _ = cxhr_head_record_line(recorder, line.baseAddress!.assumingMemoryBound(to: CChar.self), line.count)
         return nil
     }
 
-    /// The block recorded since the last one ended, as a head: nil when it does not start
-    /// with a status line (trailers, or what is left of a block a reset cut). Empties the block.
-    func finishHead() -> ResponseHead? {
+    /// The block recorded since the last one ended, as a head whose lines stay in the
+    /// parser's buffer until it records again: nil when the block does not start with a status
+    /// line (trailers, or what is left of a block a reset cut). Empties the block.
+    func finishHead() -> RecordedHead? {
         let recorded = UnsafeBufferPointer(start: recorder.pointee.bytes, count: recorder.pointee.count)
         recorder.pointee.count = 0
         guard Self.isStatusLine(recorded), let newline = recorded.firstIndex(of: 0x0A) else { return nil }
         let (status, reason) = ResponseHead.statusLine(ResponseHead.withoutCR(recorded[..<newline]))
-        return ResponseHead(status: status, reason: reason, lines: Array(UnsafeBufferPointer(rebasing: recorded[(newline + 1)...])))
+        return RecordedHead(status: status, reason: reason, lines: UnsafeBufferPointer(rebasing: recorded[(newline + 1)...]))
     }
 
     private static func isStatusLine(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

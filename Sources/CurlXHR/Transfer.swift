@@ -287,9 +287,9 @@ final class Transfer: @unchecked Sendable {
     }
 
     /// Whether a head may be followed by another one within this transfer.
-    private func mayBeIntermediate(_ head: ResponseHead) -> Bool {
+    private func mayBeIntermediate(_ head: RecordedHead) -> Bool {
         switch head.status {
-        case 300..<400: switches.followLocation && head.value(of: "Location") != nil
+        case 300..<400: switches.followLocation && ResponseHead(head).value(of: "Location") != nil
         case 401: message.credentials != nil || message.usesNegotiate
         case 407: switches.proxy?.credentials != nil
         default: false
@@ -297,7 +297,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     /// A head (or a block that is none) ended; `head` is what the parser made of it.
-    private func headEnded(_ head: ResponseHead?) {
+    private func headEnded(_ head: RecordedHead?) {
         guard let head else { return }
         sawHead = true
         switch head.status {
@@ -307,7 +307,7 @@ final class Transfer: @unchecked Sendable {
             lastStatus = head.status
             if head.status == 401 || head.status == 407 { sawChallenge = true }
             if mayBeIntermediate(head) {
-                pendingHead = head
+                pendingHead = ResponseHead(head)
             } else {
                 pendingHead = nil
                 request.transferReceivedHead(self, head)
@@ -335,7 +335,7 @@ final class Transfer: @unchecked Sendable {
     func flushPendingHead() {
         if let head = pendingHead {
             pendingHead = nil
-            request.transferReceivedHead(self, head)
+            head.withRecorded { request.transferReceivedHead(self, $0) }
         }
     }
 

@@ -39,8 +39,10 @@ final class TransferEngine: @unchecked Sendable {
     @exclusivity(unchecked) private var idleHandles: [EasyHandle] = []
     /// Requests whose callbacks became due during this round of the loop, by the queue they
     /// run on: handed over together when the round ends (one hop per queue, not one per
-    /// request and state).
-    @exclusivity(unchecked) private var dueDeliveries: [(queue: DispatchQueue, requests: [HttpRequest])] = []
+    /// request and state). Those of the default queue apart, in a buffer kept from round to
+    /// round.
+    @exclusivity(unchecked) private var dueOnDefaultQueue: [HttpRequest] = []
+    @exclusivity(unchecked) private var dueElsewhere: [(queue: DispatchQueue, requests: [HttpRequest])] = []
     /// This round woke another thread with results: a callback queue, or a synchronous send.
     @exclusivity(unchecked) private var handedOverResults = false
     /// The bits of the synchronous sends whose transfers this round completed: woken together
@@ -118,26 +120,28 @@ final class TransferEngine: @unchecked Sendable {
     /// Runs `request`'s due callbacks on `queue` once this round of the loop ends. Engine
     /// thread only.
     func deliverLater(_ request: HttpRequest, on queue: DispatchQueue) {
-        if let index = dueDeliveries.firstIndex(where: { $0.queue === queue }) {
-            dueDeliveries[index].requests.append(request)
+        if queue === HttpRequest.defaultCallbackQueue {
+            dueOnDefaultQueue.append(request)
+        } else if let index = dueElsewhere.firstIndex(where: { $0.queue === queue }) {
+            dueElsewhere[index].requests.append(request)
         } else {
-            dueDeliveries.append((queue, [request]))
+            dueElsewhere.append((queue, [request]))
         }
     }
 
     private func handOverDeliveries() {
-        guard !dueDeliveries.isEmpty else { return }
+        if !dueOnDefaultQueue.isEmpty {
+            handedOverResults = true
+            DefaultQueueDelivery.shared.deliver(&dueOnDefaultQueue)
+        }
+        guard !dueElsewhere.isEmpty else { return }
         handedOverResults = true
-        for (queue, batch) in dueDeliveries {
-            if queue === HttpRequest.defaultCallbackQueue {
-                DefaultQueueDelivery.shared.deliver(batch)
-            } else {
-                queue.async {
-                    for request in batch { request.deliverReports() }
-                }
+        for (queue, batch) in dueElsewhere {
+            queue.async {
+                for request in batch { request.deliverReports() }
             }
         }
-        dueDeliveries.removeAll(keepingCapacity: true)
+        dueElsewhere.removeAll(keepingCapacity: true)
     }
 
     // MARK: The loop
