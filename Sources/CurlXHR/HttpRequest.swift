@@ -650,6 +650,8 @@ public final class HttpRequest: Sendable {
     func deliverReports() {
         var delivered: State?
         var receivers: ReportReceivers?
+        // Kept apart, so that calling it takes no reference each time.
+        var closure: (@Sendable (HttpRequest) -> Void)?
         for _ in 0..<16 {
             let step = withCore { core -> DeliveryStep in
                 var step = DeliveryStep()
@@ -668,12 +670,15 @@ public final class HttpRequest: Sendable {
                 callbackThread.store(0, ordering: .relaxed)
                 return
             }
-            if let replaced = step.receivers { receivers = replaced }
+            if let replaced = step.receivers {
+                receivers = replaced
+                closure = replaced.closure
+            }
             callbackState.store(state.rawValue, ordering: .relaxed)
             callbackGeneration.store(generation, ordering: .relaxed)
             callbackThread.store(UInt(pthread_self()), ordering: .relaxed)
             receivers?.delegate?.onStatusChange(self)
-            receivers?.closure?(self)
+            closure?(self)
             delivered = state
         }
         callbackThread.store(0, ordering: .relaxed)

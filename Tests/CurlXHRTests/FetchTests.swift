@@ -306,6 +306,27 @@ import Testing
         #expect(lines.filter { $0.hasPrefix("X-Multi:") }.count == 2)
     }
 
+    @Test func aReusedRequestReportsOnlyItsLatestResponseHeaders() throws {
+        // One request object, re-opened: each response's headers replace the last one's
+        // entirely, a long head followed by a shorter one included.
+        let request = HttpRequest()
+        for _ in 0..<2 {
+            #expect(request.open("GET", url: try env.faultURL + "/headers"))
+            #expect(request.send())
+            let many = try #require(request.getAllResponseHeaders())
+            #expect(many.split(separator: "\n").filter { $0.hasPrefix("X-Multi:") }.count == 2)
+
+            #expect(request.open("GET", url: try env.httpURL + "/files/10k"))
+            #expect(request.getAllResponseHeaders() == nil, "open forgets the last response")
+            #expect(request.send())
+            let lines = try #require(request.getAllResponseHeaders()).split(separator: "\n")
+            #expect(lines.contains("Content-Length: 10240"))
+            #expect(!lines.contains { $0.hasPrefix("X-Multi") || $0.hasPrefix("X-MiXeD-Case") }, "\(lines)")
+            #expect(request.getResponseHeader("X-Multi") == nil)
+            #expect(lines.filter { $0.hasPrefix("Content-Length:") }.count == 1)
+        }
+    }
+
     @Test func aRequestCanBeOpenedAndSentFromItsDoneCallback() throws {
         let url = try env.httpURL + "/echo?second=1"
         let secondDone = DispatchSemaphore(value: 0)
