@@ -378,9 +378,10 @@ public final class HttpRequest: Sendable {
             if case .reject(let rejection) = core.machine.send() {
                 return .failure(HttpRequestError(rejection))
             }
-            let transfer = Transfer(request: self, message: core.message, body: body, switches: core.switches,
-                                    timeout: timeout, pipelining: core.enablePipelining,
-                                    fileDescriptor: fileDescriptor, fileSize: fileSize)
+            let transfer = core.reusableTransfer() ?? Transfer(request: self)
+            transfer.prepare(message: core.message, body: body, switches: core.switches, timeout: timeout,
+                             pipelining: core.enablePipelining, fileDescriptor: fileDescriptor, fileSize: fileSize)
+            TransferEngine.transfersInFlight.add(1, ordering: .relaxed)  // until `complete()`
             core.switches.freshConnection = false
             core.transfer = transfer
             sentBytes.store(0, ordering: .relaxed)
@@ -554,6 +555,8 @@ public final class HttpRequest: Sendable {
         var failure: TransferFailure?
         var received = Data()
         var transfer: Transfer?
+        /// The last transfer, kept for the next send once the engine is done with it.
+        var finishedTransfer: Transfer?
         /// States waiting to be reported on the callback queue, in order.
         var isDelivering = false
         /// A LOADING report is queued or running: newer data joins it.
@@ -578,10 +581,23 @@ public final class HttpRequest: Sendable {
             response = nil
         }
 
+        /// The last transfer, when it can be prepared for the next send: the engine completed
+        /// it and nothing but this request refers to it (no command, no callback).
+        mutating func reusableTransfer() -> Transfer? {
+            guard isKnownUniquelyReferenced(&finishedTransfer), finishedTransfer?.isComplete.load(ordering: .acquiring) == true
+            else { return nil }
+            return finishedTransfer.take()
+        }
+
+        /// Forgets the transfer in flight (kept for reuse once the engine is done with it).
+        mutating func forgetTransfer() {
+            if let forgotten = transfer.take() { finishedTransfer = forgotten }
+        }
+
         /// Forgets the transfer in flight after the machine moved to DONE by abort or close.
         mutating func stopTransfer(reason: String, effects: inout Effects) -> Transfer? {
             let stopped = transfer
-            transfer = nil
+            forgetTransfer()
             forgetResponse()
             failure = TransferFailure(kind: .aborted, text: reason)
             received = Data()
@@ -843,7 +859,7 @@ public final class HttpRequest: Sendable {
     func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int = 0) {
         let effects = withCore { core -> Effects in
             guard core.transfer === transfer else { return Effects() }
-            core.transfer = nil
+            core.forgetTransfer()
             core.isPaused = false
             if let failure {
                 core.forgetResponse()

@@ -27,22 +27,34 @@ struct TransferSwitches: Sendable, Equatable {
 
 /// One send of one request: everything libcurl needs, and what comes back, until DONE.
 ///
-/// Created by `HttpRequest.send…`, then owned by the engine thread, which alone touches
+/// Prepared by `HttpRequest.send…`, then owned by the engine thread, which alone touches
 /// the easy handle and the engine-side fields below. libcurl's callbacks only record: the
 /// header callback (in C) copies lines until a head is complete, which is then read once;
 /// bytes and heads go to the request.
+///
+/// A request keeps its last transfer and prepares it again for its next send, once the
+/// engine is done with it (``isComplete``) and nothing else refers to it: no allocation a
+/// send.
 final class Transfer: @unchecked Sendable {
-    let request: HttpRequest
-    let message: RequestMessage
-    let body: RequestBody
-    let switches: TransferSwitches
-    let timeout: Double
-    let pipelining: Bool
+    /// The request the transfer belongs to, for its whole life. Not a counted reference: the
+    /// request keeps its finished transfer for the next send, and a counted one back would
+    /// make a cycle. While the transfer is in flight, `requestInFlight` holds the request.
+    unowned(unsafe) let request: HttpRequest
+    /// The request, from ``prepare(message:body:switches:timeout:pipelining:fileDescriptor:fileSize:)``
+    /// until ``complete()``, so a request the application let go still gets its transfer's end.
+    private var requestInFlight: HttpRequest?
+
+    // Set by `prepare`, before the transfer goes to the engine.
+    private(set) var message = RequestMessage()
+    private(set) var body = RequestBody.none
+    private(set) var switches = TransferSwitches()
+    private(set) var timeout = 0.0
+    private(set) var pipelining = true
     /// An open descriptor of the file `sendWithFile` streams, or -1.
-    let fileDescriptor: Int32
-    let fileSize: Int64
-    /// The engine is done with the transfer, whatever the reason. Only a synchronous send
-    /// waits for it (an asynchronous one learns from its DONE report).
+    private(set) var fileDescriptor: Int32 = -1
+    private(set) var fileSize: Int64 = 0
+    /// The engine is done with the transfer, whatever the reason: a synchronous send waits
+    /// for it, and the request may prepare the transfer again.
     let isComplete = Atomic<Bool>(false)
 
     // Engine thread only: one thread touches these, so Swift's run-time exclusivity checks
@@ -50,23 +62,39 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var handle: EasyHandle?
     @exclusivity(unchecked) var isAdded = false
     @exclusivity(unchecked) var isFinished = false
-    /// How far libcurl has read an in-memory body it streams (`BodyShape.streamed`).
-    @exclusivity(unchecked) private var bodyOffset = 0
-    /// A head that may be an intermediate one (redirect, auth round): reported only when
-    /// its body starts or the transfer ends.
-    @exclusivity(unchecked) private var pendingHead: ResponseHead?
-    /// A complete response head arrived (final or not).
-    @exclusivity(unchecked) private var sawHead = false
-    /// The status of the last head other than an interim (1xx) one; 0 before any.
-    @exclusivity(unchecked) private var lastStatus = 0
-    /// A 401 or 407 head arrived: libcurl may keep authentication state in the handle.
-    @exclusivity(unchecked) private var sawChallenge = false
-    /// Body bytes the request took so far.
-    @exclusivity(unchecked) private var bodyBytesTaken = 0
+    @exclusivity(unchecked) private var progress = Progress()
 
-    init(request: HttpRequest, message: RequestMessage, body: RequestBody, switches: TransferSwitches,
-         timeout: Double, pipelining: Bool, fileDescriptor: Int32 = -1, fileSize: Int64 = 0) {
+    /// What the engine learns of a send as it goes.
+    private struct Progress {
+        /// How far libcurl has read an in-memory body it streams (`BodyShape.streamed`).
+        var bodyOffset = 0
+        /// A head that may be an intermediate one (redirect, auth round): reported only when
+        /// its body starts or the transfer ends.
+        var pendingHead: ResponseHead?
+        /// A complete response head arrived (final or not).
+        var sawHead = false
+        /// The status of the last head other than an interim (1xx) one; 0 before any.
+        var lastStatus = 0
+        /// A 401 or 407 head arrived: libcurl may keep authentication state in the handle.
+        var sawChallenge = false
+        /// Body bytes the request took so far.
+        var bodyBytesTaken = 0
+    }
+
+    init(request: HttpRequest) {
         self.request = request
+    }
+
+    deinit {
+        closeFile()
+    }
+
+    /// Readies the transfer for a send (a new one, or one the engine completed and nothing
+    /// else refers to). The request's thread, under its lock, before the engine sees it.
+    func prepare(message: RequestMessage, body: RequestBody, switches: TransferSwitches, timeout: Double,
+                 pipelining: Bool, fileDescriptor: Int32 = -1, fileSize: Int64 = 0) {
+        closeFile()
+        requestInFlight = request
         self.message = message
         self.body = body
         self.switches = switches
@@ -74,12 +102,16 @@ final class Transfer: @unchecked Sendable {
         self.pipelining = pipelining
         self.fileDescriptor = fileDescriptor
         self.fileSize = fileSize
-        TransferEngine.liveTransfers.add(1, ordering: .relaxed)
+        handle = nil
+        isAdded = false
+        isFinished = false
+        progress = Progress()
+        isComplete.store(false, ordering: .relaxed)
     }
 
-    deinit {
+    private func closeFile() {
         if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }
-        TransferEngine.liveTransfers.subtract(1, ordering: .relaxed)
+        fileDescriptor = -1
     }
 
     // MARK: Configuring the easy handle
@@ -219,11 +251,11 @@ final class Transfer: @unchecked Sendable {
     func outcome(_ code: CURLcode, easy: UnsafeMutableRawPointer) -> (failure: TransferFailure?, status: Int) {
         var status = 0
         if code == CURLE_OK {
-            if lastStatus != 0 { return (nil, lastStatus) }
+            if progress.lastStatus != 0 { return (nil, progress.lastStatus) }
             _ = cxhr_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
             return (nil, status)
         }
-        if switches.proxy != nil, !sawHead {
+        if switches.proxy != nil, !progress.sawHead {
             _ = cxhr_easy_get_long(easy, CURLINFO_HTTP_CONNECTCODE, &status)
             if status >= 300 { return (nil, status) }
         }
@@ -235,14 +267,14 @@ final class Transfer: @unchecked Sendable {
     func failure(_ code: CURLcode) -> TransferFailure {
         let errorBuffer = handle?.errorBuffer
         let detail = if let errorBuffer, errorBuffer[0] != 0 { String(cString: errorBuffer) } else { String(cString: curl_easy_strerror(code)) }
-        if let proxy = switches.proxy, Transfer.proxyFailures.contains(code.rawValue), !sawHead {
+        if let proxy = switches.proxy, Transfer.proxyFailures.contains(code.rawValue), !progress.sawHead {
             return TransferFailure(kind: .proxy, text: "Proxy \(proxy.name) failed: \(detail)")
         }
         if Transfer.tlsFailures.contains(code.rawValue) {
             return TransferFailure(kind: .tls, text: detail.hasPrefix("SSL") ? detail : "SSL error: \(detail)")
         }
         switch code {
-        case CURLE_OUT_OF_MEMORY where (errorBuffer?[0] ?? 0) == 0 && !sawHead:
+        case CURLE_OUT_OF_MEMORY where (errorBuffer?[0] ?? 0) == 0 && !progress.sawHead:
             // libcurl reports a header beyond its 100 KiB limit as out of memory, silently.
             return TransferFailure(kind: .response, text: "Response header too large (libcurl accepts up to 100 KiB) or out of memory")
         case CURLE_COULDNT_RESOLVE_HOST: return TransferFailure(kind: .dns, text: detail)
@@ -272,18 +304,22 @@ final class Transfer: @unchecked Sendable {
     ].reduce(into: []) { $0.insert($1.rawValue) }
 
     /// Marks the transfer complete; returns the bit to wake (``Wakeups/wake(_:)``) for the
-    /// synchronous send that may wait for it, or 0 for an asynchronous one.
+    /// synchronous send that may wait for it, or 0 for an asynchronous one. The engine's last
+    /// touch: from here on the request may prepare the transfer again.
     func complete() -> UInt32 {
-        guard !message.isAsync else { return 0 }
+        let bit = message.isAsync ? 0 : request.completionBit
+        let request = requestInFlight.take()  // released after the flag is set
+        TransferEngine.transfersInFlight.subtract(1, ordering: .relaxed)
         isComplete.store(true, ordering: .releasing)
-        return request.completionBit
+        _ = consume request
+        return bit
     }
 
     /// Whether the transfer met an authentication challenge, whose state libcurl keeps in
     /// the handle. A proxy's 407 to `CONNECT` never reaches the header callback
     /// (`CURLOPT_SUPPRESS_CONNECT_HEADERS`), so through a proxy libcurl is asked.
     var heardChallenge: Bool {
-        sawChallenge || (switches.proxy != nil && handle?.heardChallenge == true)
+        progress.sawChallenge || (switches.proxy != nil && handle?.heardChallenge == true)
     }
 
     /// Whether a head may be followed by another one within this transfer.
@@ -299,17 +335,17 @@ final class Transfer: @unchecked Sendable {
     /// A head (or a block that is none) ended; `head` is what the parser made of it.
     private func headEnded(_ head: RecordedHead?) {
         guard let head else { return }
-        sawHead = true
+        progress.sawHead = true
         switch head.status {
         case 100..<200 where head.status != 101:
             return  // 100-continue and other interim responses
         default:
-            lastStatus = head.status
-            if head.status == 401 || head.status == 407 { sawChallenge = true }
+            progress.lastStatus = head.status
+            if head.status == 401 || head.status == 407 { progress.sawChallenge = true }
             if mayBeIntermediate(head) {
-                pendingHead = ResponseHead(head)
+                progress.pendingHead = ResponseHead(head)
             } else {
-                pendingHead = nil
+                progress.pendingHead = nil
                 request.transferReceivedHead(self, head)
             }
         }
@@ -318,7 +354,7 @@ final class Transfer: @unchecked Sendable {
     private func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> HttpRequest.BodyDisposition {
         flushPendingHead()
         let disposition = request.transferReceivedBody(self, bytes)
-        if disposition == .accepted { bodyBytesTaken += bytes.count }
+        if disposition == .accepted { progress.bodyBytesTaken += bytes.count }
         return disposition
     }
 
@@ -328,13 +364,13 @@ final class Transfer: @unchecked Sendable {
         var length: curl_off_t = -1
         guard let easy = handle?.easy, cxhr_easy_get_offset(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK,
               length >= 0 else { return nil }
-        return max(0, Int(length) - bodyBytesTaken - chunk)
+        return max(0, Int(length) - progress.bodyBytesTaken - chunk)
     }
 
     /// Reports a head held back as possibly intermediate: it turned out to be the final one.
     func flushPendingHead() {
-        if let head = pendingHead {
-            pendingHead = nil
+        if let head = progress.pendingHead {
+            progress.pendingHead = nil
             head.withRecorded { request.transferReceivedHead(self, $0) }
         }
     }
@@ -374,11 +410,11 @@ final class Transfer: @unchecked Sendable {
                 if errno != EINTR { return cxhr_read_abort }
             }
         }
-        let count = min(capacity, bytes.count - bodyOffset)
+        let count = min(capacity, bytes.count - progress.bodyOffset)
         bytes.withUnsafeBytes { source in
-            UnsafeMutableRawPointer(buffer).copyMemory(from: source.baseAddress! + bodyOffset, byteCount: count)
+            UnsafeMutableRawPointer(buffer).copyMemory(from: source.baseAddress! + progress.bodyOffset, byteCount: count)
         }
-        bodyOffset += count
+        progress.bodyOffset += count
         return count
     }
 
@@ -388,7 +424,7 @@ final class Transfer: @unchecked Sendable {
             return lseek(fileDescriptor, off_t(offset), origin) < 0 ? cxhr_seek_fail : 0
         }
         guard origin == SEEK_SET, (0...Int64(bytes.count)).contains(offset) else { return cxhr_seek_fail }
-        bodyOffset = Int(offset)
+        progress.bodyOffset = Int(offset)
         return 0
     }
 

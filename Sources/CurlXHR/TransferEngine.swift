@@ -14,8 +14,9 @@ import Glibc
 final class TransferEngine: @unchecked Sendable {
     static let shared = TransferEngine()
 
-    /// Transfers alive in the process (created and not yet released), for leak checks.
-    static let liveTransfers = Atomic<Int>(0)
+    /// Sends started and not yet completed, for checks that no transfer is left behind. (A
+    /// request keeps its finished transfer for its next send; that one goes with the request.)
+    static let transfersInFlight = Atomic<Int>(0)
 
     private enum Command {
         case start(Transfer)
@@ -294,8 +295,8 @@ final class TransferEngine: @unchecked Sendable {
             handle.profile = nil
         }
         recycle(handle)
-        Unmanaged.passUnretained(transfer).release()
         completedSendBits |= transfer.complete()
+        Unmanaged.passUnretained(transfer).release()
     }
 
     /// Points GSS-API on this thread (where libcurl runs SPNEGO) at `wanted`: the library's

@@ -137,10 +137,10 @@ import Testing
         #expect(failures.load(ordering: .relaxed) == 0)
         // Other suites may be mid-transfer; wait for the count to settle at zero.
         let deadline = Date().addingTimeInterval(60)
-        while TransferEngine.liveTransfers.load(ordering: .relaxed) != 0, Date() < deadline {
+        while TransferEngine.transfersInFlight.load(ordering: .relaxed) != 0, Date() < deadline {
             Thread.sleep(forTimeInterval: 0.05)
         }
-        #expect(TransferEngine.liveTransfers.load(ordering: .relaxed) == 0)
+        #expect(TransferEngine.transfersInFlight.load(ordering: .relaxed) == 0)
     }
 
     /// Runs the probe and decodes its one JSON line.

@@ -25,7 +25,9 @@ import Foundation
         }
         func transfer(_ message: RequestMessage = message(), body: RequestBody = .none,
                       switches: TransferSwitches = TransferSwitches(), timeout: Double = 0, pipelining: Bool = true) -> Transfer {
-            Transfer(request: request, message: message, body: body, switches: switches, timeout: timeout, pipelining: pipelining)
+            let transfer = Transfer(request: request)
+            transfer.prepare(message: message, body: body, switches: switches, timeout: timeout, pipelining: pipelining)
+            return transfer
         }
         return [
             ("plain GET", transfer()),
