@@ -72,8 +72,8 @@ public final class HttpRequest: Sendable {
 
     /// The request's state, behind one lock; only ``withCore(_:)`` takes it.
     private let lockedCore = Locked(Core())
-    /// The ready state each locked section leaves, for ``getState()``.
-    private let publishedState = PublishedState()
+    /// What each locked section leaves, for ``getState()`` and ``getStatus()``.
+    private let published = PublishedState()
     /// The callback running for this request (its state and `open` generation) and the thread
     /// it runs on, 0 between callbacks. Only that thread writes them, so it reads them without
     /// the lock, and no other thread finds its own identity in them.
@@ -139,17 +139,6 @@ public final class HttpRequest: Sendable {
         guard let method = MessageValidation.normalizedMethod(method) else {
             return refuse(.invalidArgument, "'\(method)' is not a valid HTTP method")
         }
-        let urlHasUser: Bool
-        // The URL of the previous open passed already: re-opening it skips libcurl's parser.
-        // (A new request's message has the URL "", which never passes.)
-        if !url.isEmpty, let known = withCore({ $0.message.url == url ? $0.message.urlHasUser : nil }) {
-            urlHasUser = known
-        } else {
-            switch MessageValidation.parseURL(url) {
-            case .failure(let problem): return refuse(.invalidArgument, problem.message)
-            case .success(let hasUser): urlHasUser = hasUser
-            }
-        }
         guard let scheme = AuthScheme(name: auth) else {
             return refuse(.invalidArgument, "unknown authentication scheme '\(auth ?? "")': use BASIC, DIGEST, NTLM or NEGOTIATE")
         }
@@ -161,24 +150,27 @@ public final class HttpRequest: Sendable {
             credentials = Credentials(user: user, password: password ?? "", scheme: scheme)
         }
         // Moved into the lock, not copied.
-        var message: RequestMessage? = RequestMessage(method: method, url: url, isAsync: async,
-                                                      credentials: credentials, urlHasUser: urlHasUser)
-        let effects = withCore { core in
-            var effects = Effects()
-            if core.machine.open() == .abortThenOpen {
-                effects.cancel = core.stopTransfer(reason: "Request aborted by open()", effects: &effects)
+        var message: RequestMessage? = RequestMessage(method: method, url: url, isAsync: async, credentials: credentials)
+        // The URL of the previous open passed already: re-opening it skips libcurl's parser
+        // (a new request's message has the URL "", which never passes). Else the URL is
+        // parsed outside the lock, and the lock taken again.
+        var parsedURLHasUser: Bool?
+        while true {
+            let opened = withCore { core -> Effects? in
+                guard let urlHasUser = parsedURLHasUser ?? (!url.isEmpty && core.message.url == url ? core.message.urlHasUser : nil)
+                else { return nil }
+                message!.urlHasUser = urlHasUser
+                return core.open(message.take()!, async: async)
             }
-            core.generation += 1
-            core.message = message.take()!
-            core.forgetResponse()
-            core.failure = nil
-            core.received = Data()
-            core.lastError = nil
-            if async { core.report(.opened, effects: &effects) }
-            return effects
+            if let effects = opened {
+                perform(effects)
+                return true
+            }
+            switch MessageValidation.parseURL(url) {
+            case .failure(let problem): return refuse(.invalidArgument, problem.message)
+            case .success(let hasUser): parsedURLHasUser = hasUser
+            }
         }
-        perform(effects)
-        return true
     }
 
     // MARK: Pre-send switches (UNSENT, OPENED, DONE; they apply to the next send)
@@ -471,7 +463,7 @@ public final class HttpRequest: Sendable {
     /// The ready state; inside a callback, the state being reported.
     public func getState() -> State {
         // Without the lock: this thread's own callback, else the state the lock last left.
-        runsCallback ? State(rawValue: callbackState.load(ordering: .relaxed)) ?? .unsent : publishedState.state
+        runsCallback ? State(rawValue: callbackState.load(ordering: .relaxed)) ?? .unsent : published.read().state
     }
 
     /// Whether the calling thread runs a callback of this request.
@@ -501,7 +493,10 @@ public final class HttpRequest: Sendable {
     /// The HTTP status of the final response; 0 before HEADERS_RECEIVED and on any failure
     /// (DNS, connect, TLS, timeout, reset, malformed response, abort).
     public func getStatus() -> Int {
-        withCore { isStale($0) ? 0 : $0.response?.status ?? 0 }
+        // Without the lock, as for getState().
+        let snapshot = published.read()
+        let stale = runsCallback && UInt32(truncatingIfNeeded: callbackGeneration.load(ordering: .relaxed)) != snapshot.generation
+        return stale ? 0 : snapshot.status
     }
 
     /// The reason phrase, or after a failure the text describing it (TLS failures begin with
@@ -569,6 +564,22 @@ public final class HttpRequest: Sendable {
         var reports = ReportQueue()
 
         static let staleFailure = TransferFailure(kind: .aborted, text: "Request aborted by open()")
+
+        /// Opens with `message`: aborts what is in flight, forgets the last response.
+        mutating func open(_ message: consuming RequestMessage, async: Bool) -> Effects {
+            var effects = Effects()
+            if machine.open() == .abortThenOpen {
+                effects.cancel = stopTransfer(reason: "Request aborted by open()", effects: &effects)
+            }
+            generation += 1
+            self.message = message
+            forgetResponse()
+            failure = nil
+            received = Data()
+            lastError = nil
+            if async { report(.opened, effects: &effects) }
+            return effects
+        }
 
         /// Keeps `head` as the response (its lines copied into the buffer of the last one).
         mutating func keepResponse(_ head: RecordedHead) {
@@ -746,10 +757,11 @@ public final class HttpRequest: Sendable {
         }
     }
 
-    /// Runs `body` under the request's lock, and publishes the ready state it leaves.
+    /// Runs `body` under the request's lock, and publishes the ready state, the status and
+    /// the `open` generation it leaves.
     private func withCore<Result>(_ body: (inout Core) throws -> Result) rethrows -> Result {
         try lockedCore.withLock { core in
-            defer { publishedState.store(core.machine.state) }
+            defer { published.publish(state: core.machine.state, status: core.response?.status ?? 0, generation: core.generation) }
             return try body(&core)
         }
     }
@@ -875,17 +887,22 @@ public final class HttpRequest: Sendable {
     }
 }
 
-/// A request's ready state as its lock last left it, for ``HttpRequest/getState()`` to read
-/// without the lock: an object of its own, so that the locked state (a value) can publish to it.
-final class PublishedState: Sendable {
-    private let raw = Atomic<Int32>(HttpRequest.State.unsent.rawValue)
+/// A request's ready state, status and `open` generation as its lock last left them, for
+/// getters that read them without the lock: one word, so a read sees the three together.
+struct PublishedState: ~Copyable, Sendable {
+    /// Bits 32–63: the generation (its low 32 bits); 8–23: the status; 0–7: the state.
+    private let word = Atomic<UInt64>(0)
 
-    func store(_ state: HttpRequest.State) {
-        raw.store(state.rawValue, ordering: .releasing)
+    func publish(state: HttpRequest.State, status: Int, generation: Int) {
+        let value = UInt64(UInt32(truncatingIfNeeded: generation)) << 32
+            | UInt64(UInt16(clamping: status)) << 8 | UInt64(UInt8(truncatingIfNeeded: state.rawValue))
+        word.store(value, ordering: .releasing)
     }
 
-    var state: HttpRequest.State {
-        HttpRequest.State(rawValue: raw.load(ordering: .acquiring)) ?? .unsent
+    func read() -> (state: HttpRequest.State, status: Int, generation: UInt32) {
+        let value = word.load(ordering: .acquiring)
+        return (HttpRequest.State(rawValue: Int32(value & 0xFF)) ?? .unsent, Int((value >> 8) & 0xFFFF),
+                UInt32(truncatingIfNeeded: value >> 32))
     }
 }
 
