@@ -177,13 +177,15 @@ final class Transfer: @unchecked Sendable {
     /// libcurl's default for a POST), or nil to leave it to libcurl (which sends none without
     /// a body, so a GET has no header list to build or search).
     private var contentType: String? {
-        guard !message.hasHeader("Content-Type") else { return nil }
-        switch body {
-        case .bytes(_, let type?): return type
-        case .bytes(_, nil): return ""  // no libcurl default
-        case .none: return Self.sendsEmptyBody(message.method) ? "" : nil
-        case .file: return nil
+        let wanted: String? = switch body {
+        case .bytes(_, let type?): type
+        case .bytes(_, nil): ""  // no libcurl default
+        case .none: Self.sendsEmptyBody(message.method) ? "" : nil
+        case .file: nil
         }
+        // The headers are searched only when there is a type to add.
+        guard wanted != nil, !message.hasHeader("Content-Type") else { return nil }
+        return wanted
     }
 
     private var timeoutMilliseconds: Int {
