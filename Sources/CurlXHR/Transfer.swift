@@ -42,17 +42,18 @@ final class Transfer: @unchecked Sendable {
     unowned(unsafe) let request: HttpRequest
     /// The request, from ``prepare(message:body:switches:timeout:pipelining:fileDescriptor:fileSize:)``
     /// until ``complete()``, so a request the application let go still gets its transfer's end.
-    private var requestInFlight: HttpRequest?
+    @exclusivity(unchecked) private var requestInFlight: HttpRequest?
 
-    // Set by `prepare`, before the transfer goes to the engine.
-    private(set) var message = RequestMessage()
-    private(set) var body = RequestBody.none
-    private(set) var switches = TransferSwitches()
-    private(set) var timeout = 0.0
-    private(set) var pipelining = true
+    // Set by `prepare`, before the transfer goes to the engine (which a lock orders after
+    // it); no run-time exclusivity checks on these either.
+    @exclusivity(unchecked) private(set) var message = RequestMessage()
+    @exclusivity(unchecked) private(set) var body = RequestBody.none
+    @exclusivity(unchecked) private(set) var switches = TransferSwitches()
+    @exclusivity(unchecked) private(set) var timeout = 0.0
+    @exclusivity(unchecked) private(set) var pipelining = true
     /// An open descriptor of the file `sendWithFile` streams, or -1.
-    private(set) var fileDescriptor: Int32 = -1
-    private(set) var fileSize: Int64 = 0
+    @exclusivity(unchecked) private(set) var fileDescriptor: Int32 = -1
+    @exclusivity(unchecked) private(set) var fileSize: Int64 = 0
     /// The engine is done with the transfer, whatever the reason: a synchronous send waits
     /// for it, and the request may prepare the transfer again.
     let isComplete = Atomic<Bool>(false)
