@@ -37,7 +37,7 @@ final class DefaultQueueDelivery: Sendable {
                 swap(&pending.requests, &requests)
             } else {
                 pending.requests.append(contentsOf: requests)
-                requests.removeAll(keepingCapacity: true)
+                requests.removeAllKeepingBuffer()
             }
             defer { pending.threadWaits = false }
             return pending.threadWaits
@@ -58,7 +58,7 @@ final class DefaultQueueDelivery: Sendable {
             HttpRequest.defaultCallbackQueue.sync {
                 for request in taken { request.deliverReports() }
             }
-            taken.removeAll(keepingCapacity: true)
+            taken.removeAllKeepingBuffer()
         }
     }
 }

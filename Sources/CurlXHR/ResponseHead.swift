@@ -32,8 +32,7 @@ struct ResponseHead: Sendable, Equatable {
         status = recorded.status
         reason = recorded.reason
         swap(&lines, &storage)
-        lines.removeAll(keepingCapacity: true)
-        lines.append(contentsOf: recorded.lines)
+        lines.replaceSubrange(lines.indices, with: recorded.lines)
     }
 
     /// An owned copy of a head the parser recorded.

@@ -142,7 +142,7 @@ final class TransferEngine: @unchecked Sendable {
                 for request in batch { request.deliverReports() }
             }
         }
-        dueElsewhere.removeAll(keepingCapacity: true)
+        dueElsewhere.removeAllKeepingBuffer()
     }
 
     // MARK: The loop
@@ -165,7 +165,7 @@ final class TransferEngine: @unchecked Sendable {
                 case .run(let work): work(cookieHandle)
                 }
             }
-            pending.removeAll(keepingCapacity: true)
+            pending.removeAllKeepingBuffer()
             curl_multi_perform(multi, &running)
             collectFinished()
             handOverDeliveries()
