@@ -521,8 +521,7 @@ public final class HttpRequest: Sendable {
     public func getReceiveBuffer() -> Data {
         withCore { core in
             if isStale(core) { return Data() }
-            defer { core.received = Data() }
-            return core.received
+            return core.takeReceived()
         }
     }
 
@@ -548,7 +547,12 @@ public final class HttpRequest: Sendable {
         /// The field-line buffer of the last response forgotten, for the next one to fill.
         var spareHeadStorage: [UInt8] = []
         var failure: TransferFailure?
+        /// Body bytes since the last ``HttpRequest/getReceiveBuffer()`` (none while
+        /// `receivedTaken`).
         var received = Data()
+        /// `received` went to the caller of `getReceiveBuffer()` and stays only for its
+        /// buffer: the next body bytes replace it, in place once the caller let go of it.
+        var receivedTaken = false
         var transfer: Transfer?
         /// The last transfer, kept for the next send once the engine is done with it.
         var finishedTransfer: Transfer?
@@ -575,10 +579,47 @@ public final class HttpRequest: Sendable {
             self.message = message
             forgetResponse()
             failure = nil
-            received = Data()
+            forgetReceived()
             lastError = nil
             if async { report(.opened, effects: &effects) }
             return effects
+        }
+
+        /// The body bytes since the last call, for `getReceiveBuffer()`. A small buffer is
+        /// kept, shared with the caller, for the next bytes to reuse (no allocation a response
+        /// when the caller has let go of it by then; a copy of its own when not). A large one
+        /// is let go of, so an idle request holds no large buffer.
+        mutating func takeReceived() -> Data {
+            if receivedTaken { return Data() }
+            guard received.count < HttpRequest.largeChunk else {
+                defer { received = Data() }
+                return received
+            }
+            receivedTaken = true
+            return received
+        }
+
+        /// Drops the bytes not taken (a new `open`, an abort), keeping a small buffer as
+        /// `takeReceived()` does.
+        mutating func forgetReceived() {
+            if received.count < HttpRequest.largeChunk {
+                receivedTaken = true
+            } else {
+                received = Data()
+                receivedTaken = false
+            }
+        }
+
+        /// Appends body bytes, first emptying a buffer `takeReceived()` handed out.
+        mutating func appendReceived(_ bytes: UnsafeRawBufferPointer) {
+            guard receivedTaken else {
+                received.append(bytes.assumingMemoryBound(to: UInt8.self))
+                return
+            }
+            receivedTaken = false
+            // Replaced in one step: in place when the caller let go of the buffer, else in a
+            // new one. (Emptying it first would make it an inline `Data` and drop the buffer.)
+            received.replaceSubrange(received.startIndex..<received.endIndex, with: bytes)
         }
 
         /// Keeps `head` as the response (its lines copied into the buffer of the last one).
@@ -611,7 +652,7 @@ public final class HttpRequest: Sendable {
             forgetTransfer()
             forgetResponse()
             failure = TransferFailure(kind: .aborted, text: reason)
-            received = Data()
+            forgetReceived()
             isPaused = false
             if message.isAsync {
                 reports.removeAll()
@@ -848,16 +889,16 @@ public final class HttpRequest: Sendable {
             // the buffer, stop reading rather than buffer without bound. The end of that
             // callback resumes the transfer, so a consumer that only reads at DONE still
             // gets there.
-            if core.message.isAsync, core.loadingReported, core.received.count >= Self.pauseThreshold {
+            if core.message.isAsync, core.loadingReported, !core.receivedTaken, core.received.count >= Self.pauseThreshold {
                 core.isPaused = true
                 return (.paused, Effects())
             }
-            if core.received.isEmpty,
+            if core.received.isEmpty || core.receivedTaken,
                let capacity = Self.receiveBufferCapacity(chunk: bytes.count, toCome: transfer.bodyBytesToCome(after: bytes.count),
                                                          async: core.message.isAsync) {
                 core.received = Data(capacity: capacity)
             }
-            core.received.append(bytes.assumingMemoryBound(to: UInt8.self))
+            core.appendReceived(bytes)
             return (.accepted, core.apply(core.machine.bodyReceived()))
         }
         perform(outcome.1)

@@ -327,6 +327,44 @@ import Testing
         }
     }
 
+    @Test func receiveBuffersHandedOutNeverChange() throws {
+        // A request refills its small receive buffer in place once the caller has let go of
+        // it: buffers the caller keeps must stay exactly as they were handed out.
+        let request = HttpRequest()
+        let kept = Locked([Data]())
+        let done = DispatchSemaphore(value: 0)
+        request.onStatusChange = { request in
+            let state = request.getState()
+            guard state == .loading || state == .done else { return }
+            let buffer = request.getReceiveBuffer()
+            kept.withLock { $0.append(buffer) }
+            if state == .done { done.signal() }
+        }
+        #expect(request.open("GET", url: try env.faultURL + "/drip?chunks=6&size=300&interval_ms=30", async: true))
+        #expect(request.send())
+        #expect(done.wait(timeout: .now() + 20) == .success)
+        let chunks = kept.withLock { $0 }
+        #expect(chunks.filter { !$0.isEmpty }.count >= 2, "the body came in one piece: \(chunks.map(\.count))")
+        #expect(chunks.reduce(Data(), +) == Pattern.bytes(1800))
+
+        // The same object, synchronous: the first response's buffer, kept, outlives the next.
+        let other = HttpRequest()
+        #expect(other.open("GET", url: try env.faultURL + "/bytes?n=1000"))
+        #expect(other.send())
+        let first = other.getReceiveBuffer()
+        #expect(other.open("GET", url: try env.httpURL + "/echo"))
+        #expect(other.send())
+        let second = other.getReceiveBuffer()
+        #expect(first == Pattern.bytes(1000))
+        #expect(try Echo(second).method == "GET")
+        // Let go of, the buffer is refilled in place by the next response; the result is the same.
+        #expect(other.open("GET", url: try env.faultURL + "/bytes?n=900"))
+        #expect(other.send())
+        #expect(other.getReceiveBuffer() == Pattern.bytes(900))
+        #expect(first == Pattern.bytes(1000))
+        #expect(try Echo(second).method == "GET")
+    }
+
     @Test func aRequestCanBeOpenedAndSentFromItsDoneCallback() throws {
         let url = try env.httpURL + "/echo?second=1"
         let secondDone = DispatchSemaphore(value: 0)
