@@ -311,6 +311,9 @@ final class Transfer: @unchecked Sendable {
     /// touch: from here on the request may prepare the transfer again.
     func complete() -> UInt32 {
         let bit = message.isAsync ? 0 : request.completionBit
+        // A kept transfer holds neither the caller's body nor an open file until its next send.
+        body = .none
+        closeFile()
         let request = requestInFlight.take()  // released after the flag is set
         TransferEngine.transfersInFlight.subtract(1, ordering: .relaxed)
         isComplete.store(true, ordering: .releasing)
