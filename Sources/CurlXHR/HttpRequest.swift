@@ -734,10 +734,7 @@ public final class HttpRequest: Sendable {
                 return step
             }
             if let paused = step.resume { TransferEngine.shared.resume(paused) }
-            guard let (state, generation) = step.report else {
-                callbackThread.store(0, ordering: .relaxed)
-                return
-            }
+            guard let (state, generation) = step.report else { return }
             if let replaced = step.receivers {
                 receivers = replaced
                 closure = replaced.closure
@@ -747,9 +744,11 @@ public final class HttpRequest: Sendable {
             callbackThread.store(UInt(pthread_self()), ordering: .relaxed)
             receivers?.delegate?.onStatusChange(self)
             closure?(self)
+            // Cleared before the next locked step: once that step ends the run, another
+            // thread may start the next one and mark itself.
+            callbackThread.store(0, ordering: .relaxed)
             delivered = state
         }
-        callbackThread.store(0, ordering: .relaxed)
         let (paused, queue) = withCore { core in
             (delivered.flatMap { core.endDelivery(of: $0) }, core.callbackQueue)
         }

@@ -139,9 +139,10 @@ struct RecordedHead {
 /// rounds of an authentication handshake and the final response, and trailers. The header
 /// callback is the C recorder (`cxhr_head_callback`): it only copies each line into a buffer
 /// the parser keeps from head to head, and calls back once the empty line ends a block. Then,
-/// once a head, ``finishHead()`` reads the status line; the field lines are copied once, where
-/// the head is kept (a request copies them into the buffer of its previous head), and become
-/// `String`s only when asked for.
+/// once a head, ``finishHead()`` reads the status line; the field lines are copied where the
+/// head is kept (a request copies a final head's once, into the buffer of its previous head;
+/// a head that may be intermediate is kept by the transfer first), and become `String`s only
+/// when asked for.
 ///
 /// A class, so that an easy handle keeps one parser, and its buffer, for all its transfers.
 final class ResponseHeadParser {

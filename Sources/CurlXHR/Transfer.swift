@@ -307,8 +307,9 @@ final class Transfer: @unchecked Sendable {
     ].reduce(into: []) { $0.insert($1.rawValue) }
 
     /// Marks the transfer complete; returns the bit to wake (``Wakeups/wake(_:)``) for the
-    /// synchronous send that may wait for it, or 0 for an asynchronous one. The engine's last
-    /// touch: from here on the request may prepare the transfer again.
+    /// synchronous send that may wait for it, or 0 for an asynchronous one. The last touch of
+    /// whoever ends the transfer (the engine; the request when the engine never had it): from
+    /// here on the request may prepare the transfer again, once no one else refers to it.
     func complete() -> UInt32 {
         let bit = message.isAsync ? 0 : request.completionBit
         // A kept transfer holds neither the caller's body nor an open file until its next send.

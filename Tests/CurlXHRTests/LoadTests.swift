@@ -121,6 +121,37 @@ import Testing
         #expect(wrong.isEmpty, "\(wrong.count) wrong, first status \(wrong.first?.status ?? -1)")
     }
 
+    @Test func aRequestLetGoOfIsFreedWithTheTransferItKeeps() throws {
+        // A request keeps its last transfer for the next send; the transfer must not keep the
+        // request: once the application lets go of it, both go (sync, and async after DONE).
+        let url = try env.httpURL + "/files/100b"
+        weak var syncRequest: HttpRequest?
+        weak var asyncRequest: HttpRequest?
+        do {
+            let request = HttpRequest()
+            #expect(request.open("GET", url: url))
+            #expect(request.send())
+            #expect(request.getStatus() == 200)
+            syncRequest = request
+        }
+        do {
+            let request = HttpRequest()
+            let done = DispatchSemaphore(value: 0)
+            request.onStatusChange = { if $0.getState() == .done { done.signal() } }
+            #expect(request.open("GET", url: url, async: true))
+            #expect(request.send())
+            #expect(done.wait(timeout: .now() + 20) == .success)
+            asyncRequest = request
+        }
+        // The engine and the callback queue let go of theirs as they finish.
+        let deadline = Date().addingTimeInterval(10)
+        while syncRequest != nil || asyncRequest != nil, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(syncRequest == nil, "the synchronous request was not freed")
+        #expect(asyncRequest == nil, "the asynchronous request was not freed")
+    }
+
     @Test func tenThousandRequestsLeaveNoTransferBehind() throws {
         let url = try env.httpURL + "/files/100b"
         let failures = Atomic<Int>(0)
