@@ -475,7 +475,12 @@ public final class HttpRequest: Sendable {
     /// a re-open aborted, delivered late): it sees that request as it ended, aborted, and never
     /// the current one's data.
     private func isStale(_ core: Core) -> Bool {
-        runsCallback && callbackGeneration.load(ordering: .relaxed) != core.generation
+        isStale(generation: UInt32(truncatingIfNeeded: core.generation))
+    }
+
+    /// ``isStale(_:)`` against the `open` generation (its low 32 bits, as published).
+    private func isStale(generation: UInt32) -> Bool {
+        runsCallback && UInt32(truncatingIfNeeded: callbackGeneration.load(ordering: .relaxed)) != generation
     }
 
     /// The value of a response header, matched case-insensitively; repeated fields are joined
@@ -495,8 +500,7 @@ public final class HttpRequest: Sendable {
     public func getStatus() -> Int {
         // Without the lock, as for getState().
         let snapshot = published.read()
-        let stale = runsCallback && UInt32(truncatingIfNeeded: callbackGeneration.load(ordering: .relaxed)) != snapshot.generation
-        return stale ? 0 : snapshot.status
+        return isStale(generation: snapshot.generation) ? 0 : snapshot.status
     }
 
     /// The reason phrase, or after a failure the text describing it (TLS failures begin with
@@ -585,22 +589,17 @@ public final class HttpRequest: Sendable {
             return effects
         }
 
-        /// The body bytes since the last call, for `getReceiveBuffer()`. A small buffer is
-        /// kept, shared with the caller, for the next bytes to reuse (no allocation a response
-        /// when the caller has let go of it by then; a copy of its own when not). A large one
-        /// is let go of, so an idle request holds no large buffer.
+        /// The body bytes since the last call, for `getReceiveBuffer()`.
         mutating func takeReceived() -> Data {
-            if receivedTaken { return Data() }
-            guard received.count < HttpRequest.largeChunk else {
-                defer { received = Data() }
-                return received
-            }
-            receivedTaken = true
+            guard !receivedTaken else { return Data() }
+            defer { forgetReceived() }
             return received
         }
 
-        /// Drops the bytes not taken (a new `open`, an abort), keeping a small buffer as
-        /// `takeReceived()` does.
+        /// Done with the bytes received so far (handed out, or dropped by `open` or an abort).
+        /// A small buffer is kept, shared with any caller, for the next bytes to reuse (no
+        /// allocation a response once the caller has let go of it; a buffer of their own when
+        /// not); a large one is let go of, so an idle request holds no large buffer.
         mutating func forgetReceived() {
             if received.count < HttpRequest.largeChunk {
                 receivedTaken = true

@@ -306,6 +306,42 @@ import Testing
         #expect(lines.filter { $0.hasPrefix("X-Multi:") }.count == 2)
     }
 
+    @Test func oneRequestSendsEveryKindOfBodyInTurn() throws {
+        // One request object, re-opened: each send must carry exactly its own body, method and
+        // type, whatever the send before it carried (a copied body, a streamed one, a file,
+        // none), synchronous and asynchronous.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("curlxhr-turns-\(UUID())").path
+        let file = Pattern.bytes(200_000, from: 7)
+        try file.write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let small = Data("small body".utf8)
+        let large = Pattern.bytes(150_000)
+        let request = HttpRequest()
+        let url = try env.httpURL + "/echo"
+        func echo(_ async: Bool, _ method: String, _ send: () -> Bool) throws -> Echo {
+            let recorder = Recorder()
+            request.delegate = recorder
+            #expect(request.open(method, url: url, async: async))
+            #expect(send())
+            if async { #expect(recorder.waitForDone()) }
+            #expect(request.getStatus() == 200)
+            return try Echo(async ? recorder.result.body : request.getReceiveBuffer())
+        }
+        for async in [false, true, false] {
+            let copied = try echo(async, "POST") { request.sendData(small) }
+            #expect(copied.method == "POST" && copied.body == small && copied.header("Content-Type") == nil)
+            let text = try echo(async, "PATCH") { request.send("text") }
+            #expect(text.method == "PATCH" && text.body == Data("text".utf8))
+            #expect(text.header("Content-Type") == "text/plain;charset=UTF-8")
+            let streamed = try echo(async, "POST") { request.sendData(large) }  // above the copied-body limit
+            #expect(streamed.bodyLength == large.count && streamed.body == large)
+            let put = try echo(async, "POST") { request.sendWithFile(path) }
+            #expect(put.method == "PUT" && put.body == file)
+            let get = try echo(async, "GET") { request.send() }
+            #expect(get.method == "GET" && get.bodyLength == 0 && get.header("Content-Type") == nil)
+        }
+    }
+
     @Test func aReusedRequestReportsOnlyItsLatestResponseHeaders() throws {
         // One request object, re-opened: each response's headers replace the last one's
         // entirely, a long head followed by a shorter one included.
