@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static void describe(krb5_context context, krb5_error_code code, const char *what, char *error,
                      size_t size)
@@ -31,13 +32,45 @@ static krb5_error_code open_cache(krb5_context context, const char *ccache_path,
   return code;
 }
 
+/* Makes creds the whole content of the cache at ccache_path, at once: written to a file of its
+   own beside it (mkstemp: mode 0600), then renamed over it. Threads storing tickets at the same
+   time, or GSS-API reading the cache on the engine thread, never find it missing or half
+   written (krb5_cc_initialize on the cache itself removes and recreates the file). */
+static krb5_error_code store_tickets(krb5_context context, const char *ccache_path, krb5_principal client,
+                                     krb5_creds *creds)
+{
+  size_t length = strlen(ccache_path) + sizeof ".XXXXXX";
+  char *written = malloc(length);
+  if(!written)
+    return ENOMEM;
+  snprintf(written, length, "%s.XXXXXX", ccache_path);
+  int descriptor = mkstemp(written);
+  if(descriptor < 0) {
+    krb5_error_code code = errno;
+    free(written);
+    return code;
+  }
+  close(descriptor);
+  krb5_ccache cache = NULL;
+  krb5_error_code code = open_cache(context, written, &cache);
+  if(!code && !(code = krb5_cc_initialize(context, cache, client)))
+    code = krb5_cc_store_cred(context, cache, creds);
+  if(cache)
+    krb5_cc_close(context, cache);
+  if(!code && rename(written, ccache_path) != 0)
+    code = errno;
+  if(code)
+    unlink(written);
+  free(written);
+  return code;
+}
+
 long cxhr_krb5_get_tickets(const char *principal, const char *password, const char *ccache_path,
                            bool forwardable, char *error, size_t error_size)
 {
   krb5_context context = NULL;
   krb5_principal client = NULL;
   krb5_get_init_creds_opt *options = NULL;
-  krb5_ccache cache = NULL;
   krb5_creds creds;
   memset(&creds, 0, sizeof creds);
   char *secret = strdup(password);
@@ -57,9 +90,7 @@ long cxhr_krb5_get_tickets(const char *principal, const char *password, const ch
     describe(context, code, "Kerberos could not get tickets", error, error_size);
     goto done;
   }
-  if((code = open_cache(context, ccache_path, &cache)) ||
-     (code = krb5_cc_initialize(context, cache, client)) ||
-     (code = krb5_cc_store_cred(context, cache, &creds)))
+  if((code = store_tickets(context, ccache_path, client, &creds)))
     goto failed;
   goto done;
 failed:
@@ -71,8 +102,6 @@ done:
   }
   if(context) {
     krb5_free_cred_contents(context, &creds);
-    if(cache)
-      krb5_cc_close(context, cache);
     if(options)
       krb5_get_init_creds_opt_free(context, options);
     if(client)
