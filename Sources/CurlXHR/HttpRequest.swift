@@ -580,6 +580,8 @@ public final class HttpRequest: Sendable {
                 effects.cancel = stopTransfer(reason: "Request aborted by open()", effects: &effects)
             }
             generation += 1
+            // A LOADING callback of an earlier open may not have been counted as ended yet.
+            loadingReported = false
             self.message = message
             forgetResponse()
             failure = nil
@@ -654,17 +656,17 @@ public final class HttpRequest: Sendable {
             forgetReceived()
             isPaused = false
             if message.isAsync {
-                reports.removeAll()
+                reports.discardAll()
                 loadingReported = false
                 report(.done, effects: &effects)
             }
             return stopped
         }
 
-        /// The callback for `state` returned; returns the transfer to resume, if the
-        /// LOADING callback's end unpauses it.
-        mutating func endDelivery(of state: State) -> Transfer? {
-            guard state == .loading else { return nil }
+        /// A LOADING callback of the `open` numbered `generation` returned; returns the transfer
+        /// to resume, if its end unpauses it. (A later `open` started afresh.)
+        mutating func endLoadingDelivery(generation: Int) -> Transfer? {
+            guard generation == self.generation else { return nil }
             loadingReported = false
             guard isPaused else { return nil }
             isPaused = false
@@ -712,66 +714,115 @@ public final class HttpRequest: Sendable {
         }
     }
 
-    /// Runs queued callbacks in order; hands the queue back after a batch so one busy request
-    /// does not hold a shared queue. One lock per callback: ending one and taking the next.
+    /// Runs queued callbacks in order; hands the queue back after a run of them so one busy
+    /// request does not hold a shared queue. The reports waiting are taken together under one
+    /// lock and delivered without it, each only while no abort emptied the queue since they
+    /// were taken (then they are stale, and its DONE is taken next).
     func deliverReports() {
-        var delivered: State?
+        var delivered = 0
+        /// The generation of a LOADING callback that returned since the last locked step.
+        var endedLoading: Int?
         var receivers: ReportReceivers?
         // Kept apart, so that calling it takes no reference each time.
         var closure: (@Sendable (HttpRequest) -> Void)?
-        for _ in 0..<16 {
+        while true {
             let step = withCore { core -> DeliveryStep in
                 var step = DeliveryStep()
-                if let delivered { step.resume = core.endDelivery(of: delivered) }
-                guard let report = core.reports.popFirst() else {
+                if let endedLoading { step.resume = core.endLoadingDelivery(generation: endedLoading) }
+                if core.reports.isEmpty {
                     core.isDelivering = false
-                    return step
+                } else if delivered >= Self.callbacksPerRun {
+                    step.handBackTo = core.callbackQueue
+                } else {
+                    step.batch = core.reports.take(upTo: Self.callbacksPerRun - delivered)
+                    step.discards = core.reports.discards
+                    // Taken again only when a setter replaced them (a callback may).
+                    if core.receivers !== receivers { step.receivers = core.receivers }
                 }
-                step.report = report
-                // Taken again only when a setter replaced them (a callback may).
-                if core.receivers !== receivers { step.receivers = core.receivers }
                 return step
             }
+            endedLoading = nil
             if let paused = step.resume { TransferEngine.shared.resume(paused) }
-            guard let (state, generation) = step.report else { return }
+            if let queue = step.handBackTo {
+                queue.async { self.deliverReports() }
+                return
+            }
+            guard step.batch.count > 0 else { return }
             if let replaced = step.receivers {
                 receivers = replaced
                 closure = replaced.closure
             }
-            callbackState.store(state.rawValue, ordering: .relaxed)
-            callbackGeneration.store(generation, ordering: .relaxed)
-            callbackThread.store(UInt(pthread_self()), ordering: .relaxed)
-            receivers?.delegate?.onStatusChange(self)
-            closure?(self)
-            // Cleared before the next locked step: once that step ends the run, another
-            // thread may start the next one and mark itself.
-            callbackThread.store(0, ordering: .relaxed)
-            delivered = state
+            for index in 0..<step.batch.count {
+                guard published.reportDiscards == step.discards else { break }
+                let state = step.batch[index]
+                callbackState.store(state.rawValue, ordering: .relaxed)
+                callbackGeneration.store(step.batch.generation, ordering: .relaxed)
+                callbackThread.store(UInt(pthread_self()), ordering: .relaxed)
+                receivers?.delegate?.onStatusChange(self)
+                closure?(self)
+                // Cleared before the next locked step: once that step ends the run, another
+                // thread may start the next one and mark itself.
+                callbackThread.store(0, ordering: .relaxed)
+                delivered += 1
+                if state == .loading { endedLoading = step.batch.generation }
+            }
         }
-        let (paused, queue) = withCore { core in
-            (delivered.flatMap { core.endDelivery(of: $0) }, core.callbackQueue)
-        }
-        if let paused { TransferEngine.shared.resume(paused) }
-        queue.async { self.deliverReports() }
     }
+
+    /// Callbacks one run of ``deliverReports()`` makes at most before it hands the queue back.
+    static let callbacksPerRun = 16
 
     /// What one locked step of ``deliverReports()`` found.
     private struct DeliveryStep {
         /// The transfer to resume now that the LOADING callback that paused it ended.
         var resume: Transfer?
-        /// The state to report next and the `open` it belongs to, if any.
-        var report: (state: State, generation: Int)?
+        /// The reports to deliver next.
+        var batch = ReportBatch()
+        /// ``ReportQueue/discards`` when the batch was taken.
+        var discards: UInt64 = 0
         /// The receivers, when they differ from those of the previous callback.
         var receivers: ReportReceivers?
+        /// The run made its share of callbacks: the rest go in a new run on this queue.
+        var handBackTo: DispatchQueue?
+    }
+
+    /// A state to report, and the `open` it belongs to.
+    typealias Report = (state: State, generation: Int)
+
+    /// Reports of one `open` taken from the queue together, oldest first: up to eight states,
+    /// four bits each.
+    struct ReportBatch {
+        static let capacity = 8
+        private var states: UInt32 = 0
+        private(set) var count = 0
+        /// The `open` the reports belong to.
+        private(set) var generation = 0
+
+        init(generation: Int = 0) {
+            self.generation = generation
+        }
+
+        subscript(index: Int) -> State {
+            State(rawValue: Int32(truncatingIfNeeded: states >> UInt32(4 * index) & 0xF))!
+        }
+
+        mutating func append(_ state: State) {
+            states |= UInt32(truncatingIfNeeded: state.rawValue) << UInt32(4 * count)
+            count += 1
+        }
     }
 
     /// Reports waiting for the callback queue, oldest first: `items[next..<count]`. Taken by
-    /// index, so taking one moves none of the others; emptied by resetting the indices, so the
-    /// slots are written over by the next reports.
+    /// index, so taking some moves none of the others; emptied by resetting the indices, so
+    /// the slots are written over by the next reports.
     struct ReportQueue {
-        private var items: [(state: State, generation: Int)] = []
+        private var items: [Report] = []
         private var next = 0
         private var count = 0
+        /// How many times ``discardAll()`` emptied the queue: reports taken before it are stale.
+        private(set) var discards: UInt64 = 0
+
+        var isEmpty: Bool { next == count }
 
         mutating func append(_ state: State, generation: Int) {
             if count < items.count {
@@ -782,15 +833,26 @@ public final class HttpRequest: Sendable {
             count += 1
         }
 
-        mutating func popFirst() -> (state: State, generation: Int)? {
-            guard next < count else { return nil }
-            let first = items[next]
-            next += 1
-            if next == count { removeAll() }
-            return first
+        /// Takes the oldest reports of one `open`, up to `limit` and as many as a batch holds.
+        mutating func take(upTo limit: Int = ReportBatch.capacity) -> ReportBatch {
+            guard next < count else { return ReportBatch() }
+            var batch = ReportBatch(generation: items[next].generation)
+            let most = min(limit, ReportBatch.capacity)
+            while next < count, batch.count < most, items[next].generation == batch.generation {
+                batch.append(items[next].state)
+                next += 1
+            }
+            if next == count { rewind() }
+            return batch
         }
 
-        mutating func removeAll() {
+        /// Drops the reports waiting (an abort: they are superseded by its DONE).
+        mutating func discardAll() {
+            rewind()
+            discards &+= 1
+        }
+
+        private mutating func rewind() {
             next = 0
             count = 0
         }
@@ -800,7 +862,10 @@ public final class HttpRequest: Sendable {
     /// the `open` generation it leaves.
     private func withCore<Result>(_ body: (inout Core) throws -> Result) rethrows -> Result {
         try lockedCore.withLock { core in
-            defer { published.publish(state: core.machine.state, status: core.response?.status ?? 0, generation: core.generation) }
+            defer {
+                published.publish(state: core.machine.state, status: core.response?.status ?? 0, generation: core.generation,
+                                  reportDiscards: core.reports.discards)
+            }
             return try body(&core)
         }
     }
@@ -928,14 +993,17 @@ public final class HttpRequest: Sendable {
 
 /// A request's ready state, status and `open` generation as its lock last left them, for
 /// getters that read them without the lock: one word, so a read sees the three together.
+/// And how many times an abort discarded the reports waiting, for callbacks taken before.
 struct PublishedState: ~Copyable, Sendable {
     /// Bits 32–63: the generation (its low 32 bits); 8–23: the status; 0–7: the state.
     private let word = Atomic<UInt64>(0)
+    private let discards = Atomic<UInt64>(0)
 
-    func publish(state: HttpRequest.State, status: Int, generation: Int) {
+    func publish(state: HttpRequest.State, status: Int, generation: Int, reportDiscards: UInt64) {
         let value = UInt64(UInt32(truncatingIfNeeded: generation)) << 32
             | UInt64(UInt16(clamping: status)) << 8 | UInt64(UInt8(truncatingIfNeeded: state.rawValue))
         word.store(value, ordering: .releasing)
+        discards.store(reportDiscards, ordering: .releasing)
     }
 
     func read() -> (state: HttpRequest.State, status: Int, generation: UInt32) {
@@ -943,6 +1011,9 @@ struct PublishedState: ~Copyable, Sendable {
         return (HttpRequest.State(rawValue: Int32(value & 0xFF)) ?? .unsent, Int((value >> 8) & 0xFFFF),
                 UInt32(truncatingIfNeeded: value >> 32))
     }
+
+    /// ``HttpRequest/ReportQueue/discards`` as the lock last left it.
+    var reportDiscards: UInt64 { discards.load(ordering: .acquiring) }
 }
 
 /// The process-wide opt-in to the proxy environment variables.

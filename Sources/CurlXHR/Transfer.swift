@@ -680,8 +680,11 @@ final class EasyHandle {
     /// be set up again (after a failure or an authentication round, whose state libcurl keeps
     /// in the handle).
     @exclusivity(unchecked) var profile: EasyProfile?
-    /// It holds libcurl's defaults (but for the receive buffer size): new, or reset since its
-    /// last transfer, so `reset()` has nothing to do.
+    /// It holds libcurl's defaults: new, or reset since its last transfer, so `reset()` has
+    /// nothing to do. (The receive buffer stays at libcurl's 16 KiB: libcurl 7.88 allocates it
+    /// for every transfer, and at 256 KiB glibc handed the freed buffers of a few transfers
+    /// back to the kernel about every 15 requests, to fault them in again; the 100 MiB
+    /// download was no faster with it.)
     @exclusivity(unchecked) var isPristine = true
     /// The request headers of `profile`, owned here.
     @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
@@ -701,16 +704,6 @@ final class EasyHandle {
         self.easy = easy
         errorBuffer[0] = 0
         headParser.recorder.pointee.context = Unmanaged.passUnretained(self).toOpaque()
-        setReceiveBufferSize()
-    }
-
-    /// Asks for fewer, larger reads than libcurl's default 16 KiB (`CURLOPT_BUFFERSIZE`):
-    /// fewer system calls on large responses; pages of the buffer a small response never
-    /// reaches cost no memory. On a new handle and after every reset, which returns it to the
-    /// default. libcurl 7.88 refuses it while the handle still holds a receive buffer from an
-    /// earlier transfer; the handle then reads in the default size, which is no failure.
-    private func setReceiveBufferSize() {
-        _ = cxhr_easy_set_long(easy, CURLOPT_BUFFERSIZE, 256 * 1024)
     }
 
     deinit {
@@ -742,7 +735,6 @@ final class EasyHandle {
         // clearing it first frees it.
         _ = cxhr_easy_set_string(easy, CURLOPT_COOKIEFILE, nil)
         curl_easy_reset(easy)
-        setReceiveBufferSize()
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
         url = nil

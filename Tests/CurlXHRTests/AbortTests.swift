@@ -72,6 +72,29 @@ import Testing
         #expect(recorder.result.states == [.opened, .sent, .headersReceived, .loading, .done])
     }
 
+    @Test func abortInsideACallbackDropsTheReportsWaitingBehindIt() throws {
+        // The callback queue is held until the response is LOADING, so OPENED, SENT,
+        // HEADERS_RECEIVED and LOADING wait together; the abort in the third drops the fourth.
+        let queue = DispatchQueue(label: "held until LOADING")
+        let gate = DispatchSemaphore(value: 0)
+        queue.async { gate.wait() }
+        let request = HttpRequest()
+        request.callbackQueue = queue
+        let recorder = Recorder { request, state in
+            if state == .headersReceived { #expect(request.abort(), "abort from inside a HEADERS_RECEIVED callback") }
+        }
+        request.delegate = recorder
+        #expect(request.open("GET", url: try env.faultURL + "/drip?chunks=20&size=1000&interval_ms=200", async: true))
+        #expect(request.send())
+        let started = Date()
+        while request.getState() != .loading, Date().timeIntervalSince(started) < 10 { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(request.getState() == .loading)
+        gate.signal()
+        #expect(recorder.waitForDone())
+        expectAborted(request, recorder)
+        #expect(recorder.result.states == [.opened, .sent, .headersReceived, .done])
+    }
+
     /// Opens `request` for a response that takes 10 s and sends it synchronously on another
     /// thread; returns once it is in flight, with what signals when that send returns.
     func sendSlowlyOnAnotherThread(_ request: HttpRequest) throws -> (returned: DispatchSemaphore, started: Date) {

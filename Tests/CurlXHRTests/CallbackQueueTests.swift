@@ -84,6 +84,41 @@ import Testing
         #expect(requests.allSatisfy { $0.getStatus() == 200 })
     }
 
+    @Test func aRequestSentAgainFromItsDoneCallbackReportsEveryStateEachTime() throws {
+        // A small response comes whole in one round of the engine, so its HEADERS_RECEIVED,
+        // LOADING and DONE wait together; the next send starts inside that DONE callback.
+        let url = try env.httpURL + "/files/100b"
+        let sends = 50
+        let states = Locked<[HttpRequest.State]>([])
+        let received = Locked((current: 0, perSend: [Int]()))
+        let finished = DispatchSemaphore(value: 0)
+        let request = HttpRequest()
+        request.onStatusChange = { request in
+            let state = request.getState()
+            states.withLock { $0.append(state) }
+            let bytes = request.getReceiveBuffer().count
+            received.withLock { $0.current += bytes }
+            guard state == .done else { return }
+            let done = received.withLock { received -> Int in
+                received.perSend.append(received.current)
+                received.current = 0
+                return received.perSend.count
+            }
+            guard done < sends else {
+                finished.signal()
+                return
+            }
+            #expect(request.open("GET", url: url, async: true))
+            #expect(request.send())
+        }
+        #expect(request.open("GET", url: url, async: true))
+        #expect(request.send())
+        #expect(finished.wait(timeout: .now() + 60) == .success)
+        let everyState: [HttpRequest.State] = [.opened, .sent, .headersReceived, .loading, .done]
+        #expect(states.withLock { $0 } == Array(repeatElement(everyState, count: sends).joined()))
+        #expect(received.withLock { $0.perSend } == Array(repeating: 100, count: sends))
+    }
+
     @Test func aSynchronousSendInsideACallbackCompletes() throws {
         // The callback blocks the default queue until its synchronous request is DONE: the
         // engine must not need that queue to finish it.

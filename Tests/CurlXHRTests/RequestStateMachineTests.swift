@@ -147,20 +147,37 @@ import Testing
 
     @Test func reportQueueKeepsOrderWhileFilledAndEmptiedInTurns() {
         var queue = HttpRequest.ReportQueue()
-        #expect(queue.popFirst() == nil)
+        func taken() -> [HttpRequest.Report] {
+            let batch = queue.take()
+            return (0..<batch.count).map { (batch[$0], batch.generation) }
+        }
+        #expect(queue.isEmpty && taken().isEmpty)
         queue.append(.opened, generation: 1)
         queue.append(.sent, generation: 1)
-        #expect(queue.popFirst()! == (.opened, 1))
-        queue.append(.headersReceived, generation: 1)  // while one is still waiting
-        #expect(queue.popFirst()! == (.sent, 1))
-        #expect(queue.popFirst()! == (.headersReceived, 1))
-        #expect(queue.popFirst() == nil)
-        for state in [State.loading, .done, .opened] { queue.append(state, generation: 2) }  // reuses the slots
-        #expect(queue.popFirst()! == (.loading, 2))
-        queue.removeAll()  // as an abort does
-        #expect(queue.popFirst() == nil)
+        #expect(taken().elementsEqual([(.opened, 1), (.sent, 1)], by: ==))
+        queue.append(.headersReceived, generation: 1)
+        queue.append(.loading, generation: 1)
+        queue.append(.done, generation: 1)
+        queue.append(.opened, generation: 2)
+        // A batch holds the reports of one open.
+        #expect(taken().elementsEqual([(.headersReceived, 1), (.loading, 1), (.done, 1)], by: ==))
+        queue.append(.sent, generation: 2)  // while one is still waiting
+        #expect(taken().elementsEqual([(.opened, 2), (.sent, 2)], by: ==))
+        #expect(queue.isEmpty)
+        // More than a batch holds: the rest waits, in order, while new ones join it.
+        for state in [State.opened, .sent, .headersReceived, .loading, .loading, .loading, .loading, .loading, .loading] {
+            queue.append(state, generation: 3)
+        }
+        #expect(taken().elementsEqual([(.opened, 3), (.sent, 3), (.headersReceived, 3)] + Array(repeating: (.loading, 3), count: 5), by: ==))
         queue.append(.done, generation: 3)
-        #expect(queue.popFirst()! == (.done, 3))
-        #expect(queue.popFirst() == nil)
+        #expect(queue.take(upTo: 1).count == 1)
+        #expect(taken().elementsEqual([(.done, 3)], by: ==))
+        #expect(queue.discards == 0)
+        for state in [State.opened, .sent, .headersReceived] { queue.append(state, generation: 4) }  // reuses the slots
+        queue.discardAll()  // as an abort does
+        #expect(queue.isEmpty && queue.discards == 1)
+        queue.append(.done, generation: 4)
+        #expect(taken().elementsEqual([(.done, 4)], by: ==))
+        #expect(taken().isEmpty && queue.discards == 1)
     }
 }
