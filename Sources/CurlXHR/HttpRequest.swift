@@ -379,6 +379,7 @@ public final class HttpRequest: Sendable {
             sentBytes.store(0, ordering: .relaxed)
             core.lastError = nil
             var effects = Effects()
+            // Without tickets to get first, the engine starts it at once.
             if transfer.ticketCredentials == nil { effects.start = transfer }
             if core.message.isAsync { core.report(.sent, effects: &effects) }
             return .success((transfer, effects))
@@ -390,7 +391,7 @@ public final class HttpRequest: Sendable {
             return false
         case .success(let (transfer, effects)):
             perform(effects)
-            if transfer.ticketCredentials != nil {
+            if effects.start == nil {
                 if transfer.message.isAsync {
                     DispatchQueue.global().async { self.obtainTicketsThenStart(transfer) }
                 } else {
@@ -523,7 +524,9 @@ public final class HttpRequest: Sendable {
 
     /// The body bytes received since the previous call (all of them on the first call).
     public func getReceiveBuffer() -> Data {
-        withCore { core in
+        // Without the lock when no bytes wait (as at DONE after LOADING took them).
+        guard published.read().hasReceived else { return Data() }
+        return withCore { core in
             if isStale(core) { return Data() }
             return core.takeReceived()
         }
@@ -864,7 +867,7 @@ public final class HttpRequest: Sendable {
         try lockedCore.withLock { core in
             defer {
                 published.publish(state: core.machine.state, status: core.response?.status ?? 0, generation: core.generation,
-                                  reportDiscards: core.reports.discards)
+                                  hasReceived: !core.receivedTaken && !core.received.isEmpty, reportDiscards: core.reports.discards)
             }
             return try body(&core)
         }
@@ -991,25 +994,27 @@ public final class HttpRequest: Sendable {
     }
 }
 
-/// A request's ready state, status and `open` generation as its lock last left them, for
-/// getters that read them without the lock: one word, so a read sees the three together.
-/// And how many times an abort discarded the reports waiting, for callbacks taken before.
+/// A request's ready state, status and `open` generation as its lock last left them, and
+/// whether received bytes wait, for getters that read them without the lock: one word, so a
+/// read sees them together. And how many times an abort discarded the reports waiting, for
+/// callbacks taken before.
 struct PublishedState: ~Copyable, Sendable {
-    /// Bits 32–63: the generation (its low 32 bits); 8–23: the status; 0–7: the state.
+    /// Bits 32–63: the generation (its low 32 bits); 24: bytes wait; 8–23: the status; 0–7:
+    /// the state.
     private let word = Atomic<UInt64>(0)
     private let discards = Atomic<UInt64>(0)
 
-    func publish(state: HttpRequest.State, status: Int, generation: Int, reportDiscards: UInt64) {
-        let value = UInt64(UInt32(truncatingIfNeeded: generation)) << 32
+    func publish(state: HttpRequest.State, status: Int, generation: Int, hasReceived: Bool, reportDiscards: UInt64) {
+        let value = UInt64(UInt32(truncatingIfNeeded: generation)) << 32 | (hasReceived ? 1 << 24 : 0)
             | UInt64(UInt16(clamping: status)) << 8 | UInt64(UInt8(truncatingIfNeeded: state.rawValue))
         word.store(value, ordering: .releasing)
         discards.store(reportDiscards, ordering: .releasing)
     }
 
-    func read() -> (state: HttpRequest.State, status: Int, generation: UInt32) {
+    func read() -> (state: HttpRequest.State, status: Int, generation: UInt32, hasReceived: Bool) {
         let value = word.load(ordering: .acquiring)
         return (HttpRequest.State(rawValue: Int32(value & 0xFF)) ?? .unsent, Int((value >> 8) & 0xFFFF),
-                UInt32(truncatingIfNeeded: value >> 32))
+                UInt32(truncatingIfNeeded: value >> 32), value & 1 << 24 != 0)
     }
 
     /// ``HttpRequest/ReportQueue/discards`` as the lock last left it.
