@@ -621,9 +621,11 @@ public final class HttpRequest: Sendable {
                 return
             }
             receivedTaken = false
-            // Replaced in one step: in place when the caller let go of the buffer, else in a
-            // new one. (Emptying it first would make it an inline `Data` and drop the buffer.)
-            received.replaceSubrange(received.startIndex..<received.endIndex, with: bytes)
+            // Written over: in place when the caller let go of the buffer, else in a copy
+            // Data makes first. (Emptying it would make it an inline `Data` and drop the
+            // buffer; so does a count under 15 bytes.)
+            if received.count != bytes.count { received.count = bytes.count }
+            received.withUnsafeMutableBytes { $0.copyMemory(from: bytes) }
         }
 
         /// Keeps `head` as the response (its lines copied into the buffer of the last one).
