@@ -39,7 +39,16 @@ final class Transfer: @unchecked Sendable {
     /// The request the transfer belongs to, for its whole life. Not a counted reference: the
     /// request keeps its finished transfer for the next send, and a counted one back would
     /// make a cycle. While the transfer is in flight, `requestInFlight` holds the request.
-    unowned(unsafe) let request: HttpRequest
+    private let owner: Unmanaged<HttpRequest>
+
+    /// The request the transfer belongs to.
+    var request: HttpRequest { owner.takeUnretainedValue() }
+
+    /// Calls into the request without taking a reference to it: only while the transfer is in
+    /// flight (``requestInFlight`` holds it), as for every head, body chunk and end.
+    func withRequest<Result>(_ body: (HttpRequest) -> Result) -> Result {
+        owner._withUnsafeGuaranteedRef(body)
+    }
     /// The request, from ``prepare(message:body:switches:timeout:pipelining:fileDescriptor:fileSize:)``
     /// until ``complete()``, so a request the application let go still gets its transfer's end.
     @exclusivity(unchecked) private var requestInFlight: HttpRequest?
@@ -83,7 +92,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     init(request: HttpRequest) {
-        self.request = request
+        owner = Unmanaged.passUnretained(request)
     }
 
     deinit {
@@ -311,7 +320,7 @@ final class Transfer: @unchecked Sendable {
     /// whoever ends the transfer (the engine; the request when the engine never had it): from
     /// here on the request may prepare the transfer again, once no one else refers to it.
     func complete() -> UInt32 {
-        let bit = message.isAsync ? 0 : request.completionBit
+        let bit = message.isAsync ? 0 : withRequest { $0.completionBit }
         // A kept transfer holds neither the caller's body nor an open file until its next send.
         body = .none
         closeFile()
@@ -353,14 +362,14 @@ final class Transfer: @unchecked Sendable {
                 progress.pendingHead = ResponseHead(head)
             } else {
                 progress.pendingHead = nil
-                request.transferReceivedHead(self, head)
+                withRequest { $0.transferReceivedHead(self, head) }
             }
         }
     }
 
     private func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> HttpRequest.BodyDisposition {
         flushPendingHead()
-        let disposition = request.transferReceivedBody(self, bytes)
+        let disposition = withRequest { $0.transferReceivedBody(self, bytes) }
         if disposition == .accepted { progress.bodyBytesTaken += bytes.count }
         return disposition
     }
@@ -378,7 +387,7 @@ final class Transfer: @unchecked Sendable {
     func flushPendingHead() {
         if let head = progress.pendingHead {
             progress.pendingHead = nil
-            head.withRecorded { request.transferReceivedHead(self, $0) }
+            head.withRecorded { recorded in withRequest { $0.transferReceivedHead(self, recorded) } }
         }
     }
 
@@ -444,7 +453,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     static let progressCallback: curl_xferinfo_callback = { context, _, _, _, uploaded in
-        with(context) { transfer, _ in transfer.request.transferSent(transfer, bytes: Int64(uploaded)) }
+        with(context) { transfer, _ in transfer.withRequest { $0.transferSent(transfer, bytes: Int64(uploaded)) } }
         return 0
     }
 }

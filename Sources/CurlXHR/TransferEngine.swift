@@ -197,7 +197,7 @@ final class TransferEngine: @unchecked Sendable {
         let profile = profile(for: transfer, settings)
         guard let handle = handle(for: profile) else {
             transfer.isFinished = true
-            transfer.request.transferFinished(transfer, failure: TransferFailure(kind: .other, text: "out of memory: no libcurl handle"))
+            transfer.withRequest { $0.transferFinished(transfer, failure: TransferFailure(kind: .other, text: "out of memory: no libcurl handle")) }
             completedSendBits |= transfer.complete()
             return
         }
@@ -250,7 +250,8 @@ final class TransferEngine: @unchecked Sendable {
         let last = idleHandles.count - 1
         for index in stride(from: last, through: max(0, last - 3), by: -1) where idleHandles[index].isSetUp(for: profile) {
             let handle = index == last ? idleHandles.removeLast() : idleHandles.remove(at: index)
-            handle.profile = profile  // equal, if not the same object: found by identity next time
+            // Equal, if not the same object: found by identity next time.
+            if handle.profile !== profile { handle.profile = profile }
             return handle
         }
         return idleHandles.removeLast()
@@ -284,7 +285,7 @@ final class TransferEngine: @unchecked Sendable {
         }
         if report {
             if failure == nil { transfer.flushPendingHead() }
-            transfer.request.transferFinished(transfer, failure: failure, fallbackStatus: status)
+            transfer.withRequest { $0.transferFinished(transfer, failure: failure, fallbackStatus: status) }
         }
         let heardChallenge = transfer.heardChallenge
         transfer.handle = nil
