@@ -84,6 +84,8 @@ public final class HttpRequest: Sendable {
     let completionBit = Wakeups.newRequestBit()
     /// Body bytes of the current or last send that went out (``getBytesSent()``).
     private let sentBytes = Atomic<Int64>(0)
+    /// Counts replacements of the delegate or the closure (``replaceReceivers(_:)``).
+    private let receiverChanges = Atomic<UInt>(0)
 
     public init() {}
 
@@ -92,13 +94,22 @@ public final class HttpRequest: Sendable {
     /// Receives the ready-state changes in asynchronous mode. Held weakly.
     public var delegate: (any HttpRequestDelegate)? {
         get { withCore { $0.receivers.delegate } }
-        set { withCore { $0.receivers = ReportReceivers(delegate: newValue, closure: $0.receivers.closure) } }
+        set { replaceReceivers { ReportReceivers(delegate: newValue, closure: $0.closure) } }
     }
 
     /// A closure called after the delegate for each ready-state change in asynchronous mode.
     public var onStatusChange: (@Sendable (HttpRequest) -> Void)? {
         get { withCore { $0.receivers.closure } }
-        set { withCore { $0.receivers = ReportReceivers(delegate: $0.receivers.delegate, closure: newValue) } }
+        set { replaceReceivers { ReportReceivers(delegate: $0.delegate, closure: newValue) } }
+    }
+
+    /// Replaces the delegate and closure together, and counts the change for callbacks
+    /// already taken for delivery (``deliverReports()``).
+    private func replaceReceivers(_ replacing: (ReportReceivers) -> ReportReceivers) {
+        withCore { core in
+            core.receivers = replacing(core.receivers)
+            receiverChanges.add(1, ordering: .releasing)
+        }
     }
 
     /// Where the callbacks of this request run; ``defaultCallbackQueue`` unless set.
@@ -606,7 +617,7 @@ public final class HttpRequest: Sendable {
         /// allocation a response once the caller has let go of it; a buffer of their own when
         /// not); a large one is let go of, so an idle request holds no large buffer.
         mutating func forgetReceived() {
-            if received.count < HttpRequest.largeChunk {
+            if received.count < HttpRequest.keptBufferLimit {
                 receivedTaken = true
             } else {
                 received = Data()
@@ -661,7 +672,7 @@ public final class HttpRequest: Sendable {
             forgetReceived()
             isPaused = false
             if message.isAsync {
-                reports.discardAll()
+                reports.discard(generation: generation)
                 loadingReported = false
                 report(.done, effects: &effects)
             }
@@ -721,8 +732,9 @@ public final class HttpRequest: Sendable {
 
     /// Runs queued callbacks in order; hands the queue back after a run of them so one busy
     /// request does not hold a shared queue. The reports waiting are taken together under one
-    /// lock and delivered without it, each only while no abort emptied the queue since they
-    /// were taken (then they are stale, and its DONE is taken next).
+    /// lock and delivered without it, each only while no abort of their `open` discarded its
+    /// reports since they were taken (then they are stale, and its DONE is taken next), and to
+    /// the delegate and closure set last.
     func deliverReports() {
         var delivered = 0
         /// The generation of a LOADING callback that returned since the last locked step.
@@ -743,6 +755,7 @@ public final class HttpRequest: Sendable {
                     step.discards = core.reports.discards
                     // Taken again only when a setter replaced them (a callback may).
                     if core.receivers !== receivers { step.receivers = core.receivers }
+                    step.receiverChanges = receiverChanges.load(ordering: .relaxed)
                 }
                 return step
             }
@@ -757,8 +770,16 @@ public final class HttpRequest: Sendable {
                 receivers = replaced
                 closure = replaced.closure
             }
+            var receiversSeen = step.receiverChanges
             for index in 0..<step.batch.count {
                 guard published.reportDiscards == step.discards else { break }
+                let changes = receiverChanges.load(ordering: .acquiring)
+                if changes != receiversSeen {
+                    // A callback of this batch replaced the delegate or the closure.
+                    receiversSeen = changes
+                    receivers = withCore { $0.receivers }
+                    closure = receivers?.closure
+                }
                 let state = step.batch[index]
                 callbackState.store(state.rawValue, ordering: .relaxed)
                 callbackGeneration.store(step.batch.generation, ordering: .relaxed)
@@ -787,6 +808,8 @@ public final class HttpRequest: Sendable {
         var discards: UInt64 = 0
         /// The receivers, when they differ from those of the previous callback.
         var receivers: ReportReceivers?
+        /// ``HttpRequest/receiverChanges`` when they were taken.
+        var receiverChanges: UInt = 0
         /// The run made its share of callbacks: the rest go in a new run on this queue.
         var handBackTo: DispatchQueue?
     }
@@ -824,8 +847,11 @@ public final class HttpRequest: Sendable {
         private var items: [Report] = []
         private var next = 0
         private var count = 0
-        /// How many times ``discardAll()`` emptied the queue: reports taken before it are stale.
+        /// How many times ``discard(generation:)`` dropped the reports of the `open` whose
+        /// reports were taken last: those taken before it are stale.
         private(set) var discards: UInt64 = 0
+        /// The `open` of the reports taken last.
+        private var takenGeneration = -1
 
         var isEmpty: Bool { next == count }
 
@@ -847,14 +873,18 @@ public final class HttpRequest: Sendable {
                 batch.append(items[next].state)
                 next += 1
             }
+            takenGeneration = batch.generation
             if next == count { rewind() }
             return batch
         }
 
-        /// Drops the reports waiting (an abort: they are superseded by its DONE).
-        mutating func discardAll() {
-            rewind()
-            discards &+= 1
+        /// Drops the waiting reports of the `open` numbered `generation`, the latest (an abort:
+        /// its DONE supersedes them). Those of earlier opens stay, to be delivered as stale
+        /// callbacks; they come first, as the queue is in `open` order.
+        mutating func discard(generation: Int) {
+            while count > next, items[count - 1].generation == generation { count -= 1 }
+            if next == count { rewind() }
+            if takenGeneration == generation { discards &+= 1 }
         }
 
         private mutating func rewind() {
@@ -928,23 +958,27 @@ public final class HttpRequest: Sendable {
     /// Undrained bytes beyond which an asynchronous transfer waits for its LOADING callback.
     static let pauseThreshold = 1 << 20
 
-    /// A chunk from libcurl at least this large starts a receive buffer sized for what is
-    /// still to come (after smaller ones the body is small or arrives slowly, and `Data`
-    /// grows as it needs).
-    static let largeChunk = 16 * 1024
+    /// A first chunk from libcurl at least this large starts a receive buffer sized for what
+    /// is still to come (after smaller ones the body is small or arrives slowly, and `Data`
+    /// grows as it needs). Well under a full read: the first read of a response also carries
+    /// its head.
+    static let sizingChunk = 4 * 1024
+
+    /// Receive buffers under this size are kept from response to response; larger ones are
+    /// let go of, so an idle request holds no large buffer.
+    static let keptBufferLimit = 16 * 1024
 
     /// The most a receive buffer is sized for ahead of the bytes it holds.
     static let maxReservation = 64 << 20
 
     /// The capacity for an empty receive buffer that takes a chunk of `chunk` bytes, with
-    /// `toCome` more announced (nil: unknown, read only for a large chunk); nil to let `Data`
-    /// grow by itself. Growing a `Data` chunk by chunk copies what it
-    /// holds at every growth, which cost more than the copy from libcurl itself on fast
-    /// downloads. An asynchronous request holds at most what arrives until its
-    /// LOADING callback drains the buffer (`pauseThreshold`); a synchronous one the whole
-    /// body, as announced.
+    /// `toCome` more announced (nil: unknown; read only for a chunk of `sizingChunk` or more);
+    /// nil to let `Data` grow by itself. Growing a `Data` chunk by chunk copies what it holds
+    /// at every growth, which cost more than the copy from libcurl itself on fast downloads.
+    /// An asynchronous request holds at most what arrives until its LOADING callback drains
+    /// the buffer (`pauseThreshold`); a synchronous one the whole body, as announced.
     static func receiveBufferCapacity(chunk: Int, toCome: @autoclosure () -> Int?, async: Bool) -> Int? {
-        guard chunk >= largeChunk else { return nil }
+        guard chunk >= sizingChunk else { return nil }
         var more = toCome() ?? pauseThreshold
         if async { more = min(more, pauseThreshold) }
         return chunk + min(more, maxReservation)

@@ -119,6 +119,65 @@ import Testing
         #expect(received.withLock { $0.perSend } == Array(repeating: 100, count: sends))
     }
 
+    /// Holds `queue` until `request`, sent by `send`, is DONE, so that all its callbacks wait
+    /// together; then lets them run.
+    func deliverOnceDone(_ request: HttpRequest, on queue: DispatchQueue, _ send: () -> Void) {
+        let gate = DispatchSemaphore(value: 0)
+        queue.async { gate.wait() }
+        send()
+        let started = Date()
+        while request.getState() != .done, Date().timeIntervalSince(started) < 10 { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(request.getState() == .done)
+        gate.signal()
+    }
+
+    @Test func aClosureClearedInACallbackIsNotCalledAgain() throws {
+        let queue = DispatchQueue(label: "held")
+        let request = HttpRequest()
+        request.callbackQueue = queue
+        let states = Locked<[HttpRequest.State]>([])
+        let finished = DispatchSemaphore(value: 0)
+        request.onStatusChange = { request in
+            let state = request.getState()
+            states.withLock { $0.append(state) }
+            if state == .headersReceived {
+                request.onStatusChange = nil
+                finished.signal()
+            }
+        }
+        let url = try env.httpURL + "/files/100b"
+        deliverOnceDone(request, on: queue) {
+            #expect(request.open("GET", url: url, async: true))
+            #expect(request.send())
+        }
+        #expect(finished.wait(timeout: .now() + 10) == .success)
+        queue.sync {}  // the rest of the callbacks have run (or were skipped)
+        #expect(states.withLock { $0 } == [.opened, .sent, .headersReceived])
+    }
+
+    @Test func eachAbortedOpenGetsItsDoneWhenCallbacksRunLate() throws {
+        // Two opens, each aborted, before any callback runs: both DONEs arrive, in order, and
+        // nothing else of the aborted opens.
+        let queue = DispatchQueue(label: "held")
+        let request = HttpRequest()
+        request.callbackQueue = queue
+        let seen = Locked<[HttpRequest.State]>([])
+        request.onStatusChange = { request in
+            let state = request.getState()
+            seen.withLock { $0.append(state) }
+        }
+        let url = try env.faultURL + "/delay?ms=5000"
+        deliverOnceDone(request, on: queue) {
+            for _ in 0..<2 {
+                #expect(request.open("GET", url: url, async: true))
+                #expect(request.send())
+                #expect(request.abort())
+            }
+        }
+        queue.sync {}
+        #expect(seen.withLock { $0 } == [.done, .done])
+    }
+
     @Test func aSynchronousSendInsideACallbackCompletes() throws {
         // The callback blocks the default queue until its synchronous request is DONE: the
         // engine must not need that queue to finish it.

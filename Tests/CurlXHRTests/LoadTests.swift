@@ -216,10 +216,12 @@ import Testing
     }
 
     @Test func receiveBufferIsSizedForWhatIsAnnouncedWithinLimits() {
-        let chunk = 256 * 1024
+        // A large body's first chunk: a read less the head that came with it.
+        let chunk = EasyHandle.receiveBufferSize - 250
         let threshold = HttpRequest.pauseThreshold
         // Small chunks: Data grows as it needs.
         #expect(HttpRequest.receiveBufferCapacity(chunk: 100, toCome: 10_000_000, async: false) == nil)
+        #expect(HttpRequest.receiveBufferCapacity(chunk: HttpRequest.sizingChunk - 1, toCome: 10_000_000, async: false) == nil)
         // Synchronous: the whole announced rest, up to the reservation limit.
         #expect(HttpRequest.receiveBufferCapacity(chunk: chunk, toCome: 5_000_000, async: false) == chunk + 5_000_000)
         #expect(HttpRequest.receiveBufferCapacity(chunk: chunk, toCome: 0, async: false) == chunk)

@@ -174,10 +174,19 @@ import Testing
         #expect(taken().elementsEqual([(.done, 3)], by: ==))
         #expect(queue.discards == 0)
         for state in [State.opened, .sent, .headersReceived] { queue.append(state, generation: 4) }  // reuses the slots
-        queue.discardAll()  // as an abort does
+        #expect(queue.take(upTo: 1).count == 1)  // OPENED of open 4 is being delivered
+        // An abort of open 4 drops its waiting reports, and makes the one taken stale.
+        queue.discard(generation: 4)
         #expect(queue.isEmpty && queue.discards == 1)
         queue.append(.done, generation: 4)
+        for state in [State.opened, .sent] { queue.append(state, generation: 5) }
+        // An abort of open 5 drops only its own reports: open 4's DONE stays, and nothing
+        // taken (of open 4) is stale.
+        queue.discard(generation: 5)
+        #expect(queue.discards == 1)
+        queue.append(.done, generation: 5)
         #expect(taken().elementsEqual([(.done, 4)], by: ==))
+        #expect(taken().elementsEqual([(.done, 5)], by: ==))
         #expect(taken().isEmpty && queue.discards == 1)
     }
 }
