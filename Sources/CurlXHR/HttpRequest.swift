@@ -625,6 +625,9 @@ public final class HttpRequest: Sendable {
             }
         }
 
+        /// Bytes received and not yet handed out.
+        var unreadCount: Int { receivedTaken ? 0 : received.count }
+
         /// Appends body bytes, first emptying a buffer `takeReceived()` handed out.
         mutating func appendReceived(_ bytes: UnsafeRawBufferPointer) {
             guard receivedTaken else {
@@ -742,6 +745,13 @@ public final class HttpRequest: Sendable {
         var receivers: ReportReceivers?
         // Kept apart, so that calling it takes no reference each time.
         var closure: (@Sendable (HttpRequest) -> Void)?
+        /// ``receiverChanges`` when `receivers` were taken; nil before.
+        var receiversTaken: UInt?
+        func use(_ taken: (receivers: ReportReceivers, changes: UInt)) {
+            receivers = taken.receivers
+            closure = taken.receivers.closure
+            receiversTaken = taken.changes
+        }
         while true {
             let step = withCore { core -> DeliveryStep in
                 var step = DeliveryStep()
@@ -754,8 +764,8 @@ public final class HttpRequest: Sendable {
                     step.batch = core.reports.take(upTo: Self.callbacksPerRun - delivered)
                     step.discards = core.reports.discards
                     // Taken again only when a setter replaced them (a callback may).
-                    if core.receivers !== receivers { step.receivers = core.receivers }
-                    step.receiverChanges = receiverChanges.load(ordering: .relaxed)
+                    let changes = receiverChanges.load(ordering: .relaxed)
+                    if changes != receiversTaken { step.receivers = (core.receivers, changes) }
                 }
                 return step
             }
@@ -766,19 +776,12 @@ public final class HttpRequest: Sendable {
                 return
             }
             guard step.batch.count > 0 else { return }
-            if let replaced = step.receivers {
-                receivers = replaced
-                closure = replaced.closure
-            }
-            var receiversSeen = step.receiverChanges
+            if let taken = step.receivers { use(taken) }
             for index in 0..<step.batch.count {
                 guard published.reportDiscards == step.discards else { break }
-                let changes = receiverChanges.load(ordering: .acquiring)
-                if changes != receiversSeen {
+                if receiverChanges.load(ordering: .acquiring) != receiversTaken {
                     // A callback of this batch replaced the delegate or the closure.
-                    receiversSeen = changes
-                    receivers = withCore { $0.receivers }
-                    closure = receivers?.closure
+                    use(withCore { ($0.receivers, receiverChanges.load(ordering: .relaxed)) })
                 }
                 let state = step.batch[index]
                 callbackState.store(state.rawValue, ordering: .relaxed)
@@ -806,10 +809,9 @@ public final class HttpRequest: Sendable {
         var batch = ReportBatch()
         /// ``ReportQueue/discards`` when the batch was taken.
         var discards: UInt64 = 0
-        /// The receivers, when they differ from those of the previous callback.
-        var receivers: ReportReceivers?
-        /// ``HttpRequest/receiverChanges`` when they were taken.
-        var receiverChanges: UInt = 0
+        /// The receivers and ``HttpRequest/receiverChanges`` with them, when a setter replaced
+        /// them since the run took them last.
+        var receivers: (receivers: ReportReceivers, changes: UInt)?
         /// The run made its share of callbacks: the rest go in a new run on this queue.
         var handBackTo: DispatchQueue?
     }
@@ -899,7 +901,7 @@ public final class HttpRequest: Sendable {
         try lockedCore.withLock { core in
             defer {
                 published.publish(state: core.machine.state, status: core.response?.status ?? 0, generation: core.generation,
-                                  hasReceived: !core.receivedTaken && !core.received.isEmpty, reportDiscards: core.reports.discards)
+                                  hasReceived: core.unreadCount > 0, reportDiscards: core.reports.discards)
             }
             return try body(&core)
         }
@@ -991,11 +993,11 @@ public final class HttpRequest: Sendable {
             // the buffer, stop reading rather than buffer without bound. The end of that
             // callback resumes the transfer, so a consumer that only reads at DONE still
             // gets there.
-            if core.message.isAsync, core.loadingReported, !core.receivedTaken, core.received.count >= Self.pauseThreshold {
+            if core.message.isAsync, core.loadingReported, core.unreadCount >= Self.pauseThreshold {
                 core.isPaused = true
                 return (.paused, Effects())
             }
-            if core.received.isEmpty || core.receivedTaken,
+            if core.unreadCount == 0,
                let capacity = Self.receiveBufferCapacity(chunk: bytes.count, toCome: transfer.bodyBytesToCome(after: bytes.count),
                                                          async: core.message.isAsync) {
                 core.received = Data(capacity: capacity)

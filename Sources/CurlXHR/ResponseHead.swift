@@ -18,13 +18,6 @@ struct ResponseHead: Sendable, Equatable {
         self.reason = reason
     }
 
-    /// A head from its status line's parts and its field lines, each ending in LF.
-    init(status: Int, reason: String, lines: [UInt8]) {
-        self.status = status
-        self.reason = reason
-        self.lines = lines
-    }
-
     /// An owned copy of a head the parser recorded, its lines copied into `storage`'s buffer
     /// (emptied; its capacity kept, so a request's heads after the first allocate nothing).
     /// `storage` is left empty.

@@ -41,9 +41,6 @@ final class Transfer: @unchecked Sendable {
     /// make a cycle. While the transfer is in flight, `requestInFlight` holds the request.
     private let owner: Unmanaged<HttpRequest>
 
-    /// The request the transfer belongs to.
-    var request: HttpRequest { owner.takeUnretainedValue() }
-
     /// Calls into the request without taking a reference to it: only while the transfer is in
     /// flight (``requestInFlight`` holds it), as for every head, body chunk and end.
     func withRequest<Result>(_ body: (HttpRequest) -> Result) -> Result {
@@ -104,7 +101,7 @@ final class Transfer: @unchecked Sendable {
     func prepare(message: RequestMessage, body: RequestBody, switches: TransferSwitches, timeout: Double,
                  pipelining: Bool, fileDescriptor: Int32 = -1, fileSize: Int64 = 0) {
         closeFile()
-        requestInFlight = request
+        requestInFlight = owner.takeUnretainedValue()
         self.message = message
         self.body = body
         self.switches = switches
