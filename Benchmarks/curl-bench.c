@@ -185,6 +185,8 @@ static void set_up(struct slot *slot)
     }
     curl_easy_setopt(slot->easy, CURLOPT_URL, opt.url);
     curl_easy_setopt(slot->easy, CURLOPT_NOSIGNAL, 1L);
+    /* Redirects followed, as every other client does by default (the redirect workload). */
+    curl_easy_setopt(slot->easy, CURLOPT_FOLLOWLOCATION, 1L);
     /* As CurlXHR does: no proxy from http_proxy and friends in the environment. */
     curl_easy_setopt(slot->easy, CURLOPT_PROXY, "");
     curl_easy_setopt(slot->easy, CURLOPT_WRITEFUNCTION, discard);

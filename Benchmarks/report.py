@@ -38,6 +38,7 @@ TARGETS = [
     ("get-t64", "curlxhr-sync", "sync small GETs from 64 threads", 0.90),
     ("download-100m", "curlxhr", "100 MiB download drained in LOADING", 0.90),
     ("post-1m-c8", "curlxhr", "1 MiB POST, 8 in flight", 0.90),
+    ("redirect-c16", "curlxhr", "GETs through a 302, 16 in flight (the library follows)", 0.90),
 ]
 RSS_MARGIN_KIB = 16 * 1024
 

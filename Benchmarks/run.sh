@@ -318,6 +318,7 @@ workloads=(
   "get-t64 100b threads 64 50000 300 100 0 libcurl curlxhr-sync ahc-wait"
   "$download libcurl curlxhr curlxhr-sync urlsession ahc ahc-collect"
   "post-1m-c8 sink async 8 2000 50 3 1048576 libcurl curlxhr urlsession ahc"
+  "redirect-c16 redirect async 16 20000 300 100 0 libcurl curlxhr urlsession ahc"
 )
 if [ -n "$only" ]; then
   chosen=()

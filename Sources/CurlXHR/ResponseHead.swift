@@ -156,6 +156,9 @@ final class ResponseHeadParser {
         recorder.deallocate()
     }
 
+    /// Lines of a block arrived that no empty line ended yet.
+    var hasUnfinishedBlock: Bool { recorder.pointee.count > 0 }
+
     /// A `Set-Cookie` field arrived since the last ``reset()``, in any block.
     var sawSetCookie: Bool { recorder.pointee.saw_set_cookie != 0 }
 

@@ -289,6 +289,10 @@ final class Transfer: @unchecked Sendable {
     func outcome(_ code: CURLcode, easy: UnsafeMutableRawPointer) -> (failure: TransferFailure?, status: Int) {
         var status = 0
         if code == CURLE_OK {
+            if handle?.headParser.hasUnfinishedBlock == true {
+                // libcurl 7.88 ends a response cut off within its head without an error.
+                return (TransferFailure(kind: .response, text: "The response ended inside its head: the connection closed before the empty line that ends the header fields"), 0)
+            }
             if progress.lastStatus != 0 { return (nil, progress.lastStatus) }
             _ = cxhr_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
             return (nil, status)

@@ -60,6 +60,17 @@ import Testing
         expectFailure(request, seen, .response, mentioning: ["http", "weird", "unsupported", "0.9"])
     }
 
+    @Test(arguments: ["status", "field"])
+    func aHeadCutOffIsAFailureNotAResponse(at: String) throws {
+        let (request, seen) = fetchAsync("GET", try env.faultURL + "/cuthead?at=\(at)")
+        expectFailure(request, seen, .response, mentioning: ["ended inside its head"])
+        #expect(seen.states == [.opened, .sent, .done], "no HEADERS_RECEIVED for a head that never ended")
+        #expect(request.getResponseHeader("Content-Type") == nil)
+        let sync = fetchSync("GET", try env.faultURL + "/cuthead?at=\(at)").0
+        #expect(sync.getStatus() == 0)
+        #expect(sync.getFailureKind() == .response)
+    }
+
     @Test func unresolvableHost() {
         let (request, seen) = fetchAsync("GET", "http://nonexistent.invalid/", timeout: 20)
         expectFailure(request, seen, .dns, mentioning: ["resolve"])

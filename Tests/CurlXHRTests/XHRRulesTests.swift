@@ -152,7 +152,10 @@ import Testing
 
     @Test func aDefaultUserAgentGoesUnlessOneIsSet() throws {
         let ours = try Echo(fetchSync("GET", try env.faultURL + "/record?ua=1").1).header("User-Agent") ?? ""
-        #expect(ours.hasPrefix("CurlXHR/"), "\(ours)")
+        let header = try String(contentsOf: TestEnvironment.packageRoot.appendingPathComponent("CSupport/CCurlXHR/include/curlxhr.h"), encoding: .utf8)
+        let version = try #require(header.split(separator: "\n").first { $0.hasPrefix("#define CURLXHR_VERSION \"") })
+            .split(separator: "\"")[1]
+        #expect(ours.hasPrefix("CurlXHR/\(version) "), "\(ours): the version of curlxhr.h")
         #expect(ours.contains(" libcurl/7.") || ours.contains(" libcurl/8."), "\(ours)")
         let theirs = try Echo(fetchSync("GET", try env.faultURL + "/record?ua=2") {
             #expect($0.setRequestHeader("User-Agent", value: "Porter/1.0"))

@@ -237,6 +237,17 @@ def malformed(handler, request):
     return False
 
 
+def cut_head(handler, request):
+    """The head cut off: after the status line (?at=status) or inside a header line (?at=field)."""
+    handler.discard_body(request)
+    if request.arg("at", "status") == "status":
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\n")
+    else:
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/pl")
+    handler.wfile.flush()
+    return False
+
+
 def huge_header(handler, request):
     handler.discard_body(request)
     handler.send_simple(200, b"ok", [("X-Huge", "a" * (request.int_arg("kb", 1) * 1024))])
@@ -334,7 +345,7 @@ def status(handler, request):
 
 ROUTES = {
     "/delay": delay, "/drip": drip, "/bytes": send_bytes, "/reset": reset, "/malformed": malformed,
-    "/hugeheader": huge_header, "/continue": continue_, "/sink": sink, "/redirect/chain": chain,
+    "/hugeheader": huge_header, "/cuthead": cut_head, "/continue": continue_, "/sink": sink, "/redirect/chain": chain,
     "/redirect/loop": loop, "/redirect/to": redirect_to, "/headers": headers, "/record": record,
     "/recorded": recorded, "/status": status, "/connection": connection,
 }
