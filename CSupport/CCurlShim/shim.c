@@ -55,6 +55,12 @@ CURLcode cxhr_easy_set_xferinfo_function(CURL *handle, curl_xferinfo_callback fn
   return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, fn);
 }
 
+CURLcode cxhr_easy_set_socket_functions(CURL *handle, curl_opensocket_callback open, curl_closesocket_callback close)
+{
+  CURLcode code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, open);
+  return code != CURLE_OK ? code : curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, close);
+}
+
 CURLcode cxhr_easy_get_long(CURL *handle, CURLINFO info, long *value)
 {
   return curl_easy_getinfo(handle, info, value);

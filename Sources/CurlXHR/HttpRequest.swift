@@ -160,6 +160,7 @@ public final class HttpRequest: Sendable {
             }
             credentials = Credentials(user: user, password: password ?? "", scheme: scheme)
         }
+        let url = MessageValidation.percentEncodingNonASCII(url)
         // Moved into the lock, not copied.
         var message: RequestMessage? = RequestMessage(method: method, url: url, isAsync: async, credentials: credentials)
         // The URL of the previous open passed already: re-opening it skips libcurl's parser
@@ -167,13 +168,16 @@ public final class HttpRequest: Sendable {
         // parsed outside the lock, and the lock taken again.
         var parsedURLHasUser: Bool?
         while true {
-            let opened = withCore { core -> Effects? in
+            let opened = withCore { core -> (effects: Effects, generation: Int)? in
                 guard let urlHasUser = parsedURLHasUser ?? (!url.isEmpty && core.message.url == url ? core.message.urlHasUser : nil)
                 else { return nil }
                 message!.urlHasUser = urlHasUser
-                return core.open(message.take()!, async: async)
+                return (core.open(message.take()!, async: async), core.generation)
             }
-            if let effects = opened {
+            if let (effects, generation) = opened {
+                // A callback of this request that opens it sees OPENED (and the new open's
+                // data) for the rest of the callback.
+                if runsCallback { callbackChangedState(to: .opened, generation: generation) }
                 perform(effects)
                 return true
             }
@@ -439,22 +443,35 @@ public final class HttpRequest: Sendable {
     @discardableResult
     public func abort() -> Bool {
         let outcome = withCore { core -> Result<Effects, HttpRequestError> in
-            if case .reject(let rejection) = core.machine.abort() {
-                core.lastError = HttpRequestError(rejection)
-                return .failure(HttpRequestError(rejection))
-            }
             var effects = Effects()
+            if case .reject(let rejection) = core.machine.abort() {
+                // A callback reporting SENT, HEADERS_RECEIVED or LOADING of the current open,
+                // whose transfer already ended: aborted as it sees it, its DONE not yet run.
+                guard runsCallback, !isStale(core), core.failure == nil,
+                      let reported = State(rawValue: callbackState.load(ordering: .relaxed)),
+                      [.sent, .headersReceived, .loading].contains(reported)
+                else {
+                    core.lastError = HttpRequestError(rejection)
+                    return .failure(HttpRequestError(rejection))
+                }
+            }
             effects.cancel = core.stopTransfer(reason: "Request aborted", effects: &effects)
             core.lastError = nil
             return .success(effects)
         }
         guard case .success(let effects) = outcome else { return false }
+        // A callback of this request that aborts it sees DONE for the rest of the callback.
+        if runsCallback { callbackChangedState(to: .done, generation: callbackGeneration.load(ordering: .relaxed)) }
         perform(effects)
         return true
     }
 
-    /// Aborts a request in flight, then makes the next send open a new connection with a full
-    /// TLS handshake, so certificates are verified afresh. Allowed in every state.
+    /// Closes every connection the request used (a `CONNECT` tunnel through a proxy
+    /// included), at once: the server or proxy sees each end, while other requests'
+    /// connections stay open for reuse. A request in flight is aborted first (one DONE, as for
+    /// ``abort()``); a connection another request is using right now is closed as soon as
+    /// that request is done with it. The next send opens a new connection with a full TLS
+    /// handshake, so certificates are verified afresh. Allowed in every state.
     @discardableResult
     public func close() -> Bool {
         let effects = withCore { core in
@@ -462,6 +479,8 @@ public final class HttpRequest: Sendable {
             if core.machine.close() == .cancelTransferThenDropConnections {
                 effects.cancel = core.stopTransfer(reason: "Request closed", effects: &effects)
             }
+            effects.closeConnections = core.usedConnections
+            core.usedConnections.removeAll()
             core.switches.freshConnection = true
             core.lastError = nil
             return effects
@@ -470,12 +489,23 @@ public final class HttpRequest: Sendable {
         return true
     }
 
+    /// The most connections a request remembers for ``close()`` (the latest ones).
+    static let rememberedConnections = 8
+
     // MARK: The response
 
     /// The ready state; inside a callback, the state being reported.
     public func getState() -> State {
         // Without the lock: this thread's own callback, else the state the lock last left.
         runsCallback ? State(rawValue: callbackState.load(ordering: .relaxed)) ?? .unsent : published.read().state
+    }
+
+    /// The callback running on this thread changed the request's state (abort or open):
+    /// `getState()` returns the new state, and the getters the new `open`'s data, until it
+    /// returns. Only the thread that runs the callback writes these.
+    private func callbackChangedState(to state: State, generation: Int) {
+        callbackState.store(state.rawValue, ordering: .relaxed)
+        callbackGeneration.store(generation, ordering: .relaxed)
     }
 
     /// Whether the calling thread runs a callback of this request.
@@ -533,6 +563,13 @@ public final class HttpRequest: Sendable {
         withCore { isStale($0) ? Core.staleFailure.kind : $0.failure?.kind }
     }
 
+    /// What the last send measured and where it ended: the protocol, the URL after
+    /// redirects, how many were followed, and its times (as curl's `--write-out` variables).
+    /// Empty before a send ends and after `open`.
+    public func getMetrics() -> Metrics {
+        withCore { isStale($0) ? Metrics() : $0.metrics }
+    }
+
     /// The body bytes received since the previous call (all of them on the first call).
     public func getReceiveBuffer() -> Data {
         // Without the lock when no bytes wait (as at DONE after LOADING took them).
@@ -549,6 +586,8 @@ public final class HttpRequest: Sendable {
     struct Effects {
         var start: Transfer?
         var cancel: Transfer?
+        /// From `close()`: the connections to close, after cancelling `cancel`.
+        var closeConnections: [ConnectionID]?
         var deliverOn: DispatchQueue?
     }
 
@@ -565,6 +604,18 @@ public final class HttpRequest: Sendable {
         /// The field-line buffer of the last response forgotten, for the next one to fill.
         var spareHeadStorage: [UInt8] = []
         var failure: TransferFailure?
+        /// What the last send measured (``HttpRequest/getMetrics()``).
+        var metrics = Metrics()
+        /// The connections the sends since the last `close()` ran on, the latest last.
+        var usedConnections: [ConnectionID] = []
+
+        /// Notes a connection a send ran on, for `close()`.
+        mutating func remember(_ connection: ConnectionID) {
+            guard usedConnections.last != connection else { return }
+            usedConnections.removeAll { $0 == connection }
+            if usedConnections.count == HttpRequest.rememberedConnections { usedConnections.removeFirst() }
+            usedConnections.append(connection)
+        }
         /// Body bytes since the last ``HttpRequest/getReceiveBuffer()`` (none while
         /// `receivedTaken`).
         var received = Data()
@@ -590,7 +641,8 @@ public final class HttpRequest: Sendable {
         /// Opens with `message`: aborts what is in flight, forgets the last response.
         mutating func open(_ message: consuming RequestMessage, async: Bool) -> Effects {
             var effects = Effects()
-            if machine.open() == .abortThenOpen {
+            let action = machine.open()
+            if action == .abortThenOpen {
                 effects.cancel = stopTransfer(reason: "Request aborted by open()", effects: &effects)
             }
             generation += 1
@@ -599,9 +651,10 @@ public final class HttpRequest: Sendable {
             self.message = message
             forgetResponse()
             failure = nil
+            metrics = Metrics()
             forgetReceived()
             lastError = nil
-            if async { report(.opened, effects: &effects) }
+            if async, action != .reopen { report(.opened, effects: &effects) }
             return effects
         }
 
@@ -721,7 +774,11 @@ public final class HttpRequest: Sendable {
     }
 
     private func perform(_ effects: Effects) {
-        if let transfer = effects.cancel { TransferEngine.shared.cancel(transfer) }
+        if let connections = effects.closeConnections {
+            TransferEngine.shared.close(effects.cancel, connections: connections)
+        } else if let transfer = effects.cancel {
+            TransferEngine.shared.cancel(transfer)
+        }
         if let transfer = effects.start { TransferEngine.shared.start(transfer) }
         guard let queue = effects.deliverOn else { return }
         if TransferEngine.isCurrentThread {
@@ -1013,10 +1070,13 @@ public final class HttpRequest: Sendable {
         sentBytes.store(bytes, ordering: .relaxed)
     }
 
-    func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int = 0) {
+    func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int = 0,
+                          metrics: Metrics = Metrics()) {
         let effects = withCore { core -> Effects in
             guard core.transfer === transfer else { return Effects() }
             core.forgetTransfer()
+            core.metrics = metrics
+            transfer.forEachConnectionUsed { core.remember($0) }
             core.isPaused = false
             if let failure {
                 core.forgetResponse()

@@ -263,14 +263,42 @@ enum MessageValidation {
     /// The method as sent: standard methods upper-cased (as XMLHttpRequest does), others kept
     /// as given; nil when `method` is not a token.
     static func normalizedMethod(_ method: String) -> String? {
-        if standardMethods.contains(method) { return method }  // as usually written: no copy
+        if normalizedMethods.contains(method) { return method }  // as usually written: no copy
         guard isToken(method) else { return nil }
         let upper = method.uppercased()
-        return standardMethods.contains(upper) ? upper : method
+        return normalizedMethods.contains(upper) ? upper : method
     }
 
-    /// Most used first: small strings compare by their bits, cheaper than hashing.
-    private static let standardMethods = ["GET", "POST", "PUT", "DELETE", "HEAD", "PATCH", "OPTIONS"]
+    /// The methods XMLHttpRequest's `open` upper-cases (Fetch's "normalize a method"); any
+    /// other method, `PATCH` included, goes out exactly as given. Most used first: small
+    /// strings compare by their bits, cheaper than hashing.
+    private static let normalizedMethods = ["GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS"]
+
+    /// `url` with every byte outside ASCII after the authority (path, query, fragment)
+    /// percent-encoded as UTF-8, as browsers and curl's URL API send them (`ß` → `%C3%9F`).
+    /// The host is left as given. An ASCII URL is returned as it is, without a copy.
+    static func percentEncodingNonASCII(_ url: String) -> String {
+        guard !url.utf8.allSatisfy({ $0 < 0x80 }) else { return url }
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(url.utf8.count * 3)
+        let bytes = Array(url.utf8)
+        // The authority runs from "//" to the first '/', '?' or '#' after it.
+        var index = 0
+        if let scheme = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[(scheme + 1)...].starts(with: "//".utf8) {
+            index = scheme + 3
+            while index < bytes.count, !"/?#".utf8.contains(bytes[index]) { index += 1 }
+        }
+        encoded.append(contentsOf: bytes[..<index])
+        let hex = Array("0123456789ABCDEF".utf8)
+        for byte in bytes[index...] {
+            if byte < 0x80 {
+                encoded.append(byte)
+            } else {
+                encoded.append(contentsOf: [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            }
+        }
+        return String(decoding: encoded, as: UTF8.self)
+    }
 
     /// What libcurl's own URL parser makes of `url`: only absolute http and https URLs with a
     /// host pass. Succeeds with whether the URL carries a user name.

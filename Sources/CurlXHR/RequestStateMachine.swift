@@ -40,8 +40,10 @@ struct RequestStateMachine: Sendable, Equatable {
     }
 
     enum OpenAction: Equatable {
-        /// Move to OPENED.
+        /// Move to OPENED (and report it).
         case open
+        /// Already OPENED: stay, with nothing to report (the XHR rule: no second OPENED).
+        case reopen
         /// Stop the transfer in flight (the state passes through DONE), then move to OPENED.
         case abortThenOpen
     }
@@ -92,7 +94,7 @@ struct RequestStateMachine: Sendable, Equatable {
     // MARK: Calls
 
     mutating func open() -> OpenAction {
-        let action: OpenAction = isInFlight ? .abortThenOpen : .open
+        let action: OpenAction = isInFlight ? .abortThenOpen : state == .opened ? .reopen : .open
         state = .opened
         return action
     }

@@ -124,6 +124,8 @@ struct RecordedHead {
     let status: Int
     let reason: String
     let lines: UnsafeBufferPointer<UInt8>
+    /// The protocol the status line names (``HttpRequest/Metrics/httpVersion``).
+    var httpVersion: String? = nil
 }
 
 /// Assembles ``ResponseHead``s from the header lines libcurl hands over.
@@ -180,7 +182,8 @@ final class ResponseHeadParser {
         recorder.pointee.count = 0
         guard Self.isStatusLine(recorded), let newline = recorded.firstIndex(of: 0x0A) else { return nil }
         let (status, reason) = ResponseHead.statusLine(ResponseHead.withoutCR(recorded[..<newline]))
-        return RecordedHead(status: status, reason: reason, lines: UnsafeBufferPointer(rebasing: recorded[(newline + 1)...]))
+        return RecordedHead(status: status, reason: reason, lines: UnsafeBufferPointer(rebasing: recorded[(newline + 1)...]),
+                            httpVersion: HttpRequest.Metrics.httpVersion(statusLine: recorded))
     }
 
     private static func isStatusLine(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

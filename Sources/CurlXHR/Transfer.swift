@@ -86,6 +86,35 @@ final class Transfer: @unchecked Sendable {
         var sawChallenge = false
         /// Body bytes the request took so far.
         var bodyBytesTaken = 0
+        /// The last head is a redirect the transfer follows: its body is dropped.
+        var followsRedirect = false
+        /// Redirects followed so far.
+        var redirectCount = 0
+        /// Where the redirects led, and the method and body the request has there (nil: as
+        /// `open` gave them).
+        var hopURL: String?
+        var hopMethod: String?
+        var hopDropsBody = false
+        /// Microseconds the hops before the current one took.
+        var hopOffset: Int64 = 0
+        /// The protocol of the last head.
+        var httpVersion: String?
+        /// The connection of the last hop, and those of the hops before it (redirects).
+        var lastConnection: ConnectionID?
+        var hopConnections: [ConnectionID] = []
+    }
+
+    /// Notes the connection a hop ran on (nil: it never connected). Engine thread.
+    func usedConnection(_ connection: ConnectionID?) {
+        guard let connection, connection != progress.lastConnection else { return }
+        if let last = progress.lastConnection { progress.hopConnections.append(last) }
+        progress.lastConnection = connection
+    }
+
+    /// The connections the send ran on. Engine thread.
+    func forEachConnectionUsed(_ body: (ConnectionID) -> Void) {
+        progress.hopConnections.forEach(body)
+        if let last = progress.lastConnection { body(last) }
     }
 
     init(request: HttpRequest) {
@@ -335,10 +364,10 @@ final class Transfer: @unchecked Sendable {
         progress.sawChallenge || (switches.proxy != nil && handle?.heardChallenge == true)
     }
 
-    /// Whether a head may be followed by another one within this transfer.
+    /// Whether a head may be followed by another one within this transfer (an
+    /// authentication round libcurl may answer).
     private func mayBeIntermediate(_ head: RecordedHead) -> Bool {
         switch head.status {
-        case 300..<400: switches.followLocation && ResponseHead(head).value(of: "Location") != nil
         case 401: message.credentials != nil || message.usesNegotiate
         case 407: switches.proxy?.credentials != nil
         default: false
@@ -354,8 +383,12 @@ final class Transfer: @unchecked Sendable {
             return  // 100-continue and other interim responses
         default:
             progress.lastStatus = head.status
+            progress.httpVersion = head.httpVersion
             if head.status == 401 || head.status == 407 { progress.sawChallenge = true }
-            if mayBeIntermediate(head) {
+            progress.followsRedirect = switches.followLocation && RedirectStep.isRedirect(head.status)
+                && ResponseHead(head).value(of: "Location") != nil
+            if progress.followsRedirect || mayBeIntermediate(head) {
+                // An authentication round or a redirect: reported only if it turns out final.
                 progress.pendingHead = ResponseHead(head)
             } else {
                 progress.pendingHead = nil
@@ -365,6 +398,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     private func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> HttpRequest.BodyDisposition {
+        if progress.followsRedirect { return .accepted }  // a redirect's body: dropped
         flushPendingHead()
         let disposition = withRequest { $0.transferReceivedBody(self, bytes) }
         if disposition == .accepted { progress.bodyBytesTaken += bytes.count }
@@ -386,6 +420,106 @@ final class Transfer: @unchecked Sendable {
             progress.pendingHead = nil
             head.withRecorded { recorded in withRequest { $0.transferReceivedHead(self, recorded) } }
         }
+    }
+
+    // MARK: Redirects
+
+    /// How a transfer that libcurl finished goes on.
+    enum Next {
+        /// Its response is the final one.
+        case end
+        /// The handle is set up for the next hop of a redirect: add it to libcurl again.
+        case follow
+        case fail(TransferFailure)
+    }
+
+    /// After libcurl finished a hop without error: whether a redirect is to be followed, and
+    /// if so the handle set up for it (``RedirectStep``). Engine thread, handle out of libcurl.
+    func next(_ handle: EasyHandle) -> Next {
+        guard progress.followsRedirect else { return .end }
+        var target: UnsafePointer<CChar>?
+        // libcurl resolves the Location against the URL even when it does not follow it.
+        guard cxhr_easy_get_string(handle.easy, CURLINFO_REDIRECT_URL, &target) == CURLE_OK, let target else {
+            progress.followsRedirect = false
+            return .end
+        }
+        guard progress.redirectCount < RedirectStep.maxRedirects else {
+            return .fail(TransferFailure(kind: .redirects, text: "Maximum (\(RedirectStep.maxRedirects)) redirects followed"))
+        }
+        let url = String(cString: target)
+        let method = progress.hopMethod ?? message.method
+        let step = RedirectStep(status: progress.lastStatus, method: method,
+                                crossOrigin: RedirectStep.origin(of: url) != RedirectStep.origin(of: message.url))
+        var hopTime: curl_off_t = 0
+        _ = cxhr_easy_get_offset(handle.easy, CURLINFO_TOTAL_TIME_T, &hopTime)
+        progress.hopOffset += Int64(hopTime)
+        progress.redirectCount += 1
+        progress.hopURL = url
+        progress.hopMethod = step.method
+        progress.followsRedirect = false
+        progress.pendingHead = nil
+        progress.lastStatus = 0
+        progress.bodyBytesTaken = 0
+        if let failure = configureHop(handle, url: url, step: step, methodChanged: step.method != method) {
+            return .fail(TransferFailure(kind: .other, text: failure))
+        }
+        return .follow
+    }
+
+    /// Sets the handle up for the next hop: the URL, the method and body, the header fields
+    /// and the credentials that go there. The handle is set up afresh for its next transfer.
+    private func configureHop(_ handle: EasyHandle, url: String, step: RedirectStep, methodChanged: Bool) -> String? {
+        var options = EasyOptions(handle.easy)
+        handle.profile = nil
+        options.set(CURLOPT_URL, url)
+        handle.url = url
+        if methodChanged {
+            // To GET, without the body (HEAD never changes).
+            progress.hopDropsBody = true
+            options.set(CURLOPT_CUSTOMREQUEST, nil)
+            options.set(CURLOPT_HTTPGET, 1)
+        } else if !progress.hopDropsBody {
+            // The same body again, from its start.
+            progress.bodyOffset = 0
+            if fileDescriptor >= 0, lseek(fileDescriptor, 0, SEEK_SET) < 0 { return "cannot rewind the file to send it again" }
+        }
+        let sendsBodyFields = !progress.hopDropsBody
+        var lines = message.headers.filter { field in
+            (sendsBodyFields || !RedirectStep.bodyFields.contains { MessageValidation.sameFieldName($0.utf8, field.name.utf8) })
+                && (!step.crossOrigin || !RedirectStep.credentialFields.contains { MessageValidation.sameFieldName($0.utf8, field.name.utf8) })
+        }.map(\.curlLine)
+        if sendsBodyFields, let contentType = handle.hopContentType { lines.append(contentType) }
+        var list: UnsafeMutablePointer<curl_slist>?
+        for line in lines {
+            guard let longer = curl_slist_append(list, line) else {
+                curl_slist_free_all(list)
+                return "out of memory building the header list"
+            }
+            list = longer
+        }
+        options.set(CURLOPT_HTTPHEADER, slist: list)
+        if let old = handle.headerList { curl_slist_free_all(old) }
+        handle.headerList = list
+        if step.crossOrigin {
+            options.setServerAuthentication(negotiate: false, credentials: nil)
+        } else {
+            let negotiate = message.usesNegotiate
+            options.setServerAuthentication(negotiate: negotiate, credentials: negotiate ? nil : message.credentials)
+        }
+        return options.failure
+    }
+
+    /// What the send measured, once libcurl finished its last hop. Engine thread.
+    func metrics(_ easy: UnsafeMutableRawPointer) -> HttpRequest.Metrics {
+        var connect: curl_off_t = 0, start: curl_off_t = 0, total: curl_off_t = 0
+        _ = cxhr_easy_get_offset(easy, CURLINFO_CONNECT_TIME_T, &connect)
+        _ = cxhr_easy_get_offset(easy, CURLINFO_STARTTRANSFER_TIME_T, &start)
+        _ = cxhr_easy_get_offset(easy, CURLINFO_TOTAL_TIME_T, &total)
+        let offset = progress.hopOffset
+        func seconds(_ microseconds: curl_off_t) -> Double { Double(offset + Int64(microseconds)) / 1_000_000 }
+        return HttpRequest.Metrics(httpVersion: progress.httpVersion, effectiveURL: progress.hopURL ?? message.url,
+                                   redirectCount: progress.redirectCount, connectTime: seconds(connect),
+                                   startTransferTime: seconds(start), totalTime: seconds(total))
     }
 
     /// Runs `body` with the easy handle a libcurl callback's context points to and its
@@ -563,11 +697,13 @@ extension EasyProfile.Fields {
         options.set(CURLOPT_NOSIGNAL, 1)
         options.set(CURLOPT_PROTOCOLS_STR, "http,https")
         options.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        options.set(CURLOPT_FOLLOWLOCATION, switches.followLocation ? 1 : 0)
-        options.set(CURLOPT_MAXREDIRS, 20)
+        // Redirects are followed by the engine (``RedirectStep``), not by libcurl.
+        options.set(CURLOPT_FOLLOWLOCATION, 0)
+        options.set(CURLOPT_USERAGENT, Self.defaultUserAgent)
         options.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         options.check(cxhr_easy_set_write_function(easy, Transfer.writeCallback))
         options.check(cxhr_easy_set_header_function(easy, cxhr_head_callback))
+        options.check(cxhr_easy_set_socket_functions(easy, LibcurlSockets.openCallback, LibcurlSockets.closeCallback))
         if timeoutMilliseconds > 0 { options.set(CURLOPT_TIMEOUT_MS, timeoutMilliseconds) }
         options.set(CURLOPT_SSL_VERIFYPEER, switches.verifyPeer ? 1 : 0)
         options.set(CURLOPT_SSL_VERIFYHOST, switches.verifyHost ? 2 : 0)
@@ -578,6 +714,7 @@ extension EasyProfile.Fields {
         }
         applyMethodAndBody(&options)
         let contentTypeLine = contentType.map { $0.isEmpty ? "Content-Type:" : "Content-Type: \($0)" }
+        handle.hopContentType = contentTypeLine
         for line in headers.map(\.curlLine) + (contentTypeLine.map { [$0] } ?? []) {
             guard let list = curl_slist_append(handle.headerList, line) else {
                 options.fail("out of memory building the header list")
@@ -602,19 +739,13 @@ extension EasyProfile.Fields {
             options.set(CURLOPT_CA_CACHE_TIMEOUT, 0)
         }
         applyProxy(&options)
-        if negotiate {
-            // SPNEGO through GSS-API with the tickets in a credential cache (the engine picks
-            // which); an empty user name tells libcurl to use them.
-            options.set(CURLOPT_USERNAME, "")
-            options.set(CURLOPT_PASSWORD, "")
-            options.set(CURLOPT_HTTPAUTH, Int(AuthScheme.negotiate.curlMask))
-            options.set(CURLOPT_GSSAPI_DELEGATION, delegation ? Int(cxhr_gssapi_delegation_flag) : 0)
-        } else if let credentials {
-            options.set(CURLOPT_USERNAME, credentials.user)
-            options.set(CURLOPT_PASSWORD, credentials.password)
-            options.set(CURLOPT_HTTPAUTH, Int(credentials.scheme.curlMask))
-        }
+        if negotiate || credentials != nil { options.setServerAuthentication(negotiate: negotiate, credentials: credentials) }
+        if negotiate { options.set(CURLOPT_GSSAPI_DELEGATION, delegation ? Int(cxhr_gssapi_delegation_flag) : 0) }
     }
+
+    /// `User-Agent` unless the request sets one: `CurlXHR/<version> libcurl/<version>`.
+    static let defaultUserAgent = "CurlXHR/\(CurlXHRVersion.string) "
+        + String(cString: curl_version()).prefix { $0 != " " }  // "libcurl/7.88.1", the first of its components
 
     /// The buffer libcurl copies a body it reads through `Transfer.readCallback` into, and
     /// sends from (`CURLOPT_UPLOAD_BUFFERSIZE`; libcurl's default is 64 KiB). A 1 MiB body
@@ -691,6 +822,11 @@ final class EasyHandle {
     @exclusivity(unchecked) var isPristine = true
     /// The request headers of `profile`, owned here.
     @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The `Content-Type` line `profile` adds to the request's own fields, for a redirect's
+    /// next hop that keeps the body.
+    @exclusivity(unchecked) var hopContentType: String?
+    /// Where the engine lists the handle while libcurl runs a transfer on it; -1 when not.
+    @exclusivity(unchecked) var runningIndex = -1
     /// The URL last set (`CURLOPT_URL`), kept by libcurl until a reset.
     @exclusivity(unchecked) var url: String?
     /// The transfer the handle carries, from `Transfer.configure` until the engine ends it;
@@ -756,6 +892,7 @@ final class EasyHandle {
         setReceiveBufferSize()
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
+        hopContentType = nil
         url = nil
         profile = nil
         isPristine = true
@@ -803,6 +940,25 @@ struct EasyOptions {
 
     mutating func set(_ option: CURLoption, slist value: UnsafeMutablePointer<curl_slist>?) {
         check(cxhr_easy_set_slist(easy, option, value), "option \(option.rawValue)")
+    }
+
+    /// Server authentication: SPNEGO through GSS-API with the tickets in a credential cache
+    /// (the engine picks which; an empty user name tells libcurl to use them), a user and
+    /// password for their scheme, or none at all.
+    mutating func setServerAuthentication(negotiate: Bool, credentials: Credentials?) {
+        if negotiate {
+            set(CURLOPT_USERNAME, "")
+            set(CURLOPT_PASSWORD, "")
+            set(CURLOPT_HTTPAUTH, Int(AuthScheme.negotiate.curlMask))
+        } else if let credentials {
+            set(CURLOPT_USERNAME, credentials.user)
+            set(CURLOPT_PASSWORD, credentials.password)
+            set(CURLOPT_HTTPAUTH, Int(credentials.scheme.curlMask))
+        } else {
+            set(CURLOPT_USERNAME, nil)
+            set(CURLOPT_PASSWORD, nil)
+            set(CURLOPT_HTTPAUTH, Int(cxhr_auth_none))
+        }
     }
 
     mutating func set(share: UnsafeMutableRawPointer) {

@@ -22,6 +22,8 @@ final class TransferEngine: @unchecked Sendable {
         case start(Transfer)
         case cancel(Transfer)
         case resume(Transfer)
+        /// Stop the transfer (if any), then close the connections named.
+        case close(Transfer?, [ConnectionID])
         case run(@Sendable (_ cookieHandle: UnsafeMutableRawPointer) -> Void)
     }
 
@@ -38,6 +40,10 @@ final class TransferEngine: @unchecked Sendable {
 
     // Engine thread only (so without Swift's run-time exclusivity checks).
     @exclusivity(unchecked) private var idleHandles: [EasyHandle] = []
+    /// The handles libcurl runs transfers on (each knows its index).
+    @exclusivity(unchecked) private var running: [EasyHandle] = []
+    /// Connections `close()` asked to close while a transfer used them: closed when none does.
+    @exclusivity(unchecked) private var pendingCloses: [ConnectionID] = []
     /// Requests whose callbacks became due during this round of the loop, by the queue they
     /// run on: handed over together when the round ends (one hop per queue, not one per
     /// request and state). Those of the default queue apart, in a buffer kept from round to
@@ -89,6 +95,10 @@ final class TransferEngine: @unchecked Sendable {
 
     /// Lets a transfer whose body was paused (its consumer was behind) deliver again.
     func resume(_ transfer: Transfer) { post(.resume(transfer)) }
+
+    /// Stops `transfer` (if any), then closes `connections` and the one the transfer used, as
+    /// soon as no other transfer runs on them.
+    func close(_ transfer: Transfer?, connections: [ConnectionID]) { post(.close(transfer, connections)) }
 
     /// Runs `work` on the engine thread with an easy handle attached to the shared cookie
     /// jar, and returns when it has run.
@@ -163,11 +173,19 @@ final class TransferEngine: @unchecked Sendable {
                 case .resume(let transfer):
                     if !transfer.isFinished, let handle = transfer.handle { curl_easy_pause(handle.easy, cxhr_pause_continue) }
                 case .run(let work): work(cookieHandle)
+                case .close(let transfer, var connections):
+                    if let transfer, let used = end(transfer, failure: nil, report: false) { connections.append(used) }
+                    closeWhenIdle(connections)
                 }
             }
             pending.removeAllKeepingBuffer()
             curl_multi_perform(multi, &running)
             collectFinished()
+            if !pendingCloses.isEmpty {
+                let waiting = pendingCloses
+                pendingCloses.removeAll()
+                closeWhenIdle(waiting)
+            }
             handOverDeliveries()
             if completedSendBits != 0 {
                 Wakeups.wake(completedSendBits)
@@ -209,12 +227,44 @@ final class TransferEngine: @unchecked Sendable {
             end(transfer, failure: TransferFailure(kind: .other, text: failure))
             return
         }
-        let code = curl_multi_add_handle(multi, handle.easy)
+        let code = add(transfer, handle)
         guard code == CURLM_OK else {
             end(transfer, failure: TransferFailure(kind: .other, text: String(cString: curl_multi_strerror(code))))
             return
         }
+    }
+
+    /// Hands the transfer on `handle` to libcurl.
+    private func add(_ transfer: Transfer, _ handle: EasyHandle) -> CURLMcode {
+        let code = curl_multi_add_handle(multi, handle.easy)
+        guard code == CURLM_OK else { return code }
         transfer.isAdded = true
+        handle.runningIndex = running.count
+        running.append(handle)
+        return code
+    }
+
+    /// Takes the transfer on `handle` out of libcurl.
+    private func remove(_ transfer: Transfer, _ handle: EasyHandle) {
+        guard transfer.isAdded else { return }
+        transfer.isAdded = false
+        curl_multi_remove_handle(multi, handle.easy)
+        let index = handle.runningIndex
+        running.swapAt(index, running.count - 1)
+        running[index].runningIndex = index
+        running.removeLast()
+        handle.runningIndex = -1
+    }
+
+    /// Closes each connection now, or once no transfer runs on it.
+    private func closeWhenIdle(_ connections: [ConnectionID]) {
+        for connection in connections {
+            if running.contains(where: { ConnectionID($0.easy) == connection }) {
+                if !pendingCloses.contains(connection) { pendingCloses.append(connection) }
+            } else {
+                LibcurlSockets.shutDown(connection)
+            }
+        }
     }
 
     /// The process-wide settings, read again when they changed since the last read. A setting
@@ -267,25 +317,44 @@ final class TransferEngine: @unchecked Sendable {
                   let transfer = Unmanaged<EasyHandle>.fromOpaque(context).takeUnretainedValue().transfer?.takeUnretainedValue()
             else { continue }
             let outcome = transfer.outcome(code, easy: easy)
+            if outcome.failure == nil, let handle = transfer.handle {
+                transfer.usedConnection(ConnectionID(handle.easy))
+                remove(transfer, handle)
+                switch transfer.next(handle) {
+                case .end:
+                    break
+                case .follow:
+                    let added = add(transfer, handle)
+                    if added == CURLM_OK { continue }
+                    end(transfer, failure: TransferFailure(kind: .other, text: String(cString: curl_multi_strerror(added))))
+                    continue
+                case .fail(let failure):
+                    end(transfer, failure: failure)
+                    continue
+                }
+            }
             end(transfer, failure: outcome.failure, status: outcome.status)
         }
     }
 
     /// Takes the transfer out of libcurl, tells the request how it ended (unless the request
-    /// already knows, as after an abort), and releases the engine's hold on it.
-    private func end(_ transfer: Transfer, failure: TransferFailure?, status: Int = 0, report: Bool = true) {
-        guard !transfer.isFinished, let handle = transfer.handle else { return }
+    /// already knows, as after an abort), and releases the engine's hold on it. Returns the
+    /// connection the transfer ran on last.
+    @discardableResult
+    private func end(_ transfer: Transfer, failure: TransferFailure?, status: Int = 0, report: Bool = true) -> ConnectionID? {
+        guard !transfer.isFinished, let handle = transfer.handle else { return nil }
         transfer.isFinished = true
-        if transfer.isAdded {
-            curl_multi_remove_handle(multi, handle.easy)
-        }
+        let connection = ConnectionID(handle.easy)
+        remove(transfer, handle)
         if handle.headParser.sawSetCookie {
             // On disk before DONE is reported.
             CookieStore.shared.persist(from: cookieHandle)
         }
         if report {
             if failure == nil { transfer.flushPendingHead() }
-            transfer.withRequest { $0.transferFinished(transfer, failure: failure, fallbackStatus: status) }
+            let metrics = transfer.metrics(handle.easy)
+            transfer.usedConnection(connection)
+            transfer.withRequest { $0.transferFinished(transfer, failure: failure, fallbackStatus: status, metrics: metrics) }
         }
         let heardChallenge = transfer.heardChallenge
         transfer.handle = nil
@@ -298,6 +367,7 @@ final class TransferEngine: @unchecked Sendable {
         recycle(handle)
         completedSendBits |= transfer.complete()
         Unmanaged.passUnretained(transfer).release()
+        return connection
     }
 
     /// Points GSS-API on this thread (where libcurl runs SPNEGO) at `wanted`: the library's

@@ -61,7 +61,9 @@ import Testing
         let recorder = Recorder { request, state in
             if state == .loading {
                 #expect(request.abort(), "abort from inside a LOADING callback")
-                #expect(request.getState() == .loading, "inside a callback getState() is the reported state")
+                #expect(request.getState() == .done, "a callback that aborts sees DONE for the rest of it")
+                #expect(request.getStatus() == 0)
+                #expect(request.getReceiveBuffer().isEmpty)
             }
         }
         request.delegate = recorder

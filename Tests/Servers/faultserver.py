@@ -20,6 +20,9 @@ import urllib.parse
 
 PATTERN = bytes(i % 251 for i in range(251 * 1024))  # whole periods: chunks join seamlessly
 RECORDED = []
+# Client connections by their port: "open", or "closed" once the handler saw them end.
+CONNECTIONS = {}
+CONNECTIONS_LOCK = threading.Lock()
 RECORDED_LOCK = threading.Lock()
 
 
@@ -61,11 +64,17 @@ class Handler(socketserver.StreamRequestHandler):
     rbufsize = 65536
 
     def handle(self):
+        port = self.client_address[1]
+        with CONNECTIONS_LOCK:
+            CONNECTIONS[port] = "open"
         try:
             while self.serve_one():
                 pass
         except (ConnectionError, BrokenPipeError, socket.timeout, OSError):
             pass
+        finally:
+            with CONNECTIONS_LOCK:
+                CONNECTIONS[port] = "closed"
 
     # -- reading -------------------------------------------------------------------------
 
@@ -85,8 +94,9 @@ class Handler(socketserver.StreamRequestHandler):
             name, _, value = raw.decode("latin-1").partition(":")
             headers.append((name.strip(), value.strip()))
         request = Request(parts[0], parts[1], headers)
+        self.method = request.method
         log(f"{request.method} {request.target}")
-        route = ROUTES.get(request.path)
+        route = ROUTES.get(request.path) or (record if request.path.startswith("/record/") else None)
         if route is None:
             self.discard_body(request)
             self.send_simple(404, b"not found\n")
@@ -144,7 +154,8 @@ class Handler(socketserver.StreamRequestHandler):
     def send_simple(self, status, body, headers=(), reason=None, close=False):
         reason = REASONS.get(status, "") if reason is None else reason
         self.send_head(status, reason, headers, len(body), close)
-        self.wfile.write(body)
+        if getattr(self, "method", "") != "HEAD":  # a response to HEAD has no body
+            self.wfile.write(body)
         self.wfile.flush()
 
     def send_json(self, status, value):
@@ -275,7 +286,8 @@ def loop(handler, request):
 def redirect_to(handler, request):
     handler.discard_body(request)
     code = request.int_arg("code", 302)
-    handler.send_simple(code, b"", [("Location", request.arg("url", "/"))], reason="Redirect")
+    body = b"moved" if code != 304 else b""  # a 304 has no body
+    handler.send_simple(code, body, [("Location", request.arg("url", "/"))], reason="Redirect")
 
 
 def headers(handler, request):
@@ -288,6 +300,7 @@ def headers(handler, request):
 
 def record(handler, request):
     length, digest = handler.digest_body(request)
+    time.sleep(request.int_arg("delay_ms", 0) / 1000)
     entry = {"method": request.method, "path": request.target, "headers": dict(request.headers),
              "body_length": length, "client_port": handler.client_address[1]}
     with RECORDED_LOCK:
@@ -304,6 +317,14 @@ def recorded(handler, request):
     handler.send_json(200, snapshot)
 
 
+def connection(handler, request):
+    """Whether the client connection from `port` is open or was closed (by either side)."""
+    handler.discard_body(request)
+    with CONNECTIONS_LOCK:
+        state = CONNECTIONS.get(request.int_arg("port", 0), "unknown")
+    handler.send_json(200, {"state": state})
+
+
 def status(handler, request):
     handler.discard_body(request)
     handler.send_simple(request.int_arg("code", 200), b"status", reason=request.arg("reason", ""))
@@ -313,7 +334,7 @@ ROUTES = {
     "/delay": delay, "/drip": drip, "/bytes": send_bytes, "/reset": reset, "/malformed": malformed,
     "/hugeheader": huge_header, "/continue": continue_, "/sink": sink, "/redirect/chain": chain,
     "/redirect/loop": loop, "/redirect/to": redirect_to, "/headers": headers, "/record": record,
-    "/recorded": recorded, "/status": status,
+    "/recorded": recorded, "/status": status, "/connection": connection,
 }
 
 

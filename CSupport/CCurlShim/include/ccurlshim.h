@@ -27,6 +27,8 @@ CURLcode cxhr_easy_set_header_function(CURL *handle, curl_write_callback fn);
 CURLcode cxhr_easy_set_read_function(CURL *handle, curl_read_callback fn);
 CURLcode cxhr_easy_set_seek_function(CURL *handle, curl_seek_callback fn);
 CURLcode cxhr_easy_set_xferinfo_function(CURL *handle, curl_xferinfo_callback fn);
+/* CURLOPT_OPENSOCKETFUNCTION and CURLOPT_CLOSESOCKETFUNCTION together. */
+CURLcode cxhr_easy_set_socket_functions(CURL *handle, curl_opensocket_callback open, curl_closesocket_callback close);
 
 /* Typed curl_easy_getinfo. */
 CURLcode cxhr_easy_get_long(CURL *handle, CURLINFO info, long *value);

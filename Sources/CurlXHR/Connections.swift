@@ -1,0 +1,76 @@
+import CCurlShim
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A connection a request used, named by its two ports (libcurl knows them once connected,
+/// for a new connection and a reused one alike). `close()` closes the connections its request
+/// used: the engine finds their sockets among those libcurl opened (``LibcurlSockets``) and
+/// shuts them down, so the server or proxy sees them end at once, and libcurl drops them from
+/// its cache as dead when it next looks.
+struct ConnectionID: Equatable, Sendable {
+    let localPort: Int
+    let remotePort: Int
+
+    /// The connection `easy`'s transfer runs or ran on; nil before it connected. Engine thread.
+    init?(_ easy: UnsafeMutableRawPointer) {
+        var local = 0, remote = 0
+        guard cxhr_easy_get_long(easy, CURLINFO_LOCAL_PORT, &local) == CURLE_OK,
+              cxhr_easy_get_long(easy, CURLINFO_PRIMARY_PORT, &remote) == CURLE_OK, local > 0, remote > 0
+        else { return nil }
+        localPort = local
+        remotePort = remote
+    }
+
+    /// Whether the socket `descriptor` carries this connection.
+    func isCarried(by descriptor: Int32) -> Bool {
+        Self.port(descriptor, getsockname) == localPort && Self.port(descriptor, getpeername) == remotePort
+    }
+
+    private static func port(_ descriptor: Int32,
+                             _ name: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32) -> Int? {
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let found = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { name(descriptor, $0, &length) }
+        }
+        guard found == 0 else { return nil }
+        return withUnsafePointer(to: &address) { pointer -> Int? in
+            switch Int32(pointer.pointee.ss_family) {
+            case AF_INET: pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+            case AF_INET6: pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+            default: nil
+            }
+        }
+    }
+}
+
+/// The sockets libcurl opened and has not closed: it opens and closes them through these
+/// callbacks (`CURLOPT_OPENSOCKETFUNCTION`, `CURLOPT_CLOSESOCKETFUNCTION`), always on the
+/// engine thread, so the set needs no lock.
+enum LibcurlSockets {
+    nonisolated(unsafe) private static var open: Set<Int32> = []
+
+    /// libcurl's own `socket()` call, remembered.
+    static let openCallback: curl_opensocket_callback = { _, _, address in
+        guard let address else { return -1 }
+        // Not inherited by programs the application starts.
+        let descriptor = socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue),
+                                address.pointee.protocol)
+        if descriptor >= 0 { open.insert(descriptor) }
+        return descriptor
+    }
+
+    static let closeCallback: curl_closesocket_callback = { _, descriptor in
+        open.remove(descriptor)
+        return Glibc.close(descriptor)
+    }
+
+    /// Shuts down the socket of `connection`, if libcurl still has it open: the peer sees the
+    /// connection end now; libcurl finds it dead and closes it. Engine thread.
+    static func shutDown(_ connection: ConnectionID) {
+        for descriptor in open where connection.isCarried(by: descriptor) {
+            _ = shutdown(descriptor, Int32(SHUT_RDWR))
+        }
+    }
+}
