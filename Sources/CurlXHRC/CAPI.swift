@@ -263,6 +263,22 @@ public func cxhr_get_bytes_sent(_ handle: OpaquePointer?) -> Int64 {
 }
 
 @c @implementation
+public func cxhr_get_metrics(_ handle: OpaquePointer?, _ metrics: UnsafeMutablePointer<cxhr_metrics>?) -> Bool {
+    let unknown = cxhr_metrics(http_version: nil, effective_url: nil, redirect_count: 0,
+                               connect_s: -1, start_transfer_s: -1, total_s: -1)
+    metrics?.pointee = unknown
+    guard let request = CRequest.find(handle), let metrics else { return false }
+    let measured = request.request.getMetrics()
+    metrics.pointee = cxhr_metrics(
+        http_version: request.keep(measured.httpVersion, as: "metrics http version"),
+        effective_url: request.keep(measured.effectiveURL, as: "metrics effective url"),
+        redirect_count: Int64(measured.redirectCount),
+        connect_s: measured.connectTime ?? -1, start_transfer_s: measured.startTransferTime ?? -1,
+        total_s: measured.totalTime ?? -1)
+    return true
+}
+
+@c @implementation
 public func cxhr_get_last_error(_ handle: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let request = CRequest.find(handle) else { return nil }
     return request.keep(request.lastError, as: "last error")

@@ -1,7 +1,8 @@
 /* Checks the C interface as a C program uses it: misuse is refused, requests work sync and
  * async, destroying a request mid-transfer or from its own callback is safe, cookies reach
  * the store file before DONE, proxies are used and dropped, failures have their kind, sent
- * bytes are counted, and the cookie jar is listed, set and deleted, from many threads too.
+ * bytes are counted, sends are measured, and the cookie jar is listed, set and deleted, from
+ * many threads too.
  *   capi_test HTTP_URL FAULT_URL [SELF_SIGNED_HTTPS_URL]     (the loopback servers' URLs)
  * Prints one line per failed check and a last line "N passed, M failed". */
 #define _GNU_SOURCE /* memmem */
@@ -362,6 +363,50 @@ static void bytes_sent(void)
   cxhr_request_destroy(request);
 }
 
+/* What a send measured: protocol, effective URL, redirects and times, as curl's -w shows. */
+static void metrics(void)
+{
+  cxhr_metrics measured = {"x", "x", 99, 1, 1, 1};
+  CHECK(!cxhr_get_metrics(NULL, &measured));
+  CHECK(measured.http_version == NULL && measured.effective_url == NULL && measured.redirect_count == 0 &&
+        measured.connect_s == -1 && measured.start_transfer_s == -1 && measured.total_s == -1);
+  CHECK(!cxhr_get_metrics(NULL, NULL));
+  cxhr_request *request = cxhr_request_create();
+  CHECK(!cxhr_get_metrics(request, NULL));
+  CHECK(cxhr_open(request, "GET", url(http_url, "/files/100b"), false, NULL, NULL, NULL));
+  CHECK(cxhr_get_metrics(request, &measured));                          /* nothing sent yet */
+  CHECK(measured.http_version == NULL && measured.effective_url == NULL && measured.total_s == -1);
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_metrics(request, &measured));
+  CHECK(measured.http_version && strcmp(measured.http_version, "HTTP/1.1") == 0);
+  CHECK(measured.effective_url && strcmp(measured.effective_url, url(http_url, "/files/100b")) == 0);
+  CHECK(measured.redirect_count == 0);
+  CHECK(measured.connect_s >= 0 && measured.connect_s <= measured.start_transfer_s &&
+        measured.start_transfer_s <= measured.total_s && measured.total_s < 30);
+
+  /* Two redirects: counted, and the URL where they led. */
+  char chain[1024];
+  snprintf(chain, sizeof chain, "%s", url(fault_url, "/redirect/chain?n=2"));
+  CHECK(cxhr_open(request, "GET", chain, false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 200);
+  CHECK(cxhr_get_metrics(request, &measured));
+  CHECK(measured.redirect_count == 2);
+  CHECK(measured.effective_url && strcmp(measured.effective_url, url(fault_url, "/redirect/chain?n=0")) == 0);
+  CHECK(measured.total_s > 0);
+  cxhr_metrics again;
+  CHECK(cxhr_get_metrics(request, &again));
+  CHECK(again.effective_url == measured.effective_url);                  /* the same string, still valid */
+
+  /* A failure before any response: no protocol. */
+  CHECK(cxhr_open(request, "GET", "http://127.0.0.1:1/", false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 10));
+  CHECK(cxhr_get_metrics(request, &measured));
+  CHECK(measured.http_version == NULL && measured.redirect_count == 0);
+  cxhr_request_destroy(request);
+  CHECK(!cxhr_get_metrics(request, &measured));                          /* destroyed */
+}
+
 static const cxhr_cookie *find_cookie(const cxhr_cookie *cookies, size_t count, const char *name, const char *domain)
 {
   for(size_t i = 0; i < count; i++)
@@ -603,6 +648,7 @@ int main(int argc, char **argv)
   proxies();
   failure_kinds();
   bytes_sent();
+  metrics();
   cookie_store(store);
   cookie_store_from_threads();
   process_wide_settings();

@@ -20,9 +20,9 @@
 #include <stdint.h>
 
 #define CURLXHR_VERSION_MAJOR 0
-#define CURLXHR_VERSION_MINOR 1
+#define CURLXHR_VERSION_MINOR 2
 #define CURLXHR_VERSION_PATCH 0
-#define CURLXHR_VERSION "0.1.0"
+#define CURLXHR_VERSION "0.2.0"
 /* The version as one number, 0xXXYYZZ, for comparisons. */
 #define CURLXHR_VERSION_NUM \
   ((CURLXHR_VERSION_MAJOR << 16) | (CURLXHR_VERSION_MINOR << 8) | CURLXHR_VERSION_PATCH)
@@ -317,6 +317,26 @@ CXHR_EXTERN cxhr_failure_kind cxhr_get_failure_kind(cxhr_request *_Nullable requ
  * the body only, not the headers; 0 without a body and for a NULL or destroyed handle.
  */
 CXHR_EXTERN int64_t cxhr_get_bytes_sent(cxhr_request *_Nullable request);
+
+/*
+ * What the last send measured and where it ended, as the curl tool's --write-out variables
+ * report them. The strings belong to the request (valid until it is re-opened or
+ * destroyed); a time is -1 while unknown.
+ */
+typedef struct {
+  const char *_Nullable http_version;  /* "HTTP/1.0", "HTTP/1.1", "HTTP/2"; NULL before a response head */
+  const char *_Nullable effective_url; /* the URL of the final response, after redirects; NULL before a send ends */
+  int64_t redirect_count;              /* redirects followed */
+  double connect_s, start_transfer_s, total_s; /* seconds from the send (curl's time_connect,
+                                                  time_starttransfer, time_total); -1 unknown */
+} cxhr_metrics;
+
+/*
+ * Fills *metrics for the request's last send (everything unknown before a send ends and
+ * after cxhr_open). Returns false, filling *metrics with unknowns if it is not NULL, for a
+ * NULL or destroyed handle or a NULL metrics.
+ */
+CXHR_EXTERN bool cxhr_get_metrics(cxhr_request *_Nullable request, cxhr_metrics *_Nullable metrics);
 
 /* Why the last call on this request returned false; NULL when it succeeded. */
 CXHR_EXTERN const char *_Nullable cxhr_get_last_error(cxhr_request *_Nullable request);
