@@ -226,13 +226,18 @@ struct Fetch: ParsableCommand {
         try configure(request, url: target, console: console)
         let sentCookies = try sendCookies(request, url: target, console: console)
         if verbose { session.describeRequest(method: effectiveMethod, url: target, headers: headers) }
-        try session.run(async: !sync) {
-            switch body.kind {
-            case .none: request.send(timeout: maxTime)
-            case .text(let text): request.send(text, timeout: maxTime)
-            case .bytes(let data): request.sendData(data, timeout: maxTime)
-            case .file(let path): request.sendWithFile(path, timeout: maxTime)
+        do {
+            try session.run(async: !sync) {
+                switch body.kind {
+                case .none: request.send(timeout: maxTime)
+                case .text(let text): request.send(text, timeout: maxTime)
+                case .bytes(let data): request.sendData(data, timeout: maxTime)
+                case .file(let path): request.sendWithFile(path, timeout: maxTime)
+                }
             }
+        } catch {
+            sentCookies?.restore()
+            throw error
         }
         sentCookies?.restore()
         let outcome = finish(request, session: session)
