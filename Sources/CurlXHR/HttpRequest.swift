@@ -132,12 +132,15 @@ public final class HttpRequest: Sendable {
     // MARK: Opening
 
     /// Prepares a request. Allowed in every state; a request in flight is aborted first
-    /// (reporting DONE), the response is forgotten, and the state becomes OPENED.
+    /// (reporting DONE), the response is forgotten, and the state becomes OPENED. Opening a
+    /// request that is already OPENED reports no second OPENED (as XMLHttpRequest).
     ///
     /// - Parameters:
-    ///   - method: `GET`, `POST`, `HEAD`, `PUT`, `DELETE` (upper-cased whatever their case) or
-    ///     any other token, sent as given.
-    ///   - url: an absolute `http` or `https` URL.
+    ///   - method: `DELETE`, `GET`, `HEAD`, `OPTIONS`, `POST`, `PUT` (upper-cased whatever their
+    ///     case, as XMLHttpRequest does) or any other token, sent exactly as given (`patCH`
+    ///     stays `patCH`).
+    ///   - url: an absolute `http` or `https` URL. Bytes outside ASCII in its path, query and
+    ///     fragment are sent percent-encoded as UTF-8.
     ///   - async: `true` reports states to the delegate and `send` returns at once; `false`
     ///     makes `send` return in DONE.
     ///   - user: the user name for server authentication.
@@ -466,9 +469,9 @@ public final class HttpRequest: Sendable {
         return true
     }
 
-    /// Closes every connection the request used (a `CONNECT` tunnel through a proxy
-    /// included), at once: the server or proxy sees each end, while other requests'
-    /// connections stay open for reuse. A request in flight is aborted first (one DONE, as for
+    /// Closes every connection the request used for its last send (each hop of its
+    /// redirects, a `CONNECT` tunnel through a proxy included), at once: the server or proxy
+    /// sees each end, while other requests' connections stay open for reuse. A request in flight is aborted first (one DONE, as for
     /// ``abort()``); a connection another request is using right now is closed as soon as
     /// that request is done with it. The next send opens a new connection with a full TLS
     /// handshake, so certificates are verified afresh. Allowed in every state.
@@ -489,8 +492,6 @@ public final class HttpRequest: Sendable {
         return true
     }
 
-    /// The most connections a request remembers for ``close()`` (the latest ones).
-    static let rememberedConnections = 8
 
     // MARK: The response
 
@@ -606,16 +607,10 @@ public final class HttpRequest: Sendable {
         var failure: TransferFailure?
         /// What the last send measured (``HttpRequest/getMetrics()``).
         var metrics = Metrics()
-        /// The connections the sends since the last `close()` ran on, the latest last.
+        /// The connections the last send that completed ran on (one a hop), for `close()`.
+        /// Only the last send's: a connection is named by its ports, which a later connection
+        /// may reuse once it is gone, so names are not kept long.
         var usedConnections: [ConnectionID] = []
-
-        /// Notes a connection a send ran on, for `close()`.
-        mutating func remember(_ connection: ConnectionID) {
-            guard usedConnections.last != connection else { return }
-            usedConnections.removeAll { $0 == connection }
-            if usedConnections.count == HttpRequest.rememberedConnections { usedConnections.removeFirst() }
-            usedConnections.append(connection)
-        }
         /// Body bytes since the last ``HttpRequest/getReceiveBuffer()`` (none while
         /// `receivedTaken`).
         var received = Data()
@@ -1076,7 +1071,8 @@ public final class HttpRequest: Sendable {
             guard core.transfer === transfer else { return Effects() }
             core.forgetTransfer()
             core.metrics = metrics
-            transfer.forEachConnectionUsed { core.remember($0) }
+            core.usedConnections.removeAll(keepingCapacity: true)
+            transfer.forEachConnectionUsed { core.usedConnections.append($0) }
             core.isPaused = false
             if let failure {
                 core.forgetResponse()

@@ -44,6 +44,11 @@ final class TransferEngine: @unchecked Sendable {
     @exclusivity(unchecked) private var running: [EasyHandle] = []
     /// Connections `close()` asked to close while a transfer used them: closed when none does.
     @exclusivity(unchecked) private var pendingCloses: [ConnectionID] = []
+    /// libcurl's limit on the connections it keeps, open or idle (`CURLMOPT_MAXCONNECTS`).
+    /// libcurl's default is four per transfer running, which is four when one runs: a
+    /// program sending one request at a time lost its idle connections to the fifth host, or
+    /// to a short burst. Here at least 64, and four per transfer running beyond that.
+    @exclusivity(unchecked) private var maxConnections = 64
     /// Requests whose callbacks became due during this round of the loop, by the queue they
     /// run on: handed over together when the round ends (one hop per queue, not one per
     /// request and state). Those of the default queue apart, in a buffer kept from round to
@@ -80,6 +85,7 @@ final class TransferEngine: @unchecked Sendable {
             _ = cxhr_share_set_long(share, CURLSHOPT_SHARE, Int(data.rawValue))
         }
         _ = cxhr_multi_set_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        _ = cxhr_multi_set_long(multi, CURLMOPT_MAXCONNECTS, maxConnections)
         _ = cxhr_easy_set_share(cookieHandle, share)
         _ = cxhr_easy_set_string(cookieHandle, CURLOPT_COOKIEFILE, "")
         // Before the thread starts, so this thread may still use the handles.
@@ -241,6 +247,10 @@ final class TransferEngine: @unchecked Sendable {
         transfer.isAdded = true
         handle.runningIndex = running.count
         running.append(handle)
+        if running.count * 4 > maxConnections {
+            maxConnections = running.count * 4
+            _ = cxhr_multi_set_long(multi, CURLMOPT_MAXCONNECTS, maxConnections)
+        }
         return code
     }
 

@@ -29,15 +29,23 @@ import Testing
         try #require(try Echo(body).json["client_port"] as? Int)
     }
 
+    /// The fault server under a name no other test uses (one test only), so that no other
+    /// test's request takes this test's idle connections from the process-wide cache (and
+    /// closes them with its own, as it should).
+    var ownFaultURL: String {
+        get throws { "http://[::ffff:127.0.0.1]:\(try env["TESTENV_FAULT_PORT"])" }
+    }
+
     @Test func closeEndsTheRequestsConnectionAndLeavesAnothersOpen() throws {
         // The first request holds its connection while the second one connects: two connections.
         let first = HttpRequest()
         let recorder = Recorder()
         first.delegate = recorder
-        #expect(first.open("GET", url: try env.faultURL + "/record?delay_ms=400", async: true))
+        #expect(first.open("GET", url: try ownFaultURL + "/record?delay_ms=400", async: true))
         #expect(first.send())
         Thread.sleep(forTimeInterval: 0.1)
-        let (second, secondBody) = fetchSync("GET", try env.faultURL + "/record?second=1")
+        // Without PIPEWAIT, libcurl would wait to learn whether the first connection multiplexes.
+        let (second, secondBody) = fetchSync("GET", try ownFaultURL + "/record?second=1") { $0.enablePipelining = false }
         #expect(recorder.waitForDone())
         let firstPort = try clientPort(recorder.result.body)
         let secondPort = try clientPort(secondBody)
@@ -47,18 +55,33 @@ import Testing
         #expect(first.close())
         #expect(try waitFor(firstPort, "closed", seconds: 0.5), "the server sees the connection end right after close()")
         #expect(try connectionState(secondPort) == "open", "another request's connection stays open")
-        #expect(second.open("GET", url: try env.faultURL + "/record?again=1"))
+        #expect(second.open("GET", url: try ownFaultURL + "/record?again=1"))
         #expect(second.send())
         #expect(second.getStatus() == 200)
         #expect(try connectionState(secondPort) == "open")
 
         // The closed request sends again on a new connection.
-        #expect(first.open("GET", url: try env.faultURL + "/record?after=1"))
+        #expect(first.open("GET", url: try ownFaultURL + "/record?after=1"))
         #expect(first.send())
         let newPort = try clientPort(first.getReceiveBuffer())
         #expect(newPort != firstPort)
         #expect(first.close())
         #expect(try waitFor(newPort, "closed", seconds: 0.5))
+    }
+
+    @Test func requestsRightAfterACloseFindNoDeadConnection() throws {
+        // The next request to the same origin, sent right after close(), must not be handed
+        // the connection close() shut down.
+        let url = try env.faultURL + "/status?code=200&after-close"
+        for round in 0..<20 {
+            let closing = fetchSync("GET", url).0
+            #expect(closing.close())
+            let (next, _) = fetchSync("GET", url)
+            #expect(next.getStatus() == 200, "round \(round): \(next.getStatusText() ?? "")")
+            let (asyncNext, seen) = fetchAsync("GET", url)
+            #expect(asyncNext.getStatus() == 200, "round \(round): \(asyncNext.getStatusText() ?? "")")
+            #expect(seen.states == [.opened, .sent, .headersReceived, .loading, .done])
+        }
     }
 
     @Test func closeEndsEveryConnectionOfARedirectAcrossHosts() throws {
@@ -141,7 +164,7 @@ import Testing
         #expect(recorder.waitForDone())
         Thread.sleep(forTimeInterval: 0.3)
         #expect(inside.withLock { $0 } == ["DONE", "0", "0", "aborted"])
-        #expect(recorder.result.states == [.opened, .sent, .headersReceived, .done], "one DONE follows, nothing after")
+        #expect(recorder.result.states == [.opened, .sent, .headersReceived, .done], "one DONE follows, nothing after: \(recorder.result.textAtDone ?? "")")
         #expect(recorder.result.callbacksAfterDone == 0)
         #expect(request.getState() == .done)
     }

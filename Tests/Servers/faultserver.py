@@ -153,6 +153,8 @@ class Handler(socketserver.StreamRequestHandler):
 
     def send_simple(self, status, body, headers=(), reason=None, close=False):
         reason = REASONS.get(status, "") if reason is None else reason
+        if status in (204, 304):  # responses that never have a body
+            body = b""
         self.send_head(status, reason, headers, len(body), close)
         if getattr(self, "method", "") != "HEAD":  # a response to HEAD has no body
             self.wfile.write(body)
