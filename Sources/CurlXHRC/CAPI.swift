@@ -167,6 +167,8 @@ public func cxhr_clear_post_values(_ handle: OpaquePointer?) -> Bool {
 public func cxhr_send(_ handle: OpaquePointer?, _ data: UnsafeRawPointer?, _ length: Int,
                       _ timeout: Double) -> Bool {
     guard let request = CRequest.find(handle) else { return false }
+    // size_t arrives as Int: a length above PTRDIFF_MAX is negative here and no buffer has it.
+    guard length >= 0 else { return request.refuse("length is greater than PTRDIFF_MAX") }
     guard data != nil || length == 0 else { return request.refuse("data is NULL but length is not 0") }
     let body = data.map { Data(bytes: $0, count: length) }
     return request.call { $0.sendData(body, timeout: timeout) }
@@ -235,6 +237,45 @@ public func cxhr_get_receive_buffer(_ handle: OpaquePointer?, _ length: UnsafeMu
     let buffer = request.takeReceiveBuffer()
     length?.pointee = buffer.count
     return buffer.count > 0 ? UnsafeRawPointer(buffer.baseAddress) : nil
+}
+
+@c @implementation
+public func cxhr_get_failure_kind(_ handle: OpaquePointer?) -> cxhr_failure_kind {
+    guard let kind = CRequest.find(handle)?.request.getFailureKind() else { return CXHR_FAILURE_NONE }
+    // Exhaustive on purpose: a new FailureKind does not compile until it has a C name.
+    switch kind {
+    case .aborted: return CXHR_FAILURE_ABORTED
+    case .dns: return CXHR_FAILURE_DNS
+    case .connection: return CXHR_FAILURE_CONNECTION
+    case .tls: return CXHR_FAILURE_TLS
+    case .timeout: return CXHR_FAILURE_TIMEOUT
+    case .redirects: return CXHR_FAILURE_REDIRECTS
+    case .proxy: return CXHR_FAILURE_PROXY
+    case .response: return CXHR_FAILURE_RESPONSE
+    case .authentication: return CXHR_FAILURE_AUTHENTICATION
+    case .other: return CXHR_FAILURE_OTHER
+    }
+}
+
+@c @implementation
+public func cxhr_get_bytes_sent(_ handle: OpaquePointer?) -> Int64 {
+    CRequest.find(handle)?.request.getBytesSent() ?? 0
+}
+
+@c @implementation
+public func cxhr_get_metrics(_ handle: OpaquePointer?, _ metrics: UnsafeMutablePointer<cxhr_metrics>?) -> Bool {
+    let unknown = cxhr_metrics(http_version: nil, effective_url: nil, redirect_count: 0,
+                               connect_s: -1, start_transfer_s: -1, total_s: -1)
+    metrics?.pointee = unknown
+    guard let request = CRequest.find(handle), let metrics else { return false }
+    let measured = request.request.getMetrics()
+    metrics.pointee = cxhr_metrics(
+        http_version: request.keep(measured.httpVersion, as: "metrics http version"),
+        effective_url: request.keep(measured.effectiveURL, as: "metrics effective url"),
+        redirect_count: Int64(measured.redirectCount),
+        connect_s: measured.connectTime ?? -1, start_transfer_s: measured.startTransferTime ?? -1,
+        total_s: measured.totalTime ?? -1)
+    return true
 }
 
 @c @implementation

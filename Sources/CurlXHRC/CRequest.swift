@@ -66,7 +66,7 @@ final class CRequest: @unchecked Sendable {
     }
 
     /// Kept equal to the header's CURLXHR_VERSION (a C test checks).
-    static let version: StaticString = "0.1.0"
+    static let version: StaticString = "0.2.0"
 
 
     // MARK: Calls

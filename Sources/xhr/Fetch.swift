@@ -8,21 +8,38 @@ struct Fetch: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Fetch a URL (the default subcommand).",
         discussion: """
-        The body goes to standard output (or -o FILE); everything else (-v, --states, the \
+        The body goes to standard output (or -o FILE, -O); everything else (-v, --states, the \
         progress bar, errors) to standard error. Requests are asynchronous unless --sync is \
         given. The http_proxy, https_proxy, all_proxy and no_proxy environment variables are \
         honoured as curl honours them; -x wins over them.
 
+        DIFFERENCES FROM CURL
+          Redirects are followed by default (-L is accepted and changes nothing); \
+        --no-location returns them.
+          -i, -I, -D and -v show the final response's head only, not each redirect's.
+          Cookies: every run uses a persistent cookie jar (by default the library's store \
+        file); -c FILE makes FILE that store (read at the start, kept up to date) and writes \
+        every cookie to it at the end, session cookies too, as curl does. -b FILE adds the \
+        cookies of a Netscape-format file to the jar. -b 'NAME=VALUE; …' is a Cookie header \
+        as with curl, but when the jar has cookies for the URL too, the pairs join them for \
+        the transfer (one Cookie line, in the jar's order) and leave the jar after it. \
+        --no-cookies sends and stores none (a -b string still goes).
+          The User-Agent is the library's (CurlXHR/VERSION libcurl/VERSION) unless -A or -H \
+        sets one; -A '' keeps it. -e 'URL;auto' sends URL (no automatic referer on redirects).
+          A status line without a reason phrase is shown with the standard one \
+        ("HTTP/1.1 201 Created" where curl shows "HTTP/1.1 201").
+          Errors are one line, "xhr: <reason>", not curl's "curl: (N) <reason>".
+
         EXIT STATUS
-          0   the request completed (any HTTP status unless --fail)
+          0   the request completed (any HTTP status unless -f or --fail-with-body)
           1   another failure
           2   the library refused an argument (a malformed URL, header or proxy)
           5   the proxy could not be reached or broke the connection
           6   the host name did not resolve
           7   the connection failed or broke
           8   the response was not valid HTTP
-          22  --fail and an HTTP status of 400 or more
-          23  the -o file could not be written
+          22  -f or --fail-with-body, and an HTTP status of 400 or more
+          23  the output file could not be written (or -O found no file name in the URL)
           26  the file to send could not be read
           28  the --max-time ran out
           35  TLS handshake or certificate verification failed
@@ -36,68 +53,116 @@ struct Fetch: ParsableCommand {
     @Argument(help: "An http or https URL.")
     var url: String
 
-    @Option(name: [.customShort("X"), .customLong("request")], help: "The method (default GET, or POST with -d/-F).")
+    // MARK: The request
+
+    @Option(name: [.customShort("X"), .customLong("request")],
+            help: ArgumentHelp("The method (default GET; POST with -d, --data-binary, --json or -F; PUT with -T; HEAD with -I).", valueName: "METHOD"))
     var method: String?
 
-    @Option(name: [.customShort("H"), .customLong("header")], help: "A request header 'Name: value' (repeatable).")
+    @Option(name: [.customShort("H"), .customLong("header")], help: ArgumentHelp("A request header 'Name: value' (repeatable).", valueName: "HEADER"))
     var headers: [String] = []
 
-    @Option(name: [.customShort("d"), .customLong("data")], help: "A body sent as given; repeated values are joined with '&'.")
+    @Option(name: [.customShort("d"), .customLong("data")], help: ArgumentHelp("A body sent as given; repeated values are joined with '&'.", valueName: "DATA"))
     var data: [String] = []
 
-    @Option(name: .customLong("data-binary"), help: "A body sent byte for byte; @FILE reads FILE.")
+    @Option(name: .customLong("data-binary"), help: ArgumentHelp("A body sent byte for byte; @FILE reads FILE.", valueName: "DATA"))
     var dataBinary: String?
 
-    @Option(name: [.customShort("F"), .customLong("form")], help: "A form value key=value (repeatable), sent urlencoded.")
+    @Option(name: .customLong("json"),
+            help: ArgumentHelp("A JSON body (@FILE reads FILE; repeated values are joined), POSTed with Content-Type and Accept application/json.", valueName: "DATA"))
+    var json: [String] = []
+
+    @Option(name: [.customShort("F"), .customLong("form")], help: ArgumentHelp("A form value key=value (repeatable), sent urlencoded.", valueName: "KEY=VALUE"))
     var form: [String] = []
 
-    @Option(name: [.customShort("T"), .customLong("upload-file")], help: "Stream FILE as the body, with PUT (or the -X method if it is not GET, HEAD or POST).")
+    @Option(name: [.customShort("T"), .customLong("upload-file")], help: ArgumentHelp("Stream FILE as the body, with PUT (or the -X method if it is not GET, HEAD or POST).", valueName: "FILE"))
     var uploadFile: String?
 
-    @Option(name: [.customShort("u"), .customLong("user")], help: "Server credentials user:password.")
+    @Flag(name: [.customShort("G"), .customLong("get")], help: "Send the -d and --data-binary data in the URL's query, with GET.")
+    var get = false
+
+    @Option(name: [.customShort("A"), .customLong("user-agent")], help: ArgumentHelp("The User-Agent header (default: the library's, CurlXHR/VERSION libcurl/VERSION).", valueName: "NAME"))
+    var userAgent: String?
+
+    @Option(name: [.customShort("e"), .customLong("referer")], help: ArgumentHelp("The Referer header (a ';auto' suffix is ignored).", valueName: "URL"))
+    var referer: String?
+
+    // MARK: Authentication, proxies, TLS
+
+    @Option(name: [.customShort("u"), .customLong("user")], help: ArgumentHelp("Server credentials user:password.", valueName: "USER:PASSWORD"))
     var user: String?
 
-    @Option(name: .customLong("auth"), help: "basic (default), digest, ntlm or negotiate.")
+    @Option(name: .customLong("auth"), help: ArgumentHelp("basic (default), digest, ntlm or negotiate.", valueName: "SCHEME"))
     var auth: String?
 
-    @Option(name: [.customShort("x"), .customLong("proxy")], help: "An HTTP proxy host:port.")
+    @Option(name: [.customShort("x"), .customLong("proxy")], help: ArgumentHelp("An HTTP proxy host:port.", valueName: "HOST:PORT"))
     var proxy: String?
 
-    @Option(name: .customLong("proxy-user"), help: "Proxy credentials user:password.")
+    @Option(name: .customLong("proxy-user"), help: ArgumentHelp("Proxy credentials user:password.", valueName: "USER:PASSWORD"))
     var proxyUser: String?
 
-    @Option(name: .customLong("proxy-auth"), help: "basic (default), digest, ntlm or negotiate, for the proxy.")
+    @Option(name: .customLong("proxy-auth"), help: ArgumentHelp("basic (default), digest, ntlm or negotiate, for the proxy.", valueName: "SCHEME"))
     var proxyAuth: String?
 
     @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Accept any certificate and host name.")
     var insecure = false
 
-    @Option(name: .customLong("cacert"), help: "Trust only the CAs in this PEM file.")
+    @Option(name: .customLong("cacert"), help: ArgumentHelp("Trust only the CAs in this PEM file.", valueName: "FILE"))
     var caFile: String?
 
-    @Flag(name: .customLong("no-location"), help: "Return redirects instead of following them.")
-    var noLocation = false
+    // MARK: Redirects and cookies
 
-    @Flag(name: .customLong("no-cookies"), help: "Send no cookies and store none.")
-    var noCookies = false
+    @Flag(name: [.customShort("L"), .customLong("location")], inversion: .prefixedNo, exclusivity: .chooseLast,
+          help: "Follow redirects: the default here (-L changes nothing); --no-location returns them.")
+    var location = true
 
-    @Option(name: .customLong("cookie-jar"), help: "The persistent cookie store file to use instead of the default.")
+    @Option(name: [.customShort("b"), .customLong("cookie")],
+            help: ArgumentHelp("Cookies to send: 'NAME=VALUE; …', or a Netscape-format file (- for standard input) whose cookies join the jar.", valueName: "DATA|FILE"))
+    var cookie: String?
+
+    @Option(name: [.customShort("c"), .customLong("cookie-jar")],
+            help: ArgumentHelp("Use FILE as the persistent cookie store and write every cookie to it at the end (- : standard output).", valueName: "FILE"))
     var cookieJar: String?
 
-    @Option(name: [.customShort("m"), .customLong("max-time")], help: "Seconds for the whole request (default: no limit).")
+    @Flag(name: .customLong("no-cookies"), help: "Send no cookies from the jar and store none (a -b string still goes).")
+    var noCookies = false
+
+    // MARK: Output
+
+    @Option(name: [.customShort("m"), .customLong("max-time")], help: ArgumentHelp("Seconds for the whole request (default: no limit).", valueName: "SECONDS"))
     var maxTime: Double = 0
 
     @Flag(name: .customLong("sync"), help: "Send synchronously (default: asynchronously, with callbacks).")
     var sync = false
 
-    @Option(name: [.customShort("o"), .customLong("output")], help: "Write the body to FILE.")
+    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Write the body to FILE (created at the first byte; none after a failure).", valueName: "FILE"))
     var output: String?
+
+    @Flag(name: [.customShort("O"), .customLong("remote-name")], help: "Write the body to a file in the current directory named as the URL's last path segment.")
+    var remoteName = false
 
     @Flag(name: [.customShort("i"), .customLong("include")], help: "Print the status line and headers before the body.")
     var include = false
 
+    @Flag(name: [.customShort("I"), .customLong("head")], help: "Send HEAD and print the status line and headers.")
+    var head = false
+
+    @Option(name: [.customShort("D"), .customLong("dump-header")], help: ArgumentHelp("Write the status line and headers to FILE (- : standard output).", valueName: "FILE"))
+    var dumpHeader: String?
+
+    @Option(name: [.customShort("w"), .customLong("write-out")], help: ArgumentHelp(
+        "Print FORMAT on standard output after the transfer (@FILE reads it from FILE).",
+        discussion: "Variables as curl's: %{http_code} %{response_code} %{size_download} %{time_total} "
+            + "%{time_connect} %{time_starttransfer} %{url_effective} %{num_redirects} %{http_version} "
+            + "%{content_type} %{exitcode} %{errormsg} %header{NAME} %{stdout} %{stderr}; %% is %, "
+            + "\\n \\r \\t are escapes.", valueName: "FORMAT"))
+    var writeOut: String?
+
     @Flag(name: [.customShort("s"), .customLong("silent")], help: "No progress bar and no error line.")
     var silent = false
+
+    @Flag(name: [.customShort("S"), .customLong("show-error")], help: "With -s, still print the error line.")
+    var showError = false
 
     @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Print the request and the response head on standard error.")
     var verbose = false
@@ -105,12 +170,21 @@ struct Fetch: ParsableCommand {
     @Flag(name: .customLong("states"), help: "Print each ready state with the time since the request started and the bytes so far.")
     var states = false
 
-    @Flag(name: [.customShort("f"), .customLong("fail")], help: "Exit 22 for an HTTP status of 400 or more.")
+    @Flag(name: [.customShort("f"), .customLong("fail")], help: "For an HTTP status of 400 or more: no body, and exit 22.")
     var fail = false
 
+    @Flag(name: .customLong("fail-with-body"), help: "For an HTTP status of 400 or more: the body, and exit 22.")
+    var failWithBody = false
+
     mutating func validate() throws {
-        let bodies = [!data.isEmpty, dataBinary != nil, !form.isEmpty, uploadFile != nil].filter { $0 }.count
-        if bodies > 1 { throw ValidationError("use one of -d, --data-binary, -F and -T") }
+        let bodies = [!data.isEmpty, dataBinary != nil, !json.isEmpty, !form.isEmpty, uploadFile != nil].filter { $0 }.count
+        if bodies > 1 { throw ValidationError("use one of -d, --data-binary, --json, -F and -T") }
+        if get, !json.isEmpty || !form.isEmpty || uploadFile != nil {
+            throw ValidationError("-G sends -d and --data-binary data in the URL; it cannot send --json, -F or -T")
+        }
+        if head, bodies > 0, !get { throw ValidationError("-I sends HEAD, which has no body: use -G to put -d data in the URL") }
+        if fail, failWithBody { throw ValidationError("-f and --fail-with-body cannot be used together") }
+        if output != nil, remoteName { throw ValidationError("use one of -o and -O") }
         if maxTime < 0 || !maxTime.isFinite { throw ValidationError("--max-time must be 0 or more seconds") }
         for header in headers where !header.contains(":") {
             throw ValidationError("-H '\(header)' is not 'Name: value'")
@@ -125,49 +199,75 @@ struct Fetch: ParsableCommand {
 
     func run() throws {
         HttpRequest.usesEnvironmentProxy = true
-        if let cookieJar { CookieStore.shared.file = cookieJar }
-        let console = Console(silent: silent)
-        let request = HttpRequest()
+        if let cookieJar, cookieJar != "-" { CookieStore.shared.file = cookieJar }
+        let console = Console(silent: silent && !showError)
+        let format = try writeOutFormat(console: console)
         let body = try requestBody(console: console)
+        let target = get ? Self.url(url, withQuery: try queryData(console: console)) : url
 
-        let sink: FileHandle
-        if let output {
-            guard FileManager.default.createFile(atPath: output, contents: nil) , let handle = FileHandle(forWritingAtPath: output) else {
-                throw console.exit(23, "cannot write \(output)")
+        let sink: Output
+        if remoteName {
+            guard let name = Self.remoteFileName(target) else {
+                throw console.exit(23, "-O: the URL has no file name to write to")
             }
-            sink = handle
+            sink = .file(name)
         } else {
-            sink = FileHandle.standardOutput
+            sink = output.map { .file($0) } ?? .standardOutput()
         }
-        let session = Session(request: request, sink: sink, console: console, include: include, verbose: verbose,
-                              states: states, uploadTotal: body.size,
-                              progress: !silent && isatty(2) != 0)
+        let headDump = dumpHeader.map { $0 == "-" ? Output.standardOutput() : Output.file($0) }
+        if !noCookies, let cookie, !cookie.contains("=") { Cookies.load(file: cookie) }
+
+        let request = HttpRequest()
+        let session = Session(request: request, output: sink, headDump: headDump, console: console,
+                              include: include || head, discardErrorBody: fail, verbose: verbose,
+                              states: states, uploadTotal: body.size, progress: !silent && isatty(2) != 0)
         // The delegate comes first: an asynchronous open already reports OPENED.
         if !sync { request.delegate = session }
-        try configure(request, console: console)
-        if verbose { session.describeRequest(method: effectiveMethod, url: url, headers: headers) }
-        try session.run(async: !sync) {
-            switch body.kind {
-            case .none: request.send(timeout: maxTime)
-            case .text(let text): request.send(text, timeout: maxTime)
-            case .bytes(let data): request.sendData(data, timeout: maxTime)
-            case .file(let path): request.sendWithFile(path, timeout: maxTime)
+        try configure(request, url: target, console: console)
+        let sentCookies = try sendCookies(request, url: target, console: console)
+        if verbose { session.describeRequest(method: effectiveMethod, url: target, headers: headers) }
+        do {
+            try session.run(async: !sync) {
+                switch body.kind {
+                case .none: request.send(timeout: maxTime)
+                case .text(let text): request.send(text, timeout: maxTime)
+                case .bytes(let data): request.sendData(data, timeout: maxTime)
+                case .file(let path): request.sendWithFile(path, timeout: maxTime)
+                }
             }
+        } catch {
+            sentCookies?.restore()
+            throw error
         }
-        try? sink.synchronize()
-        try finish(request, console: console)
+        sentCookies?.restore()
+        let outcome = finish(request, session: session)
+        if let format {
+            WriteOut.print(format, values: writeOutValues(request, session: session, url: target, outcome: outcome),
+                           header: { request.getResponseHeader($0) }, console: console)
+        }
+        if let cookieJar, !noCookies { Cookies.writeJar(to: cookieJar, console: console) }
+        if let outcome { throw console.exit(outcome.code, outcome.message) }
     }
 
     private var effectiveMethod: String {
-        method ?? (uploadFile != nil ? "PUT" : (!data.isEmpty || dataBinary != nil || !form.isEmpty) ? "POST" : "GET")
+        if let method { return method }
+        if head { return "HEAD" }
+        if get { return "GET" }
+        if uploadFile != nil { return "PUT" }
+        return !data.isEmpty || dataBinary != nil || !json.isEmpty || !form.isEmpty ? "POST" : "GET"
     }
 
-    private func configure(_ request: HttpRequest, console: Console) throws {
+    /// Whether -H gives a header of this name (then -A, -e and --json leave it alone, as curl does).
+    private func hasHeader(_ name: String) -> Bool {
+        headers.contains { $0.split(separator: ":", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces).lowercased() == name.lowercased() }
+    }
+
+    private func configure(_ request: HttpRequest, url: String, console: Console) throws {
         func check(_ accepted: Bool) throws {
             if !accepted { throw console.exit(request.lastError?.code == .fileUnreadable ? 26 : 2, request.lastError?.message ?? "refused") }
         }
         if insecure { try check(request.disablePeerVerification()) }
-        if noLocation { try check(request.disableFollowLocation()) }
+        if !location { try check(request.disableFollowLocation()) }
         if let caFile { try check(request.setCACertificateFile(caFile)) }
         if noCookies { try check(request.disableCookieHandling()) }
         if let proxy, let address = ProxyAddress(proxy) {
@@ -183,16 +283,60 @@ struct Fetch: ParsableCommand {
             let value = header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             try check(request.setRequestHeader(String(header[..<colon]), value: value))
         }
+        if let userAgent, !userAgent.isEmpty, !hasHeader("User-Agent") {
+            try check(request.setRequestHeader("User-Agent", value: userAgent))
+        }
+        if var referer, !hasHeader("Referer") {
+            if referer.hasSuffix(";auto") { referer.removeLast(";auto".count) }
+            if !referer.isEmpty { try check(request.setRequestHeader("Referer", value: referer)) }
+        }
+        if !json.isEmpty {
+            if !hasHeader("Content-Type") { try check(request.setRequestHeader("Content-Type", value: "application/json")) }
+            if !hasHeader("Accept") { try check(request.setRequestHeader("Accept", value: "application/json")) }
+        }
         for field in form {
             let equals = field.firstIndex(of: "=")!
             request.setPostValue(String(field[field.index(after: equals)...]), forKey: String(field[..<equals]))
         }
     }
 
+    /// `-b 'NAME=VALUE; …'`: a Cookie header as given, as curl sends it (libcurl sends it to
+    /// the URL's host and port only). When the jar has cookies for the URL too, libcurl
+    /// would send them in a second Cookie line: then the pairs join the jar for the transfer
+    /// instead, as session cookies of the URL's host, and are taken out after it.
+    private func sendCookies(_ request: HttpRequest, url: String, console: Console) throws -> Cookies.Sent? {
+        guard let cookie, cookie.contains("=") else { return nil }
+        if !noCookies, !CookieStore.shared.cookies(for: url).isEmpty, let sent = Cookies.send(cookie, to: url) {
+            return sent
+        }
+        if !request.setRequestHeader("Cookie", value: cookie) {
+            throw console.exit(2, request.lastError?.message ?? "-b: the cookies cannot be sent")
+        }
+        return nil
+    }
+
     /// `user:password` → its parts (no colon: an empty password).
     static func split(_ credentials: String) -> (user: String, password: String) {
         guard let colon = credentials.firstIndex(of: ":") else { return (credentials, "") }
         return (String(credentials[..<colon]), String(credentials[credentials.index(after: colon)...]))
+    }
+
+    /// curl's -G: the data joins the query with `&`, or starts it with `?`.
+    static func url(_ url: String, withQuery query: String?) -> String {
+        guard let query, !query.isEmpty else { return url }
+        let fragment = url.firstIndex(of: "#")
+        let base = url[..<(fragment ?? url.endIndex)]
+        return base + (base.contains("?") ? "&" : "?") + query + (fragment.map { String(url[$0...]) } ?? "")
+    }
+
+    /// curl's -O: the last segment of the URL's path (without query or fragment); nil when empty.
+    static func remoteFileName(_ url: String) -> String? {
+        var rest = Substring(url)
+        if let end = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
+        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
+        guard let slash = rest.firstIndex(of: "/") else { return nil }   // no path at all
+        let name = rest[slash...].split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
+        return name.isEmpty || name == "." || name == ".." ? nil : name
     }
 
     struct Body {
@@ -207,19 +351,37 @@ struct Fetch: ParsableCommand {
         var size: Int64?
     }
 
+    /// The bytes of `@FILE` (`@-`: standard input), or the text itself.
+    private static func contents(_ argument: String, console: Console) throws -> Data {
+        guard argument.hasPrefix("@") else { return Data(argument.utf8) }
+        let path = String(argument.dropFirst())
+        if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+        guard let bytes = FileManager.default.contents(atPath: path) else {
+            throw console.exit(26, "cannot read \(path)")
+        }
+        return bytes
+    }
+
+    /// The -d and --data-binary data, for -G's query.
+    private func queryData(console: Console) throws -> String? {
+        if !data.isEmpty { return data.joined(separator: "&") }
+        if let dataBinary { return String(decoding: try Self.contents(dataBinary, console: console), as: UTF8.self) }
+        return nil
+    }
+
     private func requestBody(console: Console) throws -> Body {
+        if get { return Body(kind: .none, size: nil) }
         if !data.isEmpty {
             let text = data.joined(separator: "&")
             return Body(kind: .bytes(Data(text.utf8)), size: Int64(text.utf8.count))
         }
         if let dataBinary {
-            guard dataBinary.hasPrefix("@") else {
-                return Body(kind: .bytes(Data(dataBinary.utf8)), size: Int64(dataBinary.utf8.count))
-            }
-            let path = String(dataBinary.dropFirst())
-            guard let bytes = FileManager.default.contents(atPath: path) else {
-                throw console.exit(26, "cannot read \(path)")
-            }
+            let bytes = try Self.contents(dataBinary, console: console)
+            return Body(kind: .bytes(bytes), size: Int64(bytes.count))
+        }
+        if !json.isEmpty {
+            var bytes = Data()
+            for part in json { bytes += try Self.contents(part, console: console) }
             return Body(kind: .bytes(bytes), size: Int64(bytes.count))
         }
         if let uploadFile {
@@ -229,15 +391,48 @@ struct Fetch: ParsableCommand {
         return Body(kind: .none, size: nil)
     }
 
-    private func finish(_ request: HttpRequest, console: Console) throws {
+    private func writeOutFormat(console: Console) throws -> String? {
+        guard let writeOut else { return nil }
+        guard writeOut.hasPrefix("@") else { return writeOut }
+        return String(decoding: try Self.contents(writeOut, console: console), as: UTF8.self)
+    }
+
+    /// How the run ends when it does not end well: the exit status and the error line.
+    struct Outcome {
+        var code: Int32
+        var message: String
+    }
+
+    private func finish(_ request: HttpRequest, session: Session) -> Outcome? {
+        if let path = session.writeFailure { return Outcome(code: 23, message: "cannot write \(path)") }
         let status = request.getStatus()
         if status == 0 {
-            let text = request.getStatusText() ?? "the request failed"
-            throw console.exit(Self.exitCode(for: request.getFailureKind()), text)
+            return Outcome(code: Self.exitCode(for: request.getFailureKind()), message: request.getStatusText() ?? "the request failed")
         }
-        if fail, status >= 400 {
-            throw console.exit(22, "HTTP \(status) \(request.getStatusText() ?? "")")
+        if fail || failWithBody, status >= 400 {
+            return Outcome(code: 22, message: "HTTP \(status) \(request.getStatusText() ?? "")")
         }
+        // As curl: a complete transfer with an empty body still makes its file.
+        if let path = session.finishOutputs() { return Outcome(code: 23, message: "cannot write \(path)") }
+        return nil
+    }
+
+    private func writeOutValues(_ request: HttpRequest, session: Session, url: String, outcome: Outcome?) -> [String: String] {
+        let report = TransferReport(request)
+        return [
+            "http_code": String(format: "%03d", request.getStatus()),
+            "response_code": String(format: "%03d", request.getStatus()),
+            "size_download": String(session.written),
+            "time_total": WriteOut.seconds(report.totalTime),
+            "time_connect": WriteOut.seconds(report.connectTime),
+            "time_starttransfer": WriteOut.seconds(report.startTransferTime),
+            "url_effective": report.effectiveURL ?? url,
+            "num_redirects": String(report.redirectCount),
+            "http_version": WriteOut.version(report.httpVersion),
+            "content_type": request.getResponseHeader("Content-Type") ?? "",
+            "exitcode": String(outcome?.code ?? 0),
+            "errormsg": outcome?.message ?? "",
+        ]
     }
 
     /// curl's exit codes for the same failures.

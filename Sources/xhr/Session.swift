@@ -2,6 +2,9 @@ import ArgumentParser
 import CurlXHR
 import Dispatch
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Standard error: one-line errors, and the exit that goes with them.
 struct Console {
@@ -16,32 +19,93 @@ struct Console {
         if !silent { write("xhr: \(message)\n") }
         return ExitCode(code)
     }
+
+    /// Prints `xhr: message`, also when silent (as curl's warnings about its command line).
+    func warn(_ message: String) {
+        write("xhr: \(message)\n")
+    }
+}
+
+/// Where the body (or the head, for -D) goes: standard output, or a file created at the
+/// first write, as curl does, so that a failed transfer leaves no file behind.
+final class Output: @unchecked Sendable {
+    private let path: String?
+    private var handle: FileHandle?
+
+    private init(path: String?, handle: FileHandle?) {
+        self.path = path
+        self.handle = handle
+    }
+
+    static func standardOutput() -> Output { Output(path: nil, handle: FileHandle.standardOutput) }
+    static func file(_ path: String) -> Output { Output(path: path, handle: nil) }
+
+    /// Writes `data`; false (the path in `failure`) when the file cannot be created or written.
+    func write(_ data: Data) -> Bool {
+        guard let handle = open() else { return false }
+        do {
+            try handle.write(contentsOf: data)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Creates the file if nothing was written (an empty body); false if it cannot be.
+    func finish() -> Bool {
+        open() != nil
+    }
+
+    var name: String { path ?? "standard output" }
+
+    private func open() -> FileHandle? {
+        if let handle { return handle }
+        guard let path else { return nil }
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else { return nil }
+        handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        return handle
+    }
+
+    func close() {
+        if path != nil { try? handle?.close() } else { try? handle?.synchronize() }
+    }
 }
 
 /// One request as the tool runs it: writes the body where it belongs as it arrives, and
 /// reports states, the response head and progress on standard error.
 final class Session: HttpRequestDelegate, @unchecked Sendable {
     private let request: HttpRequest
-    private let sink: FileHandle
+    private let output: Output
+    private let headDump: Output?
     private let console: Console
     private let include: Bool
+    private let discardErrorBody: Bool
     private let verbose: Bool
     private let states: Bool
     private let uploadTotal: Int64?
     private let progress: ProgressBar?
     private let done = DispatchSemaphore(value: 0)
-    // Touched on the callback queue only (and by `run` after DONE).
+    // Touched on the callback queue only (and by `run`'s caller after DONE).
     /// Just before the request is opened and sent: the zero of --states' times.
     private let started = DispatchTime.now()
     private var received: Int64 = 0
     private var wroteHead = false
+    /// -f and a status of 400 or more: the body is dropped.
+    private var discarding = false
+    /// Body bytes written to the output (curl's size_download).
+    private(set) var written: Int64 = 0
+    /// The output that could not be written, if one could not.
+    private(set) var writeFailure: String?
 
-    init(request: HttpRequest, sink: FileHandle, console: Console, include: Bool, verbose: Bool, states: Bool,
-         uploadTotal: Int64?, progress: Bool) {
+    init(request: HttpRequest, output: Output, headDump: Output?, console: Console, include: Bool,
+         discardErrorBody: Bool, verbose: Bool, states: Bool, uploadTotal: Int64?, progress: Bool) {
         self.request = request
-        self.sink = sink
+        self.output = output
+        self.headDump = headDump
         self.console = console
         self.include = include
+        self.discardErrorBody = discardErrorBody
         self.verbose = verbose
         self.states = states
         self.uploadTotal = uploadTotal
@@ -79,6 +143,15 @@ final class Session: HttpRequestDelegate, @unchecked Sendable {
         HttpRequest.defaultCallbackQueue.sync {
             if let progress { drawProgress(progress); progress.finish(console) }
         }
+        output.close()
+        headDump?.close()
+    }
+
+    /// After a complete transfer: creates the output file of an empty body. The path that
+    /// could not be written, if any.
+    func finishOutputs() -> String? {
+        if writeFailure == nil, !discarding, !output.finish() { writeFailure = output.name }
+        return writeFailure
     }
 
     func onStatusChange(_ request: HttpRequest) {
@@ -111,23 +184,46 @@ final class Session: HttpRequestDelegate, @unchecked Sendable {
         console.write(line + "\n")
     }
 
+    /// The status line as curl prints it: `HTTP/1.1 200 OK`, `HTTP/2 200` (HTTP/2 and 3
+    /// have no reason phrase).
+    static func statusLine(_ request: HttpRequest) -> String {
+        let version = TransferReport(request).httpVersion ?? "HTTP/1.1"
+        let reason = version.hasPrefix("HTTP/1") ? request.getStatusText() ?? "" : ""
+        return reason.isEmpty ? "\(version) \(request.getStatus())" : "\(version) \(request.getStatus()) \(reason)"
+    }
+
     private func writeHead() {
-        guard !wroteHead, request.getStatus() != 0 else { return }
+        let status = request.getStatus()
+        guard !wroteHead, status != 0 else { return }
         wroteHead = true
-        let head = "HTTP \(request.getStatus()) \(request.getStatusText() ?? "")\n" + (request.getAllResponseHeaders() ?? "")
+        let fields = request.getAllResponseHeaders() ?? ""
+        let lines = [Self.statusLine(request)] + (fields.isEmpty ? [] : fields.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
         if verbose {
-            console.write(head.split(separator: "\n", omittingEmptySubsequences: false).map { "< \($0)" }.joined(separator: "\n") + "\n")
+            console.write(lines.map { "< \($0)\n" }.joined() + "<\n")
         }
-        if include {
-            sink.write(Data((head.replacingOccurrences(of: "\n", with: "\r\n") + "\r\n\r\n").utf8))
-        }
+        let wire = Data((lines.map { $0 + "\r\n" }.joined() + "\r\n").utf8)
+        if include { write(wire, to: output) }
+        if let headDump { write(wire, to: headDump) }
+        if discardErrorBody, status >= 400 { discarding = true }
     }
 
     private func drain() {
         let data = request.getReceiveBuffer()
         guard !data.isEmpty else { return }
         received += Int64(data.count)
-        sink.write(data)
+        guard !discarding, writeFailure == nil else { return }
+        if write(data, to: output) { written += Int64(data.count) }
+    }
+
+    /// Writes, or on failure records it and stops the transfer (curl's exit 23).
+    @discardableResult
+    private func write(_ data: Data, to target: Output) -> Bool {
+        guard writeFailure == nil else { return false }
+        if target.write(data) { return true }
+        writeFailure = target.name
+        let state = request.getState()
+        if state == .sent || state == .headersReceived || state == .loading { request.abort() }
+        return false
     }
 
     private func drawProgress(_ bar: ProgressBar) {

@@ -1,11 +1,14 @@
 /* Checks the C interface as a C program uses it: misuse is refused, requests work sync and
  * async, destroying a request mid-transfer or from its own callback is safe, cookies reach
- * the store file before DONE, and proxies are used and dropped.
- *   capi_test HTTP_URL FAULT_URL      (the loopback servers' base URLs)
+ * the store file before DONE, proxies are used and dropped, failures have their kind, sent
+ * bytes are counted, sends are measured, and the cookie jar is listed, set and deleted, from
+ * many threads too.
+ *   capi_test HTTP_URL FAULT_URL [SELF_SIGNED_HTTPS_URL]     (the loopback servers' URLs)
  * Prints one line per failed check and a last line "N passed, M failed". */
 #define _GNU_SOURCE /* memmem */
 #include <curlxhr.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +27,7 @@ static int passed, failed;
     }                                                                 \
   } while(0)
 
-static char http_url[512], fault_url[512];
+static char http_url[512], fault_url[512], self_signed_url[512];
 
 static void sleep_ms(long ms)
 {
@@ -267,6 +270,347 @@ static void proxies(void)
   cxhr_request_destroy(request);
 }
 
+/* The kind of each failure a loopback setup can cause, and NONE when nothing failed. */
+static void failure_kinds(void)
+{
+  CHECK(cxhr_get_failure_kind(NULL) == CXHR_FAILURE_NONE);
+  cxhr_request *request = cxhr_request_create();
+  CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_NONE);              /* never sent */
+  CHECK(cxhr_open(request, "GET", url(http_url, "/files/100b"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 200 && cxhr_get_failure_kind(request) == CXHR_FAILURE_NONE);
+
+  static const struct {
+    const char *url;
+    double timeout_s;
+    cxhr_failure_kind kind;
+  } cases[] = {
+    {"http://127.0.0.1:1/", 10, CXHR_FAILURE_CONNECTION},
+    {"http://nonexistent.invalid/", 10, CXHR_FAILURE_DNS},
+    {"FAULT/delay?ms=3000", 0.3, CXHR_FAILURE_TIMEOUT},
+    {"FAULT/redirect/loop", 10, CXHR_FAILURE_REDIRECTS},
+    {"FAULT/malformed", 10, CXHR_FAILURE_RESPONSE},
+    {"SELF_SIGNED/", 10, CXHR_FAILURE_TLS},
+  };
+  for(size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char target[1024];
+    if(strncmp(cases[i].url, "FAULT", 5) == 0)
+      snprintf(target, sizeof target, "%s%s", fault_url, cases[i].url + 5);
+    else if(strncmp(cases[i].url, "SELF_SIGNED", 11) == 0) {
+      if(!self_signed_url[0])
+        continue;
+      snprintf(target, sizeof target, "%s%s", self_signed_url, cases[i].url + 11);
+    }
+    else
+      snprintf(target, sizeof target, "%s", cases[i].url);
+    CHECK(cxhr_open(request, "GET", target, false, NULL, NULL, NULL));
+    CHECK(cxhr_send(request, NULL, 0, cases[i].timeout_s));
+    cxhr_failure_kind kind = cxhr_get_failure_kind(request);
+    CHECK(cxhr_get_status(request) == 0 && kind == cases[i].kind);
+    if(kind != cases[i].kind)
+      printf("  %s: kind %d, expected %d (%s)\n", target, (int)kind, (int)cases[i].kind,
+             cxhr_get_status_text(request));
+  }
+  /* A proxy that cannot be reached. */
+  CHECK(cxhr_enable_http_proxy(request, "127.0.0.1", 1, NULL, NULL, NULL));
+  CHECK(cxhr_open(request, "GET", "http://www.example.test/", false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 10));
+  CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_PROXY);
+  CHECK(cxhr_disable_http_proxy(request));
+  /* A new open forgets the failure. */
+  CHECK(cxhr_open(request, "GET", url(http_url, "/files/100b"), false, NULL, NULL, NULL));
+  CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_NONE);
+  cxhr_request_destroy(request);
+
+  /* An abort in flight. */
+  struct recording recording = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, 0, 0, 0, 0};
+  request = cxhr_request_create();
+  cxhr_set_status_callback(request, record, &recording);
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/drip?chunks=50&size=100&interval_ms=50"), true, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(wait_for(&recording, CXHR_LOADING));
+  CHECK(cxhr_abort(request));
+  CHECK(cxhr_get_state(request) == CXHR_DONE);
+  CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_ABORTED);
+  cxhr_request_destroy(request);
+  CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_NONE);               /* destroyed */
+}
+
+/* Body bytes sent: counted after a POST, 0 without a body; refused lengths send nothing. */
+static void bytes_sent(void)
+{
+  CHECK(cxhr_get_bytes_sent(NULL) == 0);
+  cxhr_request *request = cxhr_request_create();
+  CHECK(cxhr_get_bytes_sent(request) == 0);
+  static char body[5000];
+  memset(body, 'b', sizeof body);
+  CHECK(cxhr_open(request, "POST", url(fault_url, "/sink"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, body, sizeof body, 30));
+  CHECK(cxhr_get_status(request) == 200);
+  CHECK(cxhr_get_bytes_sent(request) == 5000);
+  size_t length = 0;
+  const char *answer = cxhr_get_receive_buffer(request, &length);
+  CHECK(answer != NULL && memmem(answer, length, "\"body_length\": 5000", 19) != NULL);
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/sink"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_bytes_sent(request) == 0);
+  /* A length no buffer can have (above PTRDIFF_MAX) is refused, not trusted. */
+  CHECK(cxhr_open(request, "POST", url(fault_url, "/sink"), false, NULL, NULL, NULL));
+  CHECK(!cxhr_send(request, body, (size_t)PTRDIFF_MAX + 1, 30));
+  CHECK(!cxhr_send(request, body, SIZE_MAX, 30));
+  CHECK(cxhr_get_last_error(request) != NULL && strstr(cxhr_get_last_error(request), "PTRDIFF_MAX") != NULL);
+  CHECK(cxhr_get_state(request) == CXHR_OPENED);
+  cxhr_request_destroy(request);
+}
+
+/* What a send measured: protocol, effective URL, redirects and times, as curl's -w shows. */
+static void metrics(void)
+{
+  cxhr_metrics measured = {"x", "x", 99, 1, 1, 1};
+  CHECK(!cxhr_get_metrics(NULL, &measured));
+  CHECK(measured.http_version == NULL && measured.effective_url == NULL && measured.redirect_count == 0 &&
+        measured.connect_s == -1 && measured.start_transfer_s == -1 && measured.total_s == -1);
+  CHECK(!cxhr_get_metrics(NULL, NULL));
+  cxhr_request *request = cxhr_request_create();
+  CHECK(!cxhr_get_metrics(request, NULL));
+  CHECK(cxhr_open(request, "GET", url(http_url, "/files/100b"), false, NULL, NULL, NULL));
+  CHECK(cxhr_get_metrics(request, &measured));                          /* nothing sent yet */
+  CHECK(measured.http_version == NULL && measured.effective_url == NULL && measured.total_s == -1);
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_metrics(request, &measured));
+  CHECK(measured.http_version && strcmp(measured.http_version, "HTTP/1.1") == 0);
+  CHECK(measured.effective_url && strcmp(measured.effective_url, url(http_url, "/files/100b")) == 0);
+  CHECK(measured.redirect_count == 0);
+  CHECK(measured.connect_s >= 0 && measured.connect_s <= measured.start_transfer_s &&
+        measured.start_transfer_s <= measured.total_s && measured.total_s < 30);
+
+  /* Two redirects: counted, and the URL where they led. */
+  char chain[1024];
+  snprintf(chain, sizeof chain, "%s", url(fault_url, "/redirect/chain?n=2"));
+  CHECK(cxhr_open(request, "GET", chain, false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 200);
+  CHECK(cxhr_get_metrics(request, &measured));
+  CHECK(measured.redirect_count == 2);
+  CHECK(measured.effective_url && strcmp(measured.effective_url, url(fault_url, "/redirect/chain?n=0")) == 0);
+  CHECK(measured.total_s > 0);
+  cxhr_metrics again;
+  CHECK(cxhr_get_metrics(request, &again));
+  CHECK(again.effective_url == measured.effective_url);                  /* the same string, still valid */
+
+  /* A failure before any response: no protocol. */
+  CHECK(cxhr_open(request, "GET", "http://127.0.0.1:1/", false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 10));
+  CHECK(cxhr_get_metrics(request, &measured));
+  CHECK(measured.http_version == NULL && measured.redirect_count == 0);
+  cxhr_request_destroy(request);
+  CHECK(!cxhr_get_metrics(request, &measured));                          /* destroyed */
+}
+
+static const cxhr_cookie *find_cookie(const cxhr_cookie *cookies, size_t count, const char *name, const char *domain)
+{
+  for(size_t i = 0; i < count; i++)
+    if(strcmp(cookies[i].name, name) == 0 && strcmp(cookies[i].domain, domain) == 0)
+      return &cookies[i];
+  return NULL;
+}
+
+/* The jar from C: set, list (all and for a URL), send, replace, delete, free; bad input. */
+static void cookie_store(const char *store)
+{
+  size_t count = 99;
+  /* Refusals never crash. */
+  CHECK(cxhr_cookies_list(NULL, NULL) == NULL);
+  CHECK(cxhr_cookies_list("not a url", &count) == NULL && count == 0);
+  count = 99;
+  CHECK(cxhr_cookies_list("ftp://127.0.0.1/", &count) == NULL && count == 0);
+  count = 99;
+  CHECK(cxhr_cookies_list("http://\xff\xfe/", &count) == NULL && count == 0);
+  CHECK(!cxhr_cookies_set(NULL));
+  CHECK(!cxhr_cookies_delete(NULL));
+  cxhr_cookies_free(NULL, 0);
+  cxhr_cookies_free(NULL, SIZE_MAX);
+  const cxhr_cookie bad[] = {
+    {NULL, "v", "127.0.0.1", "/", false, false, false, 0},          /* no name */
+    {"n", "v", NULL, "/", false, false, false, 0},                  /* no domain */
+    {"", "v", "127.0.0.1", "/", false, false, false, 0},            /* empty name */
+    {"a b", "v", "127.0.0.1", "/", false, false, false, 0},         /* space in the name */
+    {"n", "a;b", "127.0.0.1", "/", false, false, false, 0},         /* ';' in the value */
+    {"n", "a\tb", "127.0.0.1", "/", false, false, false, 0},        /* a control character */
+    {"n", "v", ".127.0.0.1", "/", false, false, false, 0},          /* a leading dot */
+    {"n", "v", "127.0.0.1", "nope", false, false, false, 0},        /* a path without '/' */
+    {"n", "v", "127.0.0.1", "/", false, false, false, -5},          /* a negative expiry */
+    {"\xff", "v", "127.0.0.1", "/", false, false, false, 0},        /* not UTF-8 */
+  };
+  for(size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CHECK(!cxhr_cookies_set(&bad[i]));
+    if(cxhr_cookies_set(&bad[i]))
+      printf("  bad cookie %zu was stored\n", i);
+  }
+  const cxhr_cookie tab_in_name = {"a\tb", NULL, "127.0.0.1", "/", false, false, false, 0};
+  CHECK(!cxhr_cookies_delete(&bad[0]));                              /* no name */
+  CHECK(!cxhr_cookies_delete(&bad[1]));                              /* no domain */
+  CHECK(!cxhr_cookies_delete(&bad[9]));                              /* not UTF-8 */
+  CHECK(!cxhr_cookies_delete(&tab_in_name));                         /* would break the jar's lines */
+
+  /* Set: a session cookie for the servers, one for another host, one persistent. */
+  const cxhr_cookie session = {"capi_session", "s1", "127.0.0.1", "/", false, false, true, 0};
+  const cxhr_cookie elsewhere = {"capi_elsewhere", "e1", "elsewhere.example", "/", true, false, false, 0};
+  const cxhr_cookie persistent = {"capi_kept", "k1", "127.0.0.1", NULL, false, false, false, (int64_t)time(NULL) + 600};
+  const cxhr_cookie deep = {"capi_deep", NULL, "127.0.0.1", "/deep", false, false, false, 0};
+  CHECK(cxhr_cookies_set(&session));
+  CHECK(cxhr_cookies_set(&elsewhere));
+  CHECK(cxhr_cookies_set(&persistent));
+  CHECK(cxhr_cookies_set(&deep));
+  /* The persistent one is in the store file when cxhr_cookies_set returns. */
+  char text[8192] = {0};
+  FILE *file = fopen(store, "r");
+  if(file) {
+    fread(text, 1, sizeof text - 1, file);
+    fclose(file);
+  }
+  CHECK(strstr(text, "\tcapi_kept\tk1") != NULL);
+  CHECK(strstr(text, "capi_session") == NULL);                     /* session cookies never */
+
+  /* All of them. */
+  cxhr_cookie *all = cxhr_cookies_list(NULL, &count);
+  CHECK(all != NULL && count >= 4);
+  const cxhr_cookie *found = find_cookie(all, count, "capi_session", "127.0.0.1");
+  CHECK(found && strcmp(found->value, "s1") == 0 && strcmp(found->path, "/") == 0 && found->http_only &&
+        !found->secure && !found->include_subdomains && found->expires == 0);
+  found = find_cookie(all, count, "capi_elsewhere", "elsewhere.example");
+  CHECK(found && found->include_subdomains && strcmp(found->value, "e1") == 0);
+  found = find_cookie(all, count, "capi_kept", "127.0.0.1");
+  CHECK(found && found->expires == persistent.expires && strcmp(found->path, "/") == 0);
+  found = find_cookie(all, count, "capi_deep", "127.0.0.1");
+  CHECK(found && strcmp(found->value, "") == 0 && strcmp(found->path, "/deep") == 0);
+  /* A count that no list has is refused (nothing freed); then freed properly. */
+  cxhr_cookies_free(all, SIZE_MAX);
+  cxhr_cookies_free(all, count);
+
+  /* For a URL: host and path matching. */
+  cxhr_cookie *mine = cxhr_cookies_list(url(fault_url, "/record"), &count);
+  CHECK(mine != NULL && find_cookie(mine, count, "capi_session", "127.0.0.1") &&
+        find_cookie(mine, count, "capi_kept", "127.0.0.1") && !find_cookie(mine, count, "capi_elsewhere", "elsewhere.example") &&
+        !find_cookie(mine, count, "capi_deep", "127.0.0.1"));
+  cxhr_cookies_free(mine, count);
+  mine = cxhr_cookies_list(url(fault_url, "/deep/x"), &count);
+  CHECK(mine != NULL && find_cookie(mine, count, "capi_deep", "127.0.0.1"));
+  cxhr_cookies_free(mine, count);
+  mine = cxhr_cookies_list("http://www.elsewhere.example/", &count);             /* a subdomain */
+  CHECK(mine != NULL && count == 1 && strcmp(mine[0].name, "capi_elsewhere") == 0);
+  cxhr_cookies_free(mine, count);
+  count = 99;
+  CHECK(cxhr_cookies_list("http://nobody.example/", &count) == NULL && count == 0);   /* none: NULL */
+
+  /* A request carries what was set from C. */
+  cxhr_request *request = cxhr_request_create();
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/record"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  size_t length = 0;
+  const char *answer = cxhr_get_receive_buffer(request, &length);
+  CHECK(answer != NULL && memmem(answer, length, "capi_session=s1", 15) != NULL &&
+        memmem(answer, length, "capi_kept=k1", 12) != NULL);
+  cxhr_request_destroy(request);
+
+  /* Replace: same name, domain and path. */
+  const cxhr_cookie replaced = {"capi_session", "s2", "127.0.0.1", "/", false, false, false, 0};
+  CHECK(cxhr_cookies_set(&replaced));
+  mine = cxhr_cookies_list(url(fault_url, "/"), &count);
+  found = find_cookie(mine, count, "capi_session", "127.0.0.1");
+  CHECK(found && strcmp(found->value, "s2") == 0 && !found->http_only);
+  size_t sessions = 0;
+  for(size_t i = 0; i < count; i++)
+    sessions += strcmp(mine[i].name, "capi_session") == 0;
+  CHECK(sessions == 1);
+  cxhr_cookies_free(mine, count);
+
+  /* Delete: by name, domain and path; the value and flags given do not matter. */
+  const cxhr_cookie delete_session = {"capi_session", NULL, "127.0.0.1", NULL, true, true, false, 0};
+  const cxhr_cookie delete_elsewhere = {"capi_elsewhere", "whatever", "elsewhere.example", "/", false, false, false, 0};
+  CHECK(cxhr_cookies_delete(&delete_session));
+  CHECK(cxhr_cookies_delete(&delete_elsewhere));
+  CHECK(cxhr_cookies_delete(&persistent));
+  CHECK(cxhr_cookies_delete(&deep));
+  CHECK(cxhr_cookies_delete(&deep));                                /* not there: still true */
+  all = cxhr_cookies_list(NULL, &count);
+  CHECK(!find_cookie(all, count, "capi_session", "127.0.0.1") && !find_cookie(all, count, "capi_elsewhere", "elsewhere.example") &&
+        !find_cookie(all, count, "capi_kept", "127.0.0.1") && !find_cookie(all, count, "capi_deep", "127.0.0.1"));
+  cxhr_cookies_free(all, count);
+  memset(text, 0, sizeof text);
+  file = fopen(store, "r");
+  if(file) {
+    fread(text, 1, sizeof text - 1, file);
+    fclose(file);
+  }
+  CHECK(strstr(text, "capi_kept") == NULL);                          /* gone from the file too */
+}
+
+/* Several threads set, list and delete cookies of their own at once: nothing is lost. */
+enum { COOKIE_THREADS = 8, COOKIES_PER_THREAD = 40 };
+
+static void *cookie_worker(void *argument)
+{
+  int thread = (int)(intptr_t)argument;
+  int ok = 1;
+  char domain[64], name[64], value[64], target[128];
+  snprintf(domain, sizeof domain, "t%d.capi-threads.example", thread);
+  snprintf(target, sizeof target, "http://%s/p/x", domain);
+  for(int i = 0; i < COOKIES_PER_THREAD; i++) {
+    snprintf(name, sizeof name, "c%d_%d", thread, i);
+    snprintf(value, sizeof value, "v%d", i);
+    /* A few persistent ones, so the store file is written from several threads too. */
+    int64_t expires = i % 10 == 0 ? (int64_t)time(NULL) + 600 : 0;
+    cxhr_cookie cookie = {name, value, domain, "/p", false, false, false, expires};
+    ok &= cxhr_cookies_set(&cookie);
+    if(i % 8 == 0) {                                                 /* list while others write */
+      size_t count = 0;
+      cxhr_cookie *listed = cxhr_cookies_list(target, &count);
+      ok &= count == (size_t)(i + 1 - i / 2);                        /* its own only: i + 1 set, i / 2 deleted */
+      cxhr_cookies_free(listed, count);
+    }
+    if(i % 2 == 1) {                                                 /* delete every odd one */
+      snprintf(name, sizeof name, "c%d_%d", thread, i);
+      cxhr_cookie gone = {name, NULL, domain, "/p", false, false, false, 0};
+      ok &= cxhr_cookies_delete(&gone);
+    }
+  }
+  size_t count = 0;
+  cxhr_cookie *listed = cxhr_cookies_list(target, &count);
+  ok &= count == COOKIES_PER_THREAD / 2;
+  for(int i = 0; i < COOKIES_PER_THREAD; i++) {
+    snprintf(name, sizeof name, "c%d_%d", thread, i);
+    snprintf(value, sizeof value, "v%d", i);
+    const cxhr_cookie *found = find_cookie(listed, count, name, domain);
+    ok &= i % 2 == 0 ? found != NULL && strcmp(found->value, value) == 0 : found == NULL;
+  }
+  cxhr_cookies_free(listed, count);
+  return (void *)(intptr_t)ok;
+}
+
+static void cookie_store_from_threads(void)
+{
+  pthread_t threads[COOKIE_THREADS];
+  for(int i = 0; i < COOKIE_THREADS; i++)
+    CHECK(pthread_create(&threads[i], NULL, cookie_worker, (void *)(intptr_t)i) == 0);
+  for(int i = 0; i < COOKIE_THREADS; i++) {
+    void *ok = NULL;
+    pthread_join(threads[i], &ok);
+    CHECK(ok == (void *)(intptr_t)1);
+  }
+  /* Every thread's survivors are there, and nothing else of theirs. */
+  size_t count = 0, theirs = 0;
+  cxhr_cookie *all = cxhr_cookies_list(NULL, &count);
+  for(size_t i = 0; i < count; i++)
+    if(strstr(all[i].domain, ".capi-threads.example")) {
+      theirs++;
+      cxhr_cookie gone = all[i];
+      CHECK(cxhr_cookies_delete(&gone));                             /* leave nothing behind */
+    }
+  CHECK(theirs == COOKIE_THREADS * COOKIES_PER_THREAD / 2);
+  cxhr_cookies_free(all, count);
+}
+
 static void process_wide_settings(void)
 {
   cxhr_kerberos_set_cache_file("/tmp/curlxhr-capi-test/krb5cc");
@@ -285,12 +629,14 @@ static void process_wide_settings(void)
 
 int main(int argc, char **argv)
 {
-  if(argc != 3) {
-    fprintf(stderr, "usage: %s HTTP_URL FAULT_URL\n", argv[0]);
+  if(argc != 3 && argc != 4) {
+    fprintf(stderr, "usage: %s HTTP_URL FAULT_URL [SELF_SIGNED_HTTPS_URL]\n", argv[0]);
     return 2;
   }
   snprintf(http_url, sizeof http_url, "%s", argv[1]);
   snprintf(fault_url, sizeof fault_url, "%s", argv[2]);
+  if(argc == 4)
+    snprintf(self_signed_url, sizeof self_signed_url, "%s", argv[3]);
   char store[256];
   snprintf(store, sizeof store, "/tmp/curlxhr-capi-test-%d/cookies.txt", (int)getpid());
   cxhr_cookies_set_file(store);
@@ -300,6 +646,11 @@ int main(int argc, char **argv)
   destroy_during_transfer_is_safe();
   cookies_persist(store);
   proxies();
+  failure_kinds();
+  bytes_sent();
+  metrics();
+  cookie_store(store);
+  cookie_store_from_threads();
   process_wide_settings();
   /* Leave nothing behind: the store, its lock file and their directory. */
   char lock[300];

@@ -50,7 +50,8 @@ import Testing
 
     @Test func misuseIsRefusedAndRequestsWorkFromC() throws {
         let program = try build("Tests/C/capi_test.c")
-        expectAllPassed(try run(program, [try env.httpURL, try env.faultURL]))
+        let selfSigned = "https://127.0.0.1:\(try env["TESTENV_HTTPS_SELFSIGNED_PORT"])"
+        expectAllPassed(try run(program, [try env.httpURL, try env.faultURL, selfSigned]))
     }
 
     @Test func theHeaderCompilesAsCPlusPlus() throws {

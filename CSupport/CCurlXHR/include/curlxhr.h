@@ -9,17 +9,20 @@
  * Memory: strings returned by the library belong to the request and stay valid until the
  * request is re-opened or destroyed; the receive buffer stays valid until the next call that
  * reads it (cxhr_get_receive_buffer again, cxhr_open, cxhr_request_destroy). Never free them.
+ * The one exception is cxhr_cookies_list: its copies are the caller's, freed with
+ * cxhr_cookies_free.
  */
 #ifndef CURLXHR_H
 #define CURLXHR_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define CURLXHR_VERSION_MAJOR 0
-#define CURLXHR_VERSION_MINOR 1
+#define CURLXHR_VERSION_MINOR 2
 #define CURLXHR_VERSION_PATCH 0
-#define CURLXHR_VERSION "0.1.0"
+#define CURLXHR_VERSION "0.2.0"
 /* The version as one number, 0xXXYYZZ, for comparisons. */
 #define CURLXHR_VERSION_NUM \
   ((CURLXHR_VERSION_MAJOR << 16) | (CURLXHR_VERSION_MINOR << 8) | CURLXHR_VERSION_PATCH)
@@ -165,6 +168,51 @@ CXHR_EXTERN void cxhr_cookies_set_file(const char *_Nullable path);
 /* The store file in use. The string stays valid until the next cxhr_cookies_set_file. */
 CXHR_EXTERN const char *_Nonnull cxhr_cookies_get_file(void);
 
+/*
+ * One cookie of the process-wide jar. domain is a host name without a leading dot;
+ * include_subdomains makes hosts below it receive the cookie too (a Domain= attribute).
+ * secure: sent over HTTPS only; http_only: marked HttpOnly. expires: Unix seconds, 0 for a
+ * session cookie (kept in memory only; a cookie with an expiry is also kept in the store file).
+ */
+typedef struct {
+  const char *_Nullable name, *_Nullable value, *_Nullable domain, *_Nullable path;
+  bool include_subdomains, secure, http_only;
+  int64_t expires; /* Unix seconds; 0 = session cookie */
+} cxhr_cookie;
+
+/*
+ * The cookies a request to url would carry (domain, path, secure and expiry matching), or
+ * with url NULL every cookie in the jar; expired cookies are left out. *count gets their
+ * number. The array and its strings are copies: free them with cxhr_cookies_free (and
+ * nothing else). When there are none, and for a url that is not http or https or not UTF-8,
+ * returns NULL with *count 0. count NULL: returns NULL.
+ */
+CXHR_EXTERN cxhr_cookie *_Nullable cxhr_cookies_list(const char *_Nullable url, size_t *_Nullable count);
+
+/*
+ * Frees what cxhr_cookies_list returned, with the count it gave. NULL is ignored, and so is
+ * a count greater than PTRDIFF_MAX (which no list has).
+ */
+CXHR_EXTERN void cxhr_cookies_free(cxhr_cookie *_Nullable cookies, size_t count);
+
+/*
+ * Adds a cookie to the jar, or replaces the one with the same name, domain and path; a
+ * cookie with an expiry is in the store file when this returns. name and domain are
+ * required; value NULL means "", path NULL means "/". Returns false, storing nothing, for a
+ * NULL cookie or name or domain, text that is not UTF-8 or holds control characters, an
+ * empty name or one with '=', ';' or a space, ';' in the value, a domain with a leading dot
+ * or a '/', a path not beginning with '/', or a negative expiry.
+ */
+CXHR_EXTERN bool cxhr_cookies_set(const cxhr_cookie *_Nullable cookie);
+
+/*
+ * Removes the cookie with the same name, domain and path (value, flags and expiry are not
+ * looked at) from the jar and the store file. Returns true when the arguments are valid,
+ * whether or not such a cookie was there; false for a NULL cookie, name or domain, or text
+ * that is not UTF-8 or holds control characters. path NULL means "/".
+ */
+CXHR_EXTERN bool cxhr_cookies_delete(const cxhr_cookie *_Nullable cookie);
+
 /* ---- the message: CXHR_OPENED only ---- */
 
 /*
@@ -191,8 +239,9 @@ CXHR_EXTERN bool cxhr_clear_post_values(cxhr_request *_Nullable request);
  * Sends the request with length bytes of data as the body, byte for byte (data may be NULL
  * for no body; then the form values, if any, are sent). timeout_s: seconds for the whole
  * request, 0 for no limit. Synchronous requests return in CXHR_DONE; asynchronous ones at
- * once. Returns false (nothing sent) in other states, for a negative timeout, or for a body
- * together with form values; network failures end in CXHR_DONE with status 0 instead.
+ * once. Returns false (nothing sent) in other states, for a negative timeout, for a length
+ * greater than PTRDIFF_MAX, or for a body together with form values; network failures end
+ * in CXHR_DONE with status 0 instead.
  */
 CXHR_EXTERN bool cxhr_send(cxhr_request *_Nullable request, const void *_Nullable data, size_t length,
                            double timeout_s);
@@ -244,6 +293,50 @@ CXHR_EXTERN const char *_Nullable cxhr_get_all_response_headers(cxhr_request *_N
  */
 CXHR_EXTERN const void *_Nullable cxhr_get_receive_buffer(cxhr_request *_Nullable request,
                                                           size_t *_Nullable length);
+
+/* Why a request ended in CXHR_DONE with status 0 (the details are in cxhr_get_status_text). */
+typedef enum {
+  CXHR_FAILURE_NONE = 0,       /* it has not failed (or not ended yet); also for a NULL handle */
+  CXHR_FAILURE_ABORTED,        /* cxhr_abort, cxhr_close or a re-open stopped it */
+  CXHR_FAILURE_DNS,            /* the host name did not resolve */
+  CXHR_FAILURE_CONNECTION,     /* no connection, or it broke (refused, reset, closed early) */
+  CXHR_FAILURE_TLS,            /* the TLS handshake or the certificate check failed */
+  CXHR_FAILURE_TIMEOUT,        /* the timeout given to cxhr_send ran out */
+  CXHR_FAILURE_REDIRECTS,      /* more than 20 redirects */
+  CXHR_FAILURE_PROXY,          /* the proxy could not be reached or broke the connection */
+  CXHR_FAILURE_RESPONSE,       /* the answer was not valid HTTP (or too large a header) */
+  CXHR_FAILURE_AUTHENTICATION, /* Kerberos tickets could not be obtained */
+  CXHR_FAILURE_OTHER           /* anything else (a file unreadable while sending, out of memory) */
+} cxhr_failure_kind;
+
+/* The kind of failure that ended the request; CXHR_FAILURE_NONE while it has not failed. */
+CXHR_EXTERN cxhr_failure_kind cxhr_get_failure_kind(cxhr_request *_Nullable request);
+
+/*
+ * How many body bytes of the current (or last) send have gone out, for upload progress:
+ * the body only, not the headers; 0 without a body and for a NULL or destroyed handle.
+ */
+CXHR_EXTERN int64_t cxhr_get_bytes_sent(cxhr_request *_Nullable request);
+
+/*
+ * What the last send measured and where it ended, as the curl tool's --write-out variables
+ * report them. The strings belong to the request (valid until it is re-opened or
+ * destroyed); a time is -1 while unknown.
+ */
+typedef struct {
+  const char *_Nullable http_version;  /* "HTTP/1.0", "HTTP/1.1", "HTTP/2"; NULL before a response head */
+  const char *_Nullable effective_url; /* the URL of the final response, after redirects; NULL before a send ends */
+  int64_t redirect_count;              /* redirects followed */
+  double connect_s, start_transfer_s, total_s; /* seconds from the send (curl's time_connect,
+                                                  time_starttransfer, time_total); -1 unknown */
+} cxhr_metrics;
+
+/*
+ * Fills *metrics for the request's last send (everything unknown before a send ends and
+ * after cxhr_open). Returns false, filling *metrics with unknowns if it is not NULL, for a
+ * NULL or destroyed handle or a NULL metrics.
+ */
+CXHR_EXTERN bool cxhr_get_metrics(cxhr_request *_Nullable request, cxhr_metrics *_Nullable metrics);
 
 /* Why the last call on this request returned false; NULL when it succeeded. */
 CXHR_EXTERN const char *_Nullable cxhr_get_last_error(cxhr_request *_Nullable request);

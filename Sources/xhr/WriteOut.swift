@@ -1,0 +1,120 @@
+import CurlXHR
+import Foundation
+
+/// What the tool reports about a finished transfer: -w's variables and -i's status line.
+struct TransferReport {
+    /// "HTTP/1.0", "HTTP/1.1", "HTTP/2"; nil before a response.
+    var httpVersion: String?
+    /// The URL of the final response, after redirects.
+    var effectiveURL: String?
+    var redirectCount = 0
+    /// Seconds since the send, as curl's time_connect, time_starttransfer and time_total.
+    var connectTime: Double?
+    var startTransferTime: Double?
+    var totalTime: Double?
+
+    init(_ request: HttpRequest) {
+        let metrics = request.getMetrics()
+        httpVersion = metrics.httpVersion
+        effectiveURL = metrics.effectiveURL
+        redirectCount = metrics.redirectCount
+        connectTime = metrics.connectTime
+        startTransferTime = metrics.startTransferTime
+        totalTime = metrics.totalTime
+    }
+}
+
+/// curl's --write-out: `%{variable}`, `%header{name}`, `%%`, and the `\n`, `\r`, `\t`
+/// escapes, with curl's formatting of each value.
+enum WriteOut {
+    /// Writes `format` with `values` to standard output (standard error after `%{stderr}`);
+    /// an unknown variable prints nothing and a warning, as curl does.
+    static func print(_ format: String, values: [String: String], header: (String) -> String?, console: Console) {
+        var toStandardError = false
+        var pending = ""
+        func flush() {
+            guard !pending.isEmpty else { return }
+            if toStandardError {
+                FileHandle.standardError.write(Data(pending.utf8))
+            } else {
+                try? FileHandle.standardOutput.write(contentsOf: Data(pending.utf8))
+            }
+            pending = ""
+        }
+        let scalars = Array(format.unicodeScalars)
+        var index = 0
+        func text(_ range: Range<Int>) -> String {
+            var string = ""
+            string.unicodeScalars.append(contentsOf: scalars[range])
+            return string
+        }
+        /// The index of the `}` closing a name that starts at `start`, if any.
+        func closing(from start: Int) -> Int? {
+            scalars[start...].firstIndex(of: "}")
+        }
+        while index < scalars.count {
+            let scalar = scalars[index]
+            let next = index + 1 < scalars.count ? scalars[index + 1] : nil
+            if scalar == "%", let next {
+                if next == "%" {
+                    pending += "%"
+                    index += 2
+                } else if next == "{" {
+                    guard let end = closing(from: index + 2) else {
+                        pending += "%{"
+                        index += 2
+                        continue
+                    }
+                    let name = text(index + 2 ..< end)
+                    index = end + 1
+                    switch name {
+                    case "stdout": flush(); toStandardError = false
+                    case "stderr": flush(); toStandardError = true
+                    default:
+                        if let value = values[name] {
+                            pending += value
+                        } else {
+                            console.warn("unknown --write-out variable: '\(name)'")
+                        }
+                    }
+                } else if text(index + 1 ..< min(index + 8, scalars.count)) == "header{" {
+                    guard let end = closing(from: index + 8) else {
+                        pending += "%header{"
+                        index += 8
+                        continue
+                    }
+                    pending += header(text(index + 8 ..< end)) ?? ""
+                    index = end + 1
+                } else {
+                    pending.unicodeScalars.append(contentsOf: [scalar, next])
+                    index += 2
+                }
+            } else if scalar == "\\", let next {
+                switch next {
+                case "n": pending += "\n"
+                case "r": pending += "\r"
+                case "t": pending += "\t"
+                default: pending.unicodeScalars.append(contentsOf: [scalar, next])
+                }
+                index += 2
+            } else {
+                pending.unicodeScalars.append(scalar)
+                index += 1
+            }
+        }
+        flush()
+    }
+
+    /// curl's times: seconds with six decimals (microseconds, truncated); 0.000000 unknown.
+    static func seconds(_ value: Double?) -> String {
+        let microseconds = max(0, Int64(((value ?? 0) * 1_000_000).rounded(.down)))
+        let fraction = String(microseconds % 1_000_000)
+        return "\(microseconds / 1_000_000)." + String(repeating: "0", count: 6 - fraction.count) + fraction
+    }
+
+    /// curl's %{http_version}: "1.0", "1.1", "2", "3"; "0" when unknown.
+    static func version(_ httpVersion: String?) -> String {
+        guard let httpVersion, httpVersion.hasPrefix("HTTP/") else { return "0" }
+        return String(httpVersion.dropFirst("HTTP/".count))
+    }
+}
