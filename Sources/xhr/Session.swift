@@ -184,11 +184,12 @@ final class Session: HttpRequestDelegate, @unchecked Sendable {
         console.write(line + "\n")
     }
 
-    /// The status line as curl prints it: `HTTP/1.1 200 OK`, `HTTP/2 200` (HTTP/2 and 3
-    /// have no reason phrase).
+    /// The status line as curl prints it: `HTTP/1.1 200 OK`; `HTTP/2 200 ` for HTTP/2 and 3,
+    /// which have no reason phrase (curl ends the line with a space there).
     static func statusLine(_ request: HttpRequest) -> String {
         let version = TransferReport(request).httpVersion ?? "HTTP/1.1"
-        let reason = version.hasPrefix("HTTP/1") ? request.getStatusText() ?? "" : ""
+        guard version.hasPrefix("HTTP/1") else { return "\(version) \(request.getStatus()) " }
+        let reason = request.getStatusText() ?? ""
         return reason.isEmpty ? "\(version) \(request.getStatus())" : "\(version) \(request.getStatus()) \(reason)"
     }
 

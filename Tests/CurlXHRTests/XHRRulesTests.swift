@@ -177,8 +177,17 @@ import Testing
         #expect(total > 0 && start > 0 && start <= total)
         #expect(request.open("GET", url: try env.faultURL + "/status?code=200"))
         #expect(request.getMetrics() == HttpRequest.Metrics(), "open forgets them")
-        let https = fetchSync("GET", try env.httpsURL + "/") { #expect($0.setCACertificateFile(try! env.caFile)) }.0
-        #expect(https.getMetrics().httpVersion == "HTTP/2" || https.getMetrics().httpVersion == "HTTP/1.1")
+        let https = fetchSync("GET", try env.httpsURL + "/files/100b") { #expect($0.setCACertificateFile(try! env.caFile)) }.0
+        #expect(https.getMetrics().httpVersion == "HTTP/1.1", "the HTTPS port offers HTTP/1.1 only")
+        let h2 = fetchSync("GET", try env["TESTENV_HTTPS_H2_URL"] + "/files/100b") { #expect($0.setCACertificateFile(try! env.caFile)) }
+        #expect(h2.0.getStatus() == 200, "\(h2.0.getStatusText() ?? "")")
+        #expect(h2.0.getMetrics().httpVersion == "HTTP/2", "HTTP/2 through ALPN where the server offers it")
+        #expect(h2.1.count == 100)
+        let pinned = fetchSync("GET", try env["TESTENV_HTTPS_H2_URL"] + "/files/100b") {
+            #expect($0.setCACertificateFile(try! env.caFile))
+            $0.enablePipelining = false
+        }.0
+        #expect(pinned.getMetrics().httpVersion == "HTTP/1.1", "enablePipelining = false keeps HTTP/1.1")
     }
 }
 

@@ -272,6 +272,9 @@ import Testing
             Incantation(arguments: ["-s", "-f", "-i", "{F}/status?code=503&reason=Busy"]),
             Incantation(arguments: ["-s", "-f", "{F}/bytes?n=10"]),
             Incantation(arguments: ["-s", "--fail-with-body", "{F}/status?code=404&reason=Not%20Found"]),
+            // HTTP/2 (Apache through ALPN): the protocol in -w.
+            Incantation(arguments: ["-s", "--cacert", "{CA}", "-o", "/dev/null", "-w", "%{http_code} %{http_version} %{size_download}\\n",
+                                    "{H2}/files/100b"]),
         ]
     }
 
@@ -308,7 +311,11 @@ import Testing
             for (name, content) in incantation.files {
                 try Data(content.utf8).write(to: URL(fileURLWithPath: directory + "/" + name))
             }
-            let arguments = arguments.map { $0.replacingOccurrences(of: "{F}", with: fault) }
+            let h2 = try env["TESTENV_HTTPS_H2_URL"], ca = try env.caFile
+            let arguments = arguments.map {
+                $0.replacingOccurrences(of: "{F}", with: fault).replacingOccurrences(of: "{H2}", with: h2)
+                    .replacingOccurrences(of: "{CA}", with: ca)
+            }
             // XDG_DATA_HOME: xhr's cookie store starts empty, as curl's jar does. -q: no ~/.curlrc.
             let run = try Self.run(program, (tool == "curl" ? ["-q"] : []) + arguments,
                                    environment: ["XDG_DATA_HOME": directory + "/data"], directory: directory)
@@ -337,6 +344,23 @@ import Testing
         let ourFiles = try FileManager.default.contentsOfDirectory(atPath: ourDirectory).sorted()
         let theirFiles = try FileManager.default.contentsOfDirectory(atPath: theirDirectory).sorted()
         #expect(ourFiles.filter { !$0.hasSuffix(".lock") } == theirFiles, "files: xhr \(ourFiles), curl \(theirFiles)")
+    }
+
+    /// -i over HTTP/2 prints curl's status line (`HTTP/2 200`), and the same header names
+    /// (lower case, as HTTP/2 sends them).
+    @Test func theStatusLineOverHTTP2IsCurls() throws {
+        let url = try env["TESTENV_HTTPS_H2_URL"] + "/files/100b"
+        let ours = try xhr(["-s", "-i", "--cacert", try env.caFile, url])
+        let theirs = try Self.run("/usr/bin/curl", ["-q", "-s", "-i", "--cacert", try env.caFile, url])
+        #expect(ours.status == 0 && theirs.status == 0, "\(ours.stderr) \(theirs.stderr)")
+        func lines(_ run: Run) -> [String] { run.text.components(separatedBy: "\r\n") }
+        #expect(lines(ours).first == lines(theirs).first, "xhr \(lines(ours).first ?? ""), curl \(lines(theirs).first ?? "")")
+        #expect(lines(ours).first?.hasPrefix("HTTP/2 200") == true)
+        func names(_ run: Run) -> [String] {
+            lines(run).dropFirst().prefix { !$0.isEmpty }.map { String($0.prefix { $0 != ":" }) }
+        }
+        #expect(names(ours) == names(theirs))
+        #expect(ours.stdout.suffix(100) == theirs.stdout.suffix(100), "the same body")
     }
 
     /// -w's times: seconds with six decimals, as curl prints them, in order, for both tools.

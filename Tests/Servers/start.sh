@@ -85,7 +85,7 @@ proxy_user=proxyuser proxy_password=proxy-Secret-1
 realm=EXAMPLE.TEST digest_realm=testenv-digest ntlm_domain=TESTDOM
 
 # -- ports ---------------------------------------------------------------------------------
-port_names=(HTTP HTTPS HTTPS_WRONGHOST HTTPS_SELFSIGNED FAULT KDC HTTP_NTLM PROXY PROXY_BASIC PROXY_DIGEST PROXY_NTLM)
+port_names=(HTTP HTTPS HTTPS_H2 HTTPS_WRONGHOST HTTPS_SELFSIGNED FAULT KDC HTTP_NTLM PROXY PROXY_BASIC PROXY_DIGEST PROXY_NTLM)
 # Free on TCP, and on UDP too (the KDC listens on both).
 read -r -a picked <<<"$(/usr/bin/python3 - "${#port_names[@]}" <<'EOF'
 import socket, sys
@@ -219,7 +219,7 @@ chmod 644 "$dir"/apache/htpasswd "$dir"/apache/htdigest "$dir"/squid/*
 user_lines=""
 if [ "$(id -u)" -eq 0 ]; then user_lines=$'User www-data\nGroup www-data'; fi
 modules=(mpm_event authz_core authz_user authn_core authn_file auth_basic auth_digest auth_gssapi mime alias cgid
-         headers ssl socache_shmcb env setenvif)
+         headers ssl socache_shmcb env setenvif http2)
 {
   echo "ServerRoot $dir/apache"
   echo "ServerName 127.0.0.1"
@@ -287,9 +287,17 @@ Alias /negotiate/files $dir/www/files
 </Directory>
 Listen 127.0.0.1:${port[HTTP]}
 Listen 127.0.0.1:${port[HTTPS]}
+Listen 127.0.0.1:${port[HTTPS_H2]}
 Listen 127.0.0.1:${port[HTTPS_WRONGHOST]}
 Listen 127.0.0.1:${port[HTTPS_SELFSIGNED]}
 <VirtualHost 127.0.0.1:${port[HTTPS]}>
+  SSLEngine on
+  SSLCertificateFile $dir/tls/localhost.pem
+  SSLCertificateKeyFile $dir/tls/localhost.key
+</VirtualHost>
+<VirtualHost 127.0.0.1:${port[HTTPS_H2]}>
+  # HTTP/2 through ALPN, as on the HTTPS port otherwise.
+  Protocols h2 http/1.1
   SSLEngine on
   SSLCertificateFile $dir/tls/localhost.pem
   SSLCertificateKeyFile $dir/tls/localhost.key
@@ -401,6 +409,7 @@ declare -A values=(
   [TESTENV_HTTP_URL]="http://127.0.0.1:${port[HTTP]}"
   [TESTENV_HTTPS_PORT]=${port[HTTPS]}
   [TESTENV_HTTPS_URL]="https://localhost:${port[HTTPS]}"
+  [TESTENV_HTTPS_H2_URL]="https://localhost:${port[HTTPS_H2]}"
   [TESTENV_HTTPS_WRONGHOST_PORT]=${port[HTTPS_WRONGHOST]}
   [TESTENV_HTTPS_SELFSIGNED_PORT]=${port[HTTPS_SELFSIGNED]}
   [TESTENV_CA_FILE]="$dir/tls/ca.pem"
