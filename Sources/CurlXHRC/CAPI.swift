@@ -284,6 +284,18 @@ public func cxhr_get_last_error(_ handle: OpaquePointer?) -> UnsafePointer<CChar
     return request.keep(request.lastError, as: "last error")
 }
 
+@c @implementation
+public func cxhr_get_last_error_code(_ handle: OpaquePointer?) -> cxhr_error_code {
+    guard let request = CRequest.find(handle) else { return CXHR_ERROR_NONE }
+    switch request.lastErrorCode {
+    case nil: return CXHR_ERROR_NONE
+    case .invalidState?: return CXHR_ERROR_INVALID_STATE
+    case .invalidArgument?: return CXHR_ERROR_INVALID_ARGUMENT
+    case .fileUnreadable?: return CXHR_ERROR_FILE_UNREADABLE
+    default: return CXHR_ERROR_OTHER
+    }
+}
+
 // MARK: Kerberos
 
 /// A process-wide string handed to C: the copy stays valid until the string changes.

@@ -87,6 +87,11 @@ final class CRequest: @unchecked Sendable {
         state.withLock { $0.refusal } ?? request.lastError?.message
     }
 
+    /// The kind of ``lastError``: a refusal before the request is an invalid argument.
+    var lastErrorCode: HttpRequestError.Code? {
+        state.withLock { $0.refusal } != nil ? .invalidArgument : request.lastError?.code
+    }
+
     // MARK: The callback
 
     func setCallback(_ callback: cxhr_status_callback?, userData: UnsafeMutableRawPointer?) {

@@ -57,19 +57,25 @@ static void misuse_is_refused(void)
 
   cxhr_request *request = cxhr_request_create();
   CHECK(request != NULL);
+  CHECK(cxhr_get_last_error_code(NULL) == CXHR_ERROR_NONE);
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_NONE);
   CHECK(!cxhr_send(request, NULL, 0, 0));                        /* send before open */
   CHECK(cxhr_get_last_error(request) != NULL);
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_STATE);
   CHECK(!cxhr_open(request, NULL, url(http_url, "/"), false, NULL, NULL, NULL));
   CHECK(cxhr_get_last_error(request) != NULL);
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);
   CHECK(!cxhr_open(request, "GET", NULL, false, NULL, NULL, NULL));
   CHECK(!cxhr_open(request, "GET", "not a url", false, NULL, NULL, NULL));
   CHECK(!cxhr_open(request, "GET", url(http_url, "/"), false, "u", "p", "KERBEROS5"));
   CHECK(cxhr_open(request, "GET", url(http_url, "/"), false, NULL, NULL, NULL));
   CHECK(cxhr_get_last_error(request) == NULL);
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_NONE);
   CHECK(!cxhr_set_request_header(request, NULL, "v"));
   CHECK(!cxhr_set_request_header(request, "X-Bad", "a\r\nInjected: 1"));
   CHECK(!cxhr_send(request, NULL, 5, 0));                         /* NULL data, non-zero length */
   CHECK(!cxhr_send_file(request, "/nonexistent/file", 0));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_FILE_UNREADABLE);
   CHECK(cxhr_get_state(request) == CXHR_OPENED);
   cxhr_request_destroy(request);
   /* A destroyed handle is refused, never dereferenced. */

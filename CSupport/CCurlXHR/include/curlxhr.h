@@ -341,6 +341,18 @@ CXHR_EXTERN bool cxhr_get_metrics(cxhr_request *_Nullable request, cxhr_metrics 
 /* Why the last call on this request returned false; NULL when it succeeded. */
 CXHR_EXTERN const char *_Nullable cxhr_get_last_error(cxhr_request *_Nullable request);
 
+/* What kind of refusal cxhr_get_last_error describes (Swift's HttpRequestError.Code). */
+typedef enum {
+  CXHR_ERROR_NONE = 0,          /* the last call succeeded; also for a NULL or destroyed handle */
+  CXHR_ERROR_INVALID_STATE,     /* the call is not allowed in the request's state */
+  CXHR_ERROR_INVALID_ARGUMENT,  /* an argument was NULL, malformed or out of range */
+  CXHR_ERROR_FILE_UNREADABLE,   /* a file to send or trust could not be read */
+  CXHR_ERROR_OTHER              /* a refusal of a kind newer than this header */
+} cxhr_error_code;
+
+/* The kind of the last call's refusal; CXHR_ERROR_NONE when it succeeded. */
+CXHR_EXTERN cxhr_error_code cxhr_get_last_error_code(cxhr_request *_Nullable request);
+
 /* ---- process-wide Kerberos settings (GDCacheController's counterpart) ---- */
 
 /*
