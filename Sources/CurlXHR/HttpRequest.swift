@@ -24,6 +24,19 @@ import Glibc
 /// the transfer itself runs on the library's engine thread. In asynchronous mode
 /// (`open(…, async: true)`) every ready-state transition is reported once, in order, on
 /// ``callbackQueue`` to the ``delegate`` and to ``onStatusChange``.
+///
+/// Where GDHttpRequest says "based on the XHR standard" and is silent, the WHATWG
+/// XMLHttpRequest and Fetch rules hold:
+/// - only 301, 302, 303, 307 and 308 are redirects; any other 3xx comes back with its own
+///   status and body;
+/// - 301 and 302 turn a POST into a GET, 303 anything but GET and HEAD, and the body goes
+///   with its headers (`Content-Type`, `Content-Encoding`, `Content-Language`,
+///   `Content-Location`); 307 and 308 keep method, body and headers; credentials and
+///   caller-set `Authorization` and `Cookie` fields never go to another origin;
+/// - only `DELETE`, `GET`, `HEAD`, `OPTIONS`, `POST` and `PUT` are upper-cased;
+/// - bytes outside ASCII in a URL's path and query are sent percent-encoded as UTF-8;
+/// - a second `open` while OPENED reports no second OPENED;
+/// - `User-Agent: CurlXHR/<version> libcurl/<version>` is sent unless the caller sets one.
 public final class HttpRequest: Sendable {
     /// The ready states of `GDHttpRequest_state_t`, with the same numbers.
     public enum State: Int32, Sendable, CustomStringConvertible {
@@ -209,7 +222,8 @@ public final class HttpRequest: Sendable {
         }
     }
 
-    /// Returns 3xx responses instead of following them.
+    /// Returns redirects (301, 302, 303, 307, 308) instead of following them. Other 3xx
+    /// responses are never followed.
     @discardableResult
     public func disableFollowLocation() -> Bool {
         changeSwitches { $0.followLocation = false }

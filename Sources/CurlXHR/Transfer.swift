@@ -451,7 +451,7 @@ final class Transfer: @unchecked Sendable {
             return .fail(TransferFailure(kind: .redirects, text: "Maximum (\(RedirectStep.maxRedirects)) redirects followed"))
         }
         let url = String(cString: target)
-        let method = progress.hopMethod ?? message.method
+        let method = progress.hopMethod ?? sentMethod
         let step = RedirectStep(status: progress.lastStatus, method: method,
                                 crossOrigin: RedirectStep.origin(of: url) != RedirectStep.origin(of: message.url))
         var hopTime: curl_off_t = 0
@@ -468,6 +468,17 @@ final class Transfer: @unchecked Sendable {
             return .fail(TransferFailure(kind: .other, text: failure))
         }
         return .follow
+    }
+
+    /// The method that goes out: a file goes with PUT unless `open` was given another method.
+    private var sentMethod: String {
+        if case .file = body, Self.sendsFileWithPut(message.method) { return "PUT" }
+        return message.method
+    }
+
+    /// `sendWithFile` turns these methods into PUT; any other goes out as given.
+    static func sendsFileWithPut(_ method: String) -> Bool {
+        ["GET", "HEAD", "POST", "PUT"].contains(method)
     }
 
     /// Sets the handle up for the next hop: the URL, the method and body, the header fields
@@ -775,7 +786,7 @@ extension EasyProfile.Fields {
             if method != "POST" { options.set(CURLOPT_CUSTOMREQUEST, method) }
         case .file:
             options.set(CURLOPT_UPLOAD, 1)
-            if !["GET", "HEAD", "POST", "PUT"].contains(method) {
+            if !Transfer.sendsFileWithPut(method) {
                 options.set(CURLOPT_CUSTOMREQUEST, method)
             }
         }
