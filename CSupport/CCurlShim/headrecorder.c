@@ -33,6 +33,17 @@ void cxhr_head_clear(cxhr_head_recorder *recorder)
   recorder->saw_set_cookie = 0;
 }
 
+/* "HTTP/x[.y] 401" or "... 407": a status line that carries an authentication challenge. */
+static int is_challenge(const char *line, size_t length)
+{
+  if(length < 12 || memcmp(line, "HTTP/", 5) != 0)
+    return 0;
+  const char *space = memchr(line, ' ', length);
+  if(!space || (size_t)(space - line) + 4 > length)
+    return 0;
+  return space[1] == '4' && space[2] == '0' && (space[3] == '1' || space[3] == '7');
+}
+
 size_t cxhr_head_callback(char *data, size_t size, size_t count, void *userdata)
 {
   cxhr_head_recorder *recorder = userdata;
@@ -43,5 +54,7 @@ size_t cxhr_head_callback(char *data, size_t size, size_t count, void *userdata)
       return length;
     return recorder->head_ended(recorder->context) ? length : 0;
   }
+  if(recorder->count == 0 && recorder->challenged && is_challenge(data, length))
+    recorder->challenged(recorder->context);
   return cxhr_head_record_line(recorder, data, length) ? length : 0;
 }

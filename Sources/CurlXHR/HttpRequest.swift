@@ -99,6 +99,9 @@ public final class HttpRequest: Sendable {
     private let sentBytes = Atomic<Int64>(0)
     /// Counts replacements of the delegate or the closure (``replaceReceivers(_:)``).
     private let receiverChanges = Atomic<UInt>(0)
+    /// For tests only: run by `send` on its own thread after its locked step and before it
+    /// posts the start command.
+    nonisolated(unsafe) var startWindowHook: (() -> Void)?
 
     public init() {}
 
@@ -422,6 +425,8 @@ public final class HttpRequest: Sendable {
             withCore { $0.lastError = error }
             return false
         case .success(let (transfer, effects)):
+            // Tests force an abort into the window between the lock and the start command.
+            startWindowHook?()
             perform(effects)
             if effects.start == nil {
                 if transfer.message.isAsync {
@@ -783,10 +788,11 @@ public final class HttpRequest: Sendable {
     }
 
     private func perform(_ effects: Effects) {
+        // The send number was set under the lock this decision was taken in, before it.
         if let connections = effects.closeConnections {
-            TransferEngine.shared.close(effects.cancel, connections: connections)
+            TransferEngine.shared.close(effects.cancel.map { ($0, $0.sends) }, connections: connections)
         } else if let transfer = effects.cancel {
-            TransferEngine.shared.cancel(transfer)
+            TransferEngine.shared.cancel(transfer, send: transfer.sends)
         }
         if let transfer = effects.start { TransferEngine.shared.start(transfer) }
         guard let queue = effects.deliverOn else { return }

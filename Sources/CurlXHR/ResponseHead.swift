@@ -146,9 +146,10 @@ final class ResponseHeadParser {
 
     /// `headEnded` is called with the recorder's `context` when a block ends (the owner sets
     /// the context); ``finishHead()`` reads the block. The buffer is allocated by the first line.
-    init(headEnded: (@convention(c) (UnsafeMutableRawPointer?) -> Int32)? = nil) {
+    init(headEnded: (@convention(c) (UnsafeMutableRawPointer?) -> Int32)? = nil,
+         challenged: (@convention(c) (UnsafeMutableRawPointer?) -> Void)? = nil) {
         recorder.initialize(to: cxhr_head_recorder(bytes: nil, count: 0, capacity: 0, saw_set_cookie: 0,
-                                                   head_ended: headEnded, context: nil))
+                                                   head_ended: headEnded, challenged: challenged, context: nil))
     }
 
     deinit {

@@ -36,6 +36,10 @@ struct TransferSwitches: Sendable, Equatable {
 /// engine is done with it (``isComplete``) and nothing else refers to it: no allocation a
 /// send.
 final class Transfer: @unchecked Sendable {
+    /// Counts the sends the transfer carried (``prepare(message:body:switches:timeout:pipelining:fileDescriptor:fileSize:)``):
+    /// an abort names the one it stops.
+    @exclusivity(unchecked) private(set) var sends = 0
+
     /// The request the transfer belongs to, for its whole life. Not a counted reference: the
     /// request keeps its finished transfer for the next send, and a counted one back would
     /// make a cycle. While the transfer is in flight, `requestInFlight` holds the request.
@@ -67,6 +71,8 @@ final class Transfer: @unchecked Sendable {
     // Engine thread only: one thread touches these, so Swift's run-time exclusivity checks
     // (on every header line and body chunk) are left out.
     @exclusivity(unchecked) var handle: EasyHandle?
+    /// The send (``sends``) an abort stopped before its start command reached the engine.
+    @exclusivity(unchecked) var cancelledSend = 0
     @exclusivity(unchecked) var isAdded = false
     @exclusivity(unchecked) var isFinished = false
     @exclusivity(unchecked) private var progress = Progress()
@@ -130,6 +136,7 @@ final class Transfer: @unchecked Sendable {
     func prepare(message: RequestMessage, body: RequestBody, switches: TransferSwitches, timeout: Double,
                  pipelining: Bool, fileDescriptor: Int32 = -1, fileSize: Int64 = 0) {
         closeFile()
+        sends += 1
         requestInFlight = owner.takeUnretainedValue()
         self.message = message
         self.body = body
@@ -271,9 +278,10 @@ final class Transfer: @unchecked Sendable {
         return options.failure
     }
 
-    /// Whether SPNEGO may run for the server or the proxy, so GSS-API needs its cache chosen.
-    var usesNegotiate: Bool {
-        message.usesNegotiate || switches.proxy?.credentials?.scheme == .negotiate
+    /// Whether SPNEGO may run for the proxy before any head reaches the header callback (its
+    /// 407 to `CONNECT` never does), so GSS-API needs its cache chosen before the transfer.
+    var proxyUsesNegotiate: Bool {
+        switches.proxy?.credentials?.scheme == .negotiate
     }
 
     /// The Negotiate user and password whose tickets must come from the KDC before sending.
@@ -563,6 +571,16 @@ final class Transfer: @unchecked Sendable {
         return 1
     }
 
+    /// Called by the header callback when a 401 or 407 status line arrives, before libcurl
+    /// reads the challenge: a request that may answer Negotiate has GSS-API pointed at the
+    /// credential cache now. (Only then: a request that meets no challenge never touches
+    /// GSS-API, whose state a program's exit tears down while the engine runs.)
+    static let challengedCallback: @convention(c) (UnsafeMutableRawPointer?) -> Void = { context in
+        with(context) { transfer, _ in
+            if transfer.message.usesNegotiate { TransferEngine.shared.selectCredentialCacheForChallenge() }
+        }
+    }
+
     /// Hands libcurl the next bytes of the body it uploads: from the file, or from memory.
     private func readBody(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
         guard case .bytes(let bytes, _) = body else {
@@ -615,8 +633,10 @@ final class ProcessSettings {
     let environmentProxy: Bool
     /// Kerberos tickets may be delegated to the server.
     let allowDelegation: Bool
-    /// The credential cache GSS-API should use ("" for the user's default one).
-    let credentialCache: String
+    /// The credential cache GSS-API should use ("" for the user's default one). Looked up
+    /// (through libkrb5) only when a transfer needs it: a program that meets no Negotiate
+    /// challenge never loads Kerberos state, which its exit would tear down under the engine.
+    private(set) lazy var credentialCache: String = KerberosCredentials.activeCacheFile ?? ""
 
     /// Counts changes to the settings.
     static let version = Atomic<Int>(0)
@@ -629,15 +649,14 @@ final class ProcessSettings {
     /// The settings as they are now.
     convenience init() {
         self.init(caFile: TrustedCertificates.processWideFile, environmentProxy: ProxyEnvironment.enabled.withLock { $0 },
-                  allowDelegation: KerberosCredentials.allowDelegation,
-                  credentialCache: KerberosCredentials.activeCacheFile ?? "")
+                  allowDelegation: KerberosCredentials.allowDelegation)
     }
 
-    init(caFile: String?, environmentProxy: Bool, allowDelegation: Bool, credentialCache: String) {
+    init(caFile: String?, environmentProxy: Bool, allowDelegation: Bool, credentialCache: String? = nil) {
         self.caFile = caFile
         self.environmentProxy = environmentProxy
         self.allowDelegation = allowDelegation
-        self.credentialCache = credentialCache
+        if let credentialCache { self.credentialCache = credentialCache }
     }
 }
 
@@ -851,7 +870,7 @@ final class EasyHandle {
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     /// Reads the response heads of the current transfer; its recorder is libcurl's header
     /// callback's context, and calls back with this handle.
-    let headParser = ResponseHeadParser(headEnded: Transfer.headEndedCallback)
+    let headParser = ResponseHeadParser(headEnded: Transfer.headEndedCallback, challenged: Transfer.challengedCallback)
 
     init?() {
         guard let easy = curl_easy_init() else { return nil }

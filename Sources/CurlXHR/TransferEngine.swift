@@ -20,10 +20,11 @@ final class TransferEngine: @unchecked Sendable {
 
     private enum Command {
         case start(Transfer)
-        case cancel(Transfer)
+        /// Stop the transfer's send with this number (``Transfer/sends``).
+        case cancel(Transfer, send: Int)
         case resume(Transfer)
-        /// Stop the transfer (if any), then close the connections named.
-        case close(Transfer?, [ConnectionID])
+        /// Stop the transfer's send (if any), then close the connections named.
+        case close((Transfer, send: Int)?, [ConnectionID])
         case run(@Sendable (_ cookieHandle: UnsafeMutableRawPointer) -> Void)
     }
 
@@ -90,21 +91,51 @@ final class TransferEngine: @unchecked Sendable {
         _ = cxhr_easy_set_string(cookieHandle, CURLOPT_COOKIEFILE, "")
         // Before the thread starts, so this thread may still use the handles.
         CookieStore.shared.load(into: cookieHandle)
+        // After curl_global_init, which registered OpenSSL's own exit handler: exit runs
+        // handlers in reverse order, so this one runs first.
+        atexit(Self.exitHandler)
         startDetachedThread("engine") { self.run() }
+    }
+
+    // MARK: Exit
+
+    /// Set by `exit()`: the engine stops at the start of its next round, for good.
+    private let exiting = Atomic<Bool>(false)
+    private let parked = DispatchSemaphore(value: 0)
+
+    /// A program may exit with transfers in flight. Its exit then runs OpenSSL's cleanup and
+    /// the libraries' finalisers (libkrb5, libgssapi) while the engine may be inside libcurl:
+    /// a TLS handshake on freed locks crashes. So the exit first stops the engine: it waits
+    /// (at most a second) until the engine is between rounds, and the engine never calls
+    /// libcurl again.
+    private static let exitHandler: @convention(c) () -> Void = {
+        let engine = TransferEngine.shared
+        guard !isCurrentThread else { return }
+        engine.exiting.store(true, ordering: .releasing)
+        curl_multi_wakeup(engine.multi)
+        _ = engine.parked.wait(timeout: .now() + 1)
+    }
+
+    /// Engine thread: when the program exits, parks the thread for good.
+    private func parkIfExiting() {
+        guard exiting.load(ordering: .acquiring) else { return }
+        parked.signal()
+        while true { pause() }
     }
 
     // MARK: Commands from any thread
 
     func start(_ transfer: Transfer) { post(.start(transfer)) }
 
-    func cancel(_ transfer: Transfer) { post(.cancel(transfer)) }
+    /// Stops `transfer`'s send numbered `send` (``Transfer/sends`` when it was aborted).
+    func cancel(_ transfer: Transfer, send: Int) { post(.cancel(transfer, send: send)) }
 
     /// Lets a transfer whose body was paused (its consumer was behind) deliver again.
     func resume(_ transfer: Transfer) { post(.resume(transfer)) }
 
     /// Stops `transfer` (if any), then closes `connections` and the one the transfer used, as
     /// soon as no other transfer runs on them.
-    func close(_ transfer: Transfer?, connections: [ConnectionID]) { post(.close(transfer, connections)) }
+    func close(_ transfer: (Transfer, send: Int)?, connections: [ConnectionID]) { post(.close(transfer, connections)) }
 
     /// Runs `work` on the engine thread with an easy handle attached to the shared cookie
     /// jar, and returns when it has run.
@@ -168,6 +199,7 @@ final class TransferEngine: @unchecked Sendable {
         var pending: [Command] = []
         var running: Int32 = 0
         while true {
+            parkIfExiting()
             inbox.withLock { inbox in
                 swap(&pending, &inbox.commands)
                 inbox.loopWaits = false
@@ -175,12 +207,12 @@ final class TransferEngine: @unchecked Sendable {
             for command in pending {
                 switch command {
                 case .start(let transfer): begin(transfer)
-                case .cancel(let transfer): end(transfer, failure: nil, report: false)
+                case .cancel(let transfer, let send): stop(transfer, send: send)
                 case .resume(let transfer):
                     if !transfer.isFinished, let handle = transfer.handle { curl_easy_pause(handle.easy, cxhr_pause_continue) }
                 case .run(let work): work(cookieHandle)
                 case .close(let transfer, var connections):
-                    if let transfer, let used = end(transfer, failure: nil, report: false) { connections.append(used) }
+                    if let (transfer, send) = transfer, let used = stop(transfer, send: send) { connections.append(used) }
                     closeWhenIdle(connections)
                 }
             }
@@ -216,7 +248,26 @@ final class TransferEngine: @unchecked Sendable {
         }
     }
 
+    /// Stops a send the request aborted: takes it out of libcurl, or, when its start command
+    /// is still to come (the abort posted first), marks it so that the start ends it at once.
+    /// Returns the connection it ran on.
+    @discardableResult
+    private func stop(_ transfer: Transfer, send: Int) -> ConnectionID? {
+        guard send == transfer.sends else { return nil }  // a later send of the same transfer
+        if transfer.handle == nil, !transfer.isFinished {
+            transfer.cancelledSend = send
+            return nil
+        }
+        return end(transfer, failure: nil, report: false)
+    }
+
     private func begin(_ transfer: Transfer) {
+        if transfer.cancelledSend == transfer.sends {
+            // Aborted before its start came: the synchronous send waiting for it returns.
+            transfer.isFinished = true
+            completedSendBits |= transfer.complete()
+            return
+        }
         let settings = currentSettings()
         let profile = profile(for: transfer, settings)
         guard let handle = handle(for: profile) else {
@@ -226,7 +277,8 @@ final class TransferEngine: @unchecked Sendable {
             return
         }
         transfer.handle = handle
-        if transfer.usesNegotiate { selectCredentialCache(settings.credentialCache) }
+        // A server's Negotiate challenge selects it when it comes (Transfer.challengedCallback).
+        if transfer.proxyUsesNegotiate { selectCredentialCache(settings.credentialCache) }
         // The engine's reference; released in `end`.
         _ = Unmanaged.passRetained(transfer)
         if let failure = transfer.configure(handle, profile: profile, share: share) {
@@ -378,6 +430,12 @@ final class TransferEngine: @unchecked Sendable {
         completedSendBits |= transfer.complete()
         Unmanaged.passUnretained(transfer).release()
         return connection
+    }
+
+    /// Points GSS-API at the credential cache for a challenge libcurl is about to answer.
+    /// Engine thread, inside a libcurl callback.
+    func selectCredentialCacheForChallenge() {
+        selectCredentialCache(currentSettings().credentialCache)
     }
 
     /// Points GSS-API on this thread (where libcurl runs SPNEGO) at `wanted`: the library's

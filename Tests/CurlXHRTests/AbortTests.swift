@@ -41,6 +41,31 @@ import Testing
         #expect(recorder.result.states == [.opened, .sent, .done])
     }
 
+    @Test(arguments: [false, true])
+    func anAbortBeforeTheStartCommandEndsTheSendAtOnce(async: Bool) throws {
+        // The abort lands after send's locked step and before its start command is posted:
+        // the engine gets the cancel first. The send must not wait for the whole transfer.
+        let request = HttpRequest()
+        let recorder = Recorder()
+        request.delegate = recorder
+        #expect(request.open("GET", url: try env.faultURL + "/delay?ms=3000", async: async))
+        request.startWindowHook = { #expect(request.abort()) }
+        let started = Date()
+        #expect(request.send())
+        if async { #expect(recorder.waitForDone()) }
+        #expect(Date().timeIntervalSince(started) < 1.5, "the send waited for the aborted transfer")
+        #expect(request.getState() == .done)
+        #expect(request.getStatus() == 0)
+        #expect(request.getFailureKind() == .aborted)
+        // The request sends again, on the same transfer, normally.
+        request.startWindowHook = nil
+        #expect(request.open("GET", url: try env.faultURL + "/status?code=200"))
+        #expect(request.send())
+        #expect(request.getStatus() == 200)
+        // One DONE (the abort drops its open's reports still waiting: OPENED and SENT).
+        if async { #expect(recorder.result.states.filter { $0 == .done }.count == 1) }
+    }
+
     @Test func abortInHeadersReceived() throws {
         // Headers at once, then no body for three seconds.
         let request = HttpRequest()

@@ -15,6 +15,9 @@
 //                                       STORE, printing the body; "kill" SIGKILLs the process
 //                                       as soon as the request is DONE, "clear-…" calls
 //                                       clearCookies(includePersistentStore:) before it
+//   curlxhr-probe exit-in-flight URL N  starts N asynchronous GETs of URL (the Nth to an
+//                                       HTTPS URL given as a fourth argument, if any) and
+//                                       exits at once, with them in flight
 import CurlXHR
 import Dispatch
 import Foundation
@@ -100,6 +103,19 @@ if mode == "env-proxy", arguments.count == 4 {
     request.open("GET", url: url)
     request.send(timeout: 20)
     report(["status": request.getStatus(), "status_text": request.getStatusText() ?? ""])
+}
+
+if mode == "exit-in-flight", arguments.count >= 4, let count = Int(arguments[3]) {
+    var requests: [HttpRequest] = []
+    for index in 0..<count {
+        let request = HttpRequest()
+        let target = index == count - 1 && arguments.count == 5 ? arguments[4] : url
+        request.open("GET", url: target, async: true)
+        if target.hasPrefix("https:") { request.disablePeerVerification() }
+        request.send()
+        requests.append(request)
+    }
+    exit(0)
 }
 
 if mode == "cookies", arguments.count >= 4 {

@@ -25,6 +25,9 @@ typedef struct cxhr_head_recorder {
      head's lines are in bytes, and the callee empties them (count = 0). Returns 0 to stop
      the transfer. */
   int (*head_ended)(void *context);
+  /* Called with context when a status line of 401 or 407 arrives (if not NULL), before
+     libcurl reads the head's authentication challenge. */
+  void (*challenged)(void *context);
   void *context;
 } cxhr_head_recorder;
 
