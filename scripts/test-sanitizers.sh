@@ -29,4 +29,14 @@ for sanitizer in address thread; do
   "$clang" -std=c11 -Wall -Wextra -Werror -g -fsanitize="$sanitizer" Tests/C/worker_pool.c \
     $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs curlxhr) -lpthread "${extra[@]}" -o "$program"
   ASAN_OPTIONS=detect_leaks=1 TSAN_OPTIONS=halt_on_error=1 "$program" "${worker_args[@]}"
+  if [ "$sanitizer" = address ]; then
+    # The C API test (every call, misuse, cookies from threads) with LeakSanitizer: what the
+    # library hands to C and takes back must not leak.
+    echo "== C API test under the address sanitizer, with LeakSanitizer"
+    # shellcheck disable=SC2046
+    "$clang" -std=c11 -Wall -Wextra -Werror -g -fsanitize=address Tests/C/capi_test.c \
+      $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs curlxhr) -lpthread -o "$TESTENV_DIR/capi_test-address"
+    ASAN_OPTIONS=detect_leaks=1 "$TESTENV_DIR/capi_test-address" "$TESTENV_HTTP_URL" "$TESTENV_FAULT_URL" \
+      "https://127.0.0.1:$TESTENV_HTTPS_SELFSIGNED_PORT"
+  fi
 done

@@ -170,6 +170,9 @@ public func cxhr_send(_ handle: OpaquePointer?, _ data: UnsafeRawPointer?, _ len
     // size_t arrives as Int: a length above PTRDIFF_MAX is negative here and no buffer has it.
     guard length >= 0 else { return request.refuse("length is greater than PTRDIFF_MAX") }
     guard data != nil || length == 0 else { return request.refuse("data is NULL but length is not 0") }
+    // Nothing is copied for a send the state refuses (the request checks again as it sends).
+    let state = request.request.getState()
+    guard state == .opened else { return request.refuse("send is not allowed in state \(state)", code: .invalidState) }
     let body = data.map { Data(bytes: $0, count: length) }
     return request.call { $0.sendData(body, timeout: timeout) }
 }

@@ -18,8 +18,9 @@ final class CRequest: @unchecked Sendable {
         /// Earlier answers to the same question, still valid until re-open or destroy.
         var retired: [UnsafeMutablePointer<CChar>] = []
         var buffer: UnsafeMutableRawBufferPointer?
-        /// Why the last call failed before reaching the request (a NULL argument).
+        /// Why the last call failed before reaching the request (a NULL argument), and its kind.
         var refusal: String?
+        var refusalCode = HttpRequestError.Code.invalidArgument
         var isDestroyed = false
         /// Callbacks running now, and the thread of the latest one.
         var runningCallbacks = 0
@@ -78,8 +79,11 @@ final class CRequest: @unchecked Sendable {
     }
 
     /// Records why a call was refused before it reached the request.
-    func refuse(_ reason: String) -> Bool {
-        state.withLock { $0.refusal = reason }
+    func refuse(_ reason: String, code: HttpRequestError.Code = .invalidArgument) -> Bool {
+        state.withLock {
+            $0.refusal = reason
+            $0.refusalCode = code
+        }
         return false
     }
 
@@ -87,9 +91,9 @@ final class CRequest: @unchecked Sendable {
         state.withLock { $0.refusal } ?? request.lastError?.message
     }
 
-    /// The kind of ``lastError``: a refusal before the request is an invalid argument.
+    /// The kind of ``lastError``.
     var lastErrorCode: HttpRequestError.Code? {
-        state.withLock { $0.refusal } != nil ? .invalidArgument : request.lastError?.code
+        state.withLock { $0.refusal != nil ? $0.refusalCode : nil } ?? request.lastError?.code
     }
 
     // MARK: The callback
