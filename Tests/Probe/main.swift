@@ -15,6 +15,9 @@
 //                                       STORE, printing the body; "kill" SIGKILLs the process
 //                                       as soon as the request is DONE, "clear-…" calls
 //                                       clearCookies(includePersistentStore:) before it
+//   curlxhr-probe soak URL N            N requests to the fault server at URL (sync and async
+//                                       from 8 threads; GETs, POSTs, aborts, closes), then
+//                                       reports descriptors, threads and RSS before and after
 //   curlxhr-probe exit-in-flight URL N  starts N asynchronous GETs of URL (the Nth to an
 //                                       HTTPS URL given as a fourth argument, if any) and
 //                                       exits at once, with them in flight
@@ -103,6 +106,68 @@ if mode == "env-proxy", arguments.count == 4 {
     request.open("GET", url: url)
     request.send(timeout: 20)
     report(["status": request.getStatus(), "status_text": request.getStatusText() ?? ""])
+}
+
+/// What the process holds: open descriptors, threads, resident KiB.
+func holdings() -> (descriptors: Int, threads: Int, rssKiB: Int) {
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    func field(_ name: String) -> Int {
+        let line = status.split(separator: "\n").first { $0.hasPrefix(name + ":") } ?? ""
+        return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? -1
+    }
+    return (descriptors, field("Threads"), field("VmRSS"))
+}
+
+/// One round of every kind of request, so every path has run before the baseline.
+@Sendable func soakRound(_ index: Int, _ url: String) {
+    let request = HttpRequest()
+    switch index % 6 {
+    case 0:
+        request.open("GET", url: url + "/bytes?n=\(index % 5000)")
+        request.send()
+        _ = request.getReceiveBuffer()
+    case 1:
+        request.open("POST", url: url + "/sink")
+        request.sendData(Data(repeating: UInt8(index & 0xFF), count: index % 70_000))
+    case 2:
+        let done = DispatchSemaphore(value: 0)
+        request.onStatusChange = { if $0.getState() == .done { done.signal() } else { _ = $0.getReceiveBuffer() } }
+        request.open("GET", url: url + "/drip?chunks=3&size=100&interval_ms=1", async: true)
+        request.send()
+        done.wait()
+    case 3:
+        request.open("GET", url: url + "/delay?ms=50", async: true)
+        request.send()
+        request.abort()
+    case 4:
+        request.open("GET", url: url + "/redirect/chain?n=2")
+        request.send()
+        request.close()
+    default:
+        request.open("GET", url: url + "/status?code=404")
+        request.setRequestHeader("X-Soak", value: "\(index)")
+        request.send(timeout: 10)
+    }
+}
+if mode == "soak", arguments.count == 4, let total = Int(arguments[3]) {
+    let base = url
+    DispatchQueue.concurrentPerform(iterations: 8) { thread in
+        for index in stride(from: thread, to: 600, by: 8) { soakRound(index, base) }
+    }
+    Thread.sleep(forTimeInterval: 1)
+    let before = holdings()
+    let started = Date()
+    DispatchQueue.concurrentPerform(iterations: 8) { thread in
+        for index in stride(from: thread, to: total, by: 8) { soakRound(index, base) }
+    }
+    // Aborted transfers and closed connections settle.
+    Thread.sleep(forTimeInterval: 1)
+    let after = holdings()
+    report(["requests": total, "seconds": Date().timeIntervalSince(started),
+            "descriptors_before": before.descriptors, "descriptors_after": after.descriptors,
+            "threads_before": before.threads, "threads_after": after.threads,
+            "rss_kib_before": before.rssKiB, "rss_kib_after": after.rssKiB])
 }
 
 if mode == "exit-in-flight", arguments.count >= 4, let count = Int(arguments[3]) {
