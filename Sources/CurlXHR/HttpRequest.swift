@@ -587,7 +587,7 @@ public final class HttpRequest: Sendable {
     /// redirects, how many were followed, and its times (as curl's `--write-out` variables).
     /// Empty before a send ends and after `open`.
     public func getMetrics() -> Metrics {
-        withCore { isStale($0) ? Metrics() : $0.metrics }
+        withCore { isStale($0) ? Metrics() : Metrics($0.lastSend, openedURL: $0.message.url) }
     }
 
     /// The body bytes received since the previous call (all of them on the first call).
@@ -625,7 +625,7 @@ public final class HttpRequest: Sendable {
         var spareHeadStorage: [UInt8] = []
         var failure: TransferFailure?
         /// What the last send measured (``HttpRequest/getMetrics()``).
-        var metrics = Metrics()
+        var lastSend = SendRecord()
         /// The connections the last send that completed ran on (one a hop), for `close()`.
         /// Only the last send's: a connection is named by its ports, which a later connection
         /// may reuse once it is gone, so names are not kept long.
@@ -665,7 +665,7 @@ public final class HttpRequest: Sendable {
             self.message = message
             forgetResponse()
             failure = nil
-            metrics = Metrics()
+            lastSend = SendRecord()
             forgetReceived()
             lastError = nil
             if async, action != .reopen { report(.opened, effects: &effects) }
@@ -1086,11 +1086,11 @@ public final class HttpRequest: Sendable {
     }
 
     func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int = 0,
-                          metrics: Metrics = Metrics()) {
+                          record: SendRecord = SendRecord()) {
         let effects = withCore { core -> Effects in
             guard core.transfer === transfer else { return Effects() }
             core.forgetTransfer()
-            core.metrics = metrics
+            core.lastSend = record
             core.usedConnections.removeAll(keepingCapacity: true)
             transfer.forEachConnectionUsed { core.usedConnections.append($0) }
             core.isPaused = false

@@ -30,6 +30,18 @@ extension HttpRequest {
             self.totalTime = totalTime
         }
 
+        /// The metrics of a send as the request keeps them (``SendRecord``), with the URL
+        /// `open` was given.
+        init(_ record: SendRecord, openedURL: String) {
+            guard record.ended else { return }
+            httpVersion = record.httpVersion
+            effectiveURL = record.redirectedURL ?? openedURL
+            redirectCount = record.redirectCount
+            connectTime = Double(record.connectMicroseconds) / 1_000_000
+            startTransferTime = Double(record.startTransferMicroseconds) / 1_000_000
+            totalTime = Double(record.totalMicroseconds) / 1_000_000
+        }
+
         /// The protocol named by a status line's first bytes (`HTTP/1.1 …`, `HTTP/2 …`).
         static func httpVersion(statusLine bytes: UnsafeBufferPointer<UInt8>) -> String? {
             guard bytes.count >= 6 else { return nil }
@@ -42,6 +54,20 @@ extension HttpRequest {
             }
         }
     }
+}
+
+/// What a send measured, as compact as a request keeps it for every send (a ``HttpRequest/Metrics``
+/// is made of it only when asked for).
+struct SendRecord {
+    var ended = false
+    /// Static strings, never allocated.
+    var httpVersion: String?
+    /// Where the redirects led; nil without redirects (the URL given to `open`).
+    var redirectedURL: String?
+    var redirectCount = 0
+    var connectMicroseconds: Int64 = 0
+    var startTransferMicroseconds: Int64 = 0
+    var totalMicroseconds: Int64 = 0
 }
 
 /// The library's version, as the default `User-Agent` names it: `CURLXHR_VERSION` of

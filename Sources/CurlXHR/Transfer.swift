@@ -459,6 +459,7 @@ final class Transfer: @unchecked Sendable {
             return .fail(TransferFailure(kind: .redirects, text: "Maximum (\(RedirectStep.maxRedirects)) redirects followed"))
         }
         let url = String(cString: target)
+        usedConnection(ConnectionID(handle.easy))
         let method = progress.hopMethod ?? sentMethod
         let step = RedirectStep(status: progress.lastStatus, method: method,
                                 crossOrigin: RedirectStep.origin(of: url) != RedirectStep.origin(of: message.url))
@@ -489,6 +490,11 @@ final class Transfer: @unchecked Sendable {
         ["GET", "HEAD", "POST", "PUT"].contains(method)
     }
 
+    /// `User-Agent` unless the request sets one: `CurlXHR/<version> libcurl/<version>`.
+    static let defaultUserAgent = "CurlXHR/\(CurlXHRVersion.string) "
+        + String(cString: curl_version()).prefix { $0 != " " }  // "libcurl/7.88.1", the first of its components
+    static let defaultUserAgentLine = "User-Agent: " + defaultUserAgent
+
     /// Sets the handle up for the next hop: the URL, the method and body, the header fields
     /// and the credentials that go there. The handle is set up afresh for its next transfer.
     private func configureHop(_ handle: EasyHandle, url: String, step: RedirectStep, methodChanged: Bool) -> String? {
@@ -512,6 +518,7 @@ final class Transfer: @unchecked Sendable {
                 && (!step.crossOrigin || !RedirectStep.credentialFields.contains { MessageValidation.sameFieldName($0.utf8, field.name.utf8) })
         }.map(\.curlLine)
         if sendsBodyFields, let contentType = handle.hopContentType { lines.append(contentType) }
+        if !message.hasHeader("User-Agent") { lines.append(Self.defaultUserAgentLine) }
         var list: UnsafeMutablePointer<curl_slist>?
         for line in lines {
             guard let longer = curl_slist_append(list, line) else {
@@ -533,16 +540,15 @@ final class Transfer: @unchecked Sendable {
     }
 
     /// What the send measured, once libcurl finished its last hop. Engine thread.
-    func metrics(_ easy: UnsafeMutableRawPointer) -> HttpRequest.Metrics {
+    func record(_ easy: UnsafeMutableRawPointer) -> SendRecord {
         var connect: curl_off_t = 0, start: curl_off_t = 0, total: curl_off_t = 0
         _ = cxhr_easy_get_offset(easy, CURLINFO_CONNECT_TIME_T, &connect)
         _ = cxhr_easy_get_offset(easy, CURLINFO_STARTTRANSFER_TIME_T, &start)
         _ = cxhr_easy_get_offset(easy, CURLINFO_TOTAL_TIME_T, &total)
         let offset = progress.hopOffset
-        func seconds(_ microseconds: curl_off_t) -> Double { Double(offset + Int64(microseconds)) / 1_000_000 }
-        return HttpRequest.Metrics(httpVersion: progress.httpVersion, effectiveURL: progress.hopURL ?? message.url,
-                                   redirectCount: progress.redirectCount, connectTime: seconds(connect),
-                                   startTransferTime: seconds(start), totalTime: seconds(total))
+        return SendRecord(ended: true, httpVersion: progress.httpVersion, redirectedURL: progress.hopURL,
+                          redirectCount: progress.redirectCount, connectMicroseconds: offset + Int64(connect),
+                          startTransferMicroseconds: offset + Int64(start), totalMicroseconds: offset + Int64(total))
     }
 
     /// Runs `body` with the easy handle a libcurl callback's context points to and its
@@ -733,7 +739,6 @@ extension EasyProfile.Fields {
         options.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         // Redirects are followed by the engine (``RedirectStep``), not by libcurl.
         options.set(CURLOPT_FOLLOWLOCATION, 0)
-        options.set(CURLOPT_USERAGENT, Self.defaultUserAgent)
         options.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         options.check(cxhr_easy_set_write_function(easy, Transfer.writeCallback))
         options.check(cxhr_easy_set_header_function(easy, cxhr_head_callback))
@@ -749,7 +754,12 @@ extension EasyProfile.Fields {
         applyMethodAndBody(&options)
         let contentTypeLine = contentType.map { $0.isEmpty ? "Content-Type:" : "Content-Type: \($0)" }
         handle.hopContentType = contentTypeLine
-        for line in headers.map(\.curlLine) + (contentTypeLine.map { [$0] } ?? []) {
+        // The default User-Agent goes in the header list, formatted once: set as
+        // CURLOPT_USERAGENT, libcurl 7.88 formats it twice a request, a character at a time
+        // (about 10,000 instructions).
+        let ownUserAgent = headers.first { MessageValidation.sameFieldName($0.name.utf8, "User-Agent".utf8) }
+        let userAgentLine = ownUserAgent == nil ? Transfer.defaultUserAgentLine : nil
+        for line in headers.map(\.curlLine) + [contentTypeLine, userAgentLine].compactMap({ $0 }) {
             guard let list = curl_slist_append(handle.headerList, line) else {
                 options.fail("out of memory building the header list")
                 return
@@ -773,13 +783,14 @@ extension EasyProfile.Fields {
             options.set(CURLOPT_CA_CACHE_TIMEOUT, 0)
         }
         applyProxy(&options)
+        if switches.proxy != nil {
+            // For the proxy's CONNECT, which carries none of the request's own fields.
+            options.set(CURLOPT_USERAGENT, ownUserAgent?.value ?? Transfer.defaultUserAgent)
+        }
         if negotiate || credentials != nil { options.setServerAuthentication(negotiate: negotiate, credentials: credentials) }
         if negotiate { options.set(CURLOPT_GSSAPI_DELEGATION, delegation ? Int(cxhr_gssapi_delegation_flag) : 0) }
     }
 
-    /// `User-Agent` unless the request sets one: `CurlXHR/<version> libcurl/<version>`.
-    static let defaultUserAgent = "CurlXHR/\(CurlXHRVersion.string) "
-        + String(cString: curl_version()).prefix { $0 != " " }  // "libcurl/7.88.1", the first of its components
 
     /// The buffer libcurl copies a body it reads through `Transfer.readCallback` into, and
     /// sends from (`CURLOPT_UPLOAD_BUFFERSIZE`; libcurl's default is 64 KiB). A 1 MiB body

@@ -380,7 +380,6 @@ final class TransferEngine: @unchecked Sendable {
             else { continue }
             let outcome = transfer.outcome(code, easy: easy)
             if outcome.failure == nil, let handle = transfer.handle {
-                transfer.usedConnection(ConnectionID(handle.easy))
                 remove(transfer, handle)
                 switch transfer.next(handle) {
                 case .end:
@@ -414,9 +413,9 @@ final class TransferEngine: @unchecked Sendable {
         }
         if report {
             if failure == nil { transfer.flushPendingHead() }
-            let metrics = transfer.metrics(handle.easy)
+            let record = transfer.record(handle.easy)
             transfer.usedConnection(connection)
-            transfer.withRequest { $0.transferFinished(transfer, failure: failure, fallbackStatus: status, metrics: metrics) }
+            transfer.withRequest { $0.transferFinished(transfer, failure: failure, fallbackStatus: status, record: record) }
         }
         let heardChallenge = transfer.heardChallenge
         transfer.handle = nil
