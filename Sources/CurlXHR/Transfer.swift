@@ -101,6 +101,12 @@ final class Transfer: @unchecked Sendable {
         var hopURL: String?
         var hopMethod: String?
         var hopDropsBody = false
+        /// The current hop's header list lacks fields of the request's own (``RedirectStep/sends(_:)``),
+        /// and it goes to another origin than `open`'s (without credentials).
+        var hopListReduced = false
+        var hopCrossOrigin = false
+        /// The origin of the URL given to `open`, parsed at the first redirect.
+        var openedOrigin: String?
         /// Microseconds the hops before the current one took.
         var hopOffset: Int64 = 0
         /// The protocol of the last head.
@@ -461,8 +467,9 @@ final class Transfer: @unchecked Sendable {
         let url = String(cString: target)
         usedConnection(ConnectionID(handle.easy))
         let method = progress.hopMethod ?? sentMethod
+        if progress.openedOrigin == nil { progress.openedOrigin = RedirectStep.origin(of: message.url) }
         let step = RedirectStep(status: progress.lastStatus, method: method,
-                                crossOrigin: RedirectStep.origin(of: url) != RedirectStep.origin(of: message.url))
+                                crossOrigin: RedirectStep.origin(of: url) != progress.openedOrigin)
         var hopTime: curl_off_t = 0
         _ = cxhr_easy_get_offset(handle.easy, CURLINFO_TOTAL_TIME_T, &hopTime)
         progress.hopOffset += Int64(hopTime)
@@ -496,14 +503,16 @@ final class Transfer: @unchecked Sendable {
     static let defaultUserAgentLine = "User-Agent: " + defaultUserAgent
 
     /// Sets the handle up for the next hop: the URL, the method and body, the header fields
-    /// and the credentials that go there. The handle is set up afresh for its next transfer.
+    /// and the credentials that go there, changing only what the hop changes (a redirect to
+    /// the same origin with the same method sets the URL alone). A handle whose options
+    /// changed beyond the URL is set up afresh for its next transfer.
     private func configureHop(_ handle: EasyHandle, url: String, step: RedirectStep, methodChanged: Bool) -> String? {
         var options = EasyOptions(handle.easy)
-        handle.profile = nil
         options.set(CURLOPT_URL, url)
         handle.url = url
         if methodChanged {
             // To GET, without the body (HEAD never changes).
+            handle.profile = nil
             progress.hopDropsBody = true
             options.set(CURLOPT_CUSTOMREQUEST, nil)
             options.set(CURLOPT_HTTPGET, 1)
@@ -513,28 +522,40 @@ final class Transfer: @unchecked Sendable {
             if fileDescriptor >= 0, lseek(fileDescriptor, 0, SEEK_SET) < 0 { return "cannot rewind the file to send it again" }
         }
         let sendsBodyFields = !progress.hopDropsBody
-        var lines = message.headers.filter { field in
-            (sendsBodyFields || !RedirectStep.bodyFields.contains { MessageValidation.sameFieldName($0.utf8, field.name.utf8) })
-                && (!step.crossOrigin || !RedirectStep.credentialFields.contains { MessageValidation.sameFieldName($0.utf8, field.name.utf8) })
-        }.map(\.curlLine)
-        if sendsBodyFields, let contentType = handle.hopContentType { lines.append(contentType) }
-        if !message.hasHeader("User-Agent") { lines.append(Self.defaultUserAgentLine) }
-        var list: UnsafeMutablePointer<curl_slist>?
-        for line in lines {
-            guard let longer = curl_slist_append(list, line) else {
-                curl_slist_free_all(list)
-                return "out of memory building the header list"
-            }
-            list = longer
+        func isOneOf(_ names: [String], _ field: HeaderField) -> Bool {
+            names.contains { MessageValidation.sameFieldName($0.utf8, field.name.utf8) }
         }
-        options.set(CURLOPT_HTTPHEADER, slist: list)
-        if let old = handle.headerList { curl_slist_free_all(old) }
-        handle.headerList = list
-        if step.crossOrigin {
-            options.setServerAuthentication(negotiate: false, credentials: nil)
-        } else {
-            let negotiate = message.usesNegotiate
-            options.setServerAuthentication(negotiate: negotiate, credentials: negotiate ? nil : message.credentials)
+        let fields = message.headers.filter { field in
+            (sendsBodyFields || !isOneOf(RedirectStep.bodyFields, field)) && (!step.crossOrigin || !isOneOf(RedirectStep.credentialFields, field))
+        }
+        let reduced = fields.count != message.headers.count || (!sendsBodyFields && handle.hopContentType != nil)
+        if reduced || progress.hopListReduced {
+            handle.profile = nil
+            progress.hopListReduced = reduced
+            var lines = fields.map(\.curlLine)
+            if sendsBodyFields, let contentType = handle.hopContentType { lines.append(contentType) }
+            if !message.hasHeader("User-Agent") { lines.append(Self.defaultUserAgentLine) }
+            var list: UnsafeMutablePointer<curl_slist>?
+            for line in lines {
+                guard let longer = curl_slist_append(list, line) else {
+                    curl_slist_free_all(list)
+                    return "out of memory building the header list"
+                }
+                list = longer
+            }
+            options.set(CURLOPT_HTTPHEADER, slist: list)
+            if let old = handle.headerList { curl_slist_free_all(old) }
+            handle.headerList = list
+        }
+        if step.crossOrigin != progress.hopCrossOrigin {
+            handle.profile = nil
+            progress.hopCrossOrigin = step.crossOrigin
+            if step.crossOrigin {
+                options.setServerAuthentication(negotiate: false, credentials: nil)
+            } else {
+                let negotiate = message.usesNegotiate
+                options.setServerAuthentication(negotiate: negotiate, credentials: negotiate ? nil : message.credentials)
+            }
         }
         return options.failure
     }
