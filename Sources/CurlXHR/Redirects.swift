@@ -55,6 +55,26 @@ struct RedirectStep: Equatable {
     /// Fields that carry credentials, never sent to another origin (as libcurl does).
     static let credentialFields = ["Authorization", "Cookie"]
 
+    /// Whether `target` (a URL libcurl resolved) has the origin of `opened`, the URL given to
+    /// `open`. Most redirects stay on the origin and libcurl writes the target with the same
+    /// `scheme://authority/` bytes: that is checked first, without parsing either URL.
+    static func sameOrigin(_ target: String, _ opened: String) -> Bool {
+        if let prefix = originPrefix(opened), target.utf8.starts(with: prefix) { return true }
+        return origin(of: target) == origin(of: opened)
+    }
+
+    /// `scheme://authority/` of an absolute URL, as its bytes.
+    private static func originPrefix(_ url: String) -> Substring.UTF8View? {
+        let bytes = url.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let rest = bytes[colon...].dropFirst()
+        guard rest.starts(with: "//".utf8) else { return nil }
+        let authority = rest.dropFirst(2)
+        guard let slash = authority.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
+              bytes[slash] == UInt8(ascii: "/") else { return nil }
+        return Substring(url)[..<bytes.index(after: slash)].utf8
+    }
+
     /// The origin of an absolute URL as libcurl parses it: scheme, host and port (the
     /// scheme's default when none is given), lower-cased; nil when it does not parse.
     static func origin(of url: String) -> String? {
@@ -70,5 +90,23 @@ struct RedirectStep: Equatable {
             curl_free(value)
         }
         return parts.joined(separator: "|")
+    }
+}
+
+extension RecordedHead {
+    /// Whether a field named `name` (case-insensitive) is among the head's lines, read in
+    /// place.
+    func hasField(_ name: String) -> Bool {
+        var rest = lines[...]
+        while !rest.isEmpty {
+            let end = rest.firstIndex(of: 0x0A) ?? rest.endIndex
+            let line = rest[rest.startIndex..<end]
+            if let first = line.first, first != 0x20, first != 0x09, let colon = line.firstIndex(of: 0x3A),
+               MessageValidation.sameFieldName(line[..<colon], name.utf8) {
+                return true
+            }
+            rest = end < rest.endIndex ? rest[(end + 1)...] : rest[rest.endIndex...]
+        }
+        return false
     }
 }

@@ -105,8 +105,6 @@ final class Transfer: @unchecked Sendable {
         /// and it goes to another origin than `open`'s (without credentials).
         var hopListReduced = false
         var hopCrossOrigin = false
-        /// The origin of the URL given to `open`, parsed at the first redirect.
-        var openedOrigin: String?
         /// Microseconds the hops before the current one took.
         var hopOffset: Int64 = 0
         /// The protocol of the last head.
@@ -403,8 +401,7 @@ final class Transfer: @unchecked Sendable {
             progress.lastStatus = head.status
             progress.httpVersion = head.httpVersion
             if head.status == 401 || head.status == 407 { progress.sawChallenge = true }
-            progress.followsRedirect = switches.followLocation && RedirectStep.isRedirect(head.status)
-                && ResponseHead(head).value(of: "Location") != nil
+            progress.followsRedirect = switches.followLocation && RedirectStep.isRedirect(head.status) && head.hasField("Location")
             if progress.followsRedirect || mayBeIntermediate(head) {
                 // An authentication round or a redirect: reported only if it turns out final.
                 progress.pendingHead = ResponseHead(head)
@@ -467,9 +464,7 @@ final class Transfer: @unchecked Sendable {
         let url = String(cString: target)
         usedConnection(ConnectionID(handle.easy))
         let method = progress.hopMethod ?? sentMethod
-        if progress.openedOrigin == nil { progress.openedOrigin = RedirectStep.origin(of: message.url) }
-        let step = RedirectStep(status: progress.lastStatus, method: method,
-                                crossOrigin: RedirectStep.origin(of: url) != progress.openedOrigin)
+        let step = RedirectStep(status: progress.lastStatus, method: method, crossOrigin: !RedirectStep.sameOrigin(url, message.url))
         var hopTime: curl_off_t = 0
         _ = cxhr_easy_get_offset(handle.easy, CURLINFO_TOTAL_TIME_T, &hopTime)
         progress.hopOffset += Int64(hopTime)

@@ -207,5 +207,11 @@ import Testing
         #expect(RedirectStep.origin(of: "http://A.example/x") == RedirectStep.origin(of: "http://a.example:80/y"))
         #expect(RedirectStep.origin(of: "http://a.example/") != RedirectStep.origin(of: "https://a.example/"))
         #expect(RedirectStep.origin(of: "http://a.example/") != RedirectStep.origin(of: "http://a.example:8080/"))
+        #expect(RedirectStep.sameOrigin("http://a.example/x?y", "http://a.example/"))
+        #expect(RedirectStep.sameOrigin("http://A.example:80/x", "http://a.example/q"), "parsed when the bytes differ")
+        #expect(!RedirectStep.sameOrigin("http://a.example.evil/x", "http://a.example/"))
+        #expect(!RedirectStep.sameOrigin("http://a.example@evil/x", "http://a.example/"))
+        #expect(!RedirectStep.sameOrigin("https://a.example/", "http://a.example/"))
+        #expect(!RedirectStep.sameOrigin("http://a.example:81/", "http://a.example/"))
     }
 }
