@@ -87,6 +87,23 @@ import Testing
         #expect(head?.allFields == "X-Multi: a\nx-multi: b\nX-Folded: first second")
     }
 
+    /// Found by the head fuzz target: a continuation of a line without a colon was joined to
+    /// the field before that line.
+    @Test func headParserLeavesOutWhatFoldsOntoALineThatIsNoField() {
+        let parser = ResponseHeadParser()
+        let feed = Self.feeder(parser)
+        _ = feed("HTTP/1.1 200 OK\r\n")
+        _ = feed("Content-Type: text/plain\r\n")
+        _ = feed("no colon here\r\n")
+        _ = feed("  folded onto it\r\n")
+        _ = feed("X-After: a\r\n")
+        _ = feed("\tb\r\n")
+        let head = feed("\r\n")
+        #expect(head?.value(of: "Content-Type") == "text/plain")
+        #expect(head?.value(of: "X-After") == "a b")
+        #expect(head?.allFields == "Content-Type: text/plain\nX-After: a b")
+    }
+
     @Test func headParserKeepsLargeHeadsWholeAndStartsAfreshAfterReset() {
         let parser = ResponseHeadParser()
         let feed = Self.feeder(parser)
