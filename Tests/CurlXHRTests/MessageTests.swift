@@ -16,6 +16,16 @@ import Testing
         #expect(String(decoding: message.formBody, as: UTF8.self) == "a=2&b=x+y")
     }
 
+    /// Found by the form fuzz target: keys compared as Strings, so one spelling of a text
+    /// replaced the value of another that goes out as other bytes.
+    @Test func formKeysAreTheSameOnlyWhenTheirBytesAre() {
+        var message = RequestMessage()
+        message.setFormValue("1", forKey: "\u{E9}")
+        message.setFormValue("2", forKey: "e\u{301}")
+        message.setFormValue("3", forKey: "\u{E9}")
+        #expect(String(decoding: message.formBody, as: UTF8.self) == "%C3%A9=3&e%CC%81=2")
+    }
+
     @Test func tokensAndFieldValues() {
         #expect(MessageValidation.isToken("X-Custom_1.2~"))
         for bad in ["", "Bad Name", "Bad:Name", "Bad\rName", "Bad\nName", "Bad\0Name", "Ünicode", "(x)"] {
