@@ -52,43 +52,55 @@ public struct Cookie: Sendable, Hashable {
 
     // MARK: libcurl's Netscape cookie format
 
-    /// The line libcurl's `CURLOPT_COOKIELIST` takes and `CURLINFO_COOKIELIST` gives.
+    /// The line libcurl's `CURLOPT_COOKIELIST` takes and `CURLINFO_COOKIELIST` gives. A domain
+    /// that starts with a dot (read from such a line) gets one more, which a reader drops.
     var netscapeLine: String {
-        let prefix = (isHTTPOnly ? "#HttpOnly_" : "") + (includesSubdomains ? "." : "")
+        let dot = includesSubdomains || domain.utf8.first == UInt8(ascii: ".")
+        let prefix = (isHTTPOnly ? "#HttpOnly_" : "") + (dot ? "." : "")
         let fields = [prefix + domain, includesSubdomains ? "TRUE" : "FALSE", path,
                       isSecure ? "TRUE" : "FALSE", String(expires ?? 0), name, value]
         return fields.joined(separator: "\t")
     }
 
-    /// Parses one line of the Netscape format; nil if it is not one.
+    /// Parses one line of the Netscape format; nil if it is not one. Prefixes are bytes, as
+    /// libcurl reads them (a String's hasPrefix compares characters: "." and a combining mark
+    /// after it are one character, which does not start with ".").
     init?(netscapeLine line: String) {
         var fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
         if fields.count == 6 { fields.append("") }
         guard fields.count == 7, let expires = Int64(fields[4]), expires >= 0,
               ["TRUE", "FALSE"].contains(fields[1]), ["TRUE", "FALSE"].contains(fields[3]),
-              fields[2].hasPrefix("/") else { return nil }
+              fields[2].utf8.first == UInt8(ascii: "/") else { return nil }
         var domain = Substring(fields[0])
-        let httpOnly = domain.hasPrefix("#HttpOnly_")
-        if httpOnly { domain = domain.dropFirst("#HttpOnly_".count) }
-        if domain.hasPrefix(".") { domain = domain.dropFirst() }
+        let httpOnly = domain.utf8.starts(with: "#HttpOnly_".utf8)
+        if httpOnly { domain = Substring(domain.utf8.dropFirst("#HttpOnly_".utf8.count)) }
+        if domain.utf8.first == UInt8(ascii: ".") { domain = Substring(domain.utf8.dropFirst()) }
         guard !domain.isEmpty, !fields[5].isEmpty else { return nil }
         self.init(name: fields[5], value: fields[6], domain: String(domain), includesSubdomains: fields[1] == "TRUE",
                   path: fields[2], isSecure: fields[3] == "TRUE", isHTTPOnly: httpOnly,
                   expires: expires == 0 ? nil : expires)
     }
 
-    /// Why a cookie given to ``CookieStore/setCookie(_:)`` cannot be stored, or nil.
+    /// Why a cookie given to ``CookieStore/setCookie(_:)`` cannot be stored, or nil. The
+    /// characters looked for are bytes, as libcurl and servers see them (a String's contains
+    /// compares characters: ";" and a combining mark after it are one character, not ";").
     var problem: String? {
         let texts = [name, value, domain, path]
         if texts.contains(where: { text in text.utf8.contains { $0 < 0x20 || $0 == 0x7F } }) {
             return "a cookie's name, value, domain and path may not contain control characters"
         }
-        if name.isEmpty || name.contains("=") || name.contains(";") || name.contains(" ") {
+        if name.isEmpty || name.utf8.contains(where: { "=; ".utf8.contains($0) }) {
             return "'\(name)' is not a cookie name"
         }
-        if value.contains(";") { return "a cookie value may not contain ';'" }
-        if domain.isEmpty || domain.hasPrefix(".") || domain.contains("/") { return "'\(domain)' is not a cookie domain" }
-        if !path.hasPrefix("/") { return "a cookie path must start with '/'" }
+        if value.utf8.contains(UInt8(ascii: ";")) { return "a cookie value may not contain ';'" }
+        // Nor what would make the line another one to libcurl: "#" starts a comment (or the
+        // HttpOnly mark), "Set-Cookie:" a header.
+        let first = domain.utf8.first
+        if domain.isEmpty || first == UInt8(ascii: ".") || first == UInt8(ascii: "#") || domain.utf8.contains(UInt8(ascii: "/"))
+            || domain.utf8.prefix(11).elementsEqual("set-cookie:".utf8, by: { $0 | 0x20 == $1 | 0x20 }) {
+            return "'\(domain)' is not a cookie domain"
+        }
+        if path.utf8.first != UInt8(ascii: "/") { return "a cookie path must start with '/'" }
         return nil
     }
 }
@@ -308,23 +320,33 @@ public final class CookieStore: Sendable {
     /// Reads the file under the lock, keyed; a damaged file is moved aside and counts as empty.
     private func readStore(_ path: String) -> [String: String] {
         guard let bytes = readAll(path) else { return [:] }
+        let (cookies, damage) = Self.parseStore(bytes, now: Int64(time(nil)))
+        if let damage {
+            setAside(path, because: damage)
+            return [:]
+        }
+        return cookies
+    }
+
+    /// The persistent cookies of a store file's bytes that have not expired at `now`, their
+    /// lines keyed by ``Cookie/key``; or why the file is damaged (a line that is not text or
+    /// not a cookie), with no cookies.
+    static func parseStore(_ bytes: [UInt8], now: Int64) -> (cookies: [String: String], damage: String?) {
         var cookies: [String: String] = [:]
-        let now = Int64(time(nil))
         for (number, raw) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
             var lineBytes = Array(raw)
-            if lineBytes.last == UInt8(ascii: "\r") { lineBytes.removeLast() }
+            // Every CR at the end: a line read is written back as it was read, and reads the same.
+            while lineBytes.last == UInt8(ascii: "\r") { lineBytes.removeLast() }
             guard let line = String(validating: lineBytes, as: UTF8.self), !line.contains("\0") else {
-                setAside(path, because: "line \(number + 1) is not text")
-                return [:]
+                return ([:], "line \(number + 1) is not text")
             }
-            if line.isEmpty || (line.hasPrefix("#") && !line.hasPrefix("#HttpOnly_")) { continue }
+            if line.isEmpty || (line.utf8.first == UInt8(ascii: "#") && !line.utf8.starts(with: "#HttpOnly_".utf8)) { continue }
             guard let cookie = Cookie(netscapeLine: line) else {
-                setAside(path, because: "line \(number + 1) is not a cookie in Netscape format")
-                return [:]
+                return ([:], "line \(number + 1) is not a cookie in Netscape format")
             }
             if cookie.isPersistent, !cookie.isExpired(at: now) { cookies[cookie.key] = line }
         }
-        return cookies
+        return (cookies, nil)
     }
 
     private func readAll(_ path: String) -> [UInt8]? {

@@ -140,8 +140,10 @@ struct RequestMessage: Sendable {
         }
     }
 
+    /// Replaces the value of the key with the same bytes: String's == also equates spellings
+    /// of a text that differ on the wire ("é" and "e" with a combining accent).
     mutating func setFormValue(_ value: String, forKey key: String) {
-        if let index = formValues.firstIndex(where: { $0.key == key }) {
+        if let index = formValues.firstIndex(where: { $0.key.utf8.elementsEqual(key.utf8) }) {
             formValues[index].value = value
         } else {
             formValues.append((key, value))

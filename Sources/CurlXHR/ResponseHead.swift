@@ -69,7 +69,8 @@ struct ResponseHead: Sendable, Equatable {
     }
 
     /// The fields in arrival order, values trimmed, obs-fold continuations joined to their
-    /// field with a space; lines that are no field (no colon) are left out.
+    /// field with a space; lines that are no field (no colon) are left out, with their
+    /// continuations.
     var fields: [(name: String, value: String)] { fields(named: nil) }
 
     /// The fields, or only those named `name` (case-insensitive; the others never become
@@ -90,6 +91,8 @@ struct ResponseHead: Sendable, Equatable {
                 guard lastKept else { continue }
                 let value = MessageValidation.withoutOptionalWhiteSpace(line[(colon + 1)...])
                 fields.append((Self.text(line[..<colon]), Self.text(value)))
+            } else {
+                lastKept = false  // a line that is no field: what folds onto it is left out too
             }
         }
         return fields

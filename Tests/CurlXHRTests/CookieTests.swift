@@ -272,3 +272,61 @@ import Testing
         }
     }
 }
+
+/// The Netscape line format and the checks of setCookie, without the jar. Found by the
+/// cookiefile fuzz target: they compared characters, and a combining mark after ".", "/",
+/// ";", "=" or "#" makes one character with it, while libcurl and servers see the byte.
+@Suite struct CookieFormatTests {
+    @Test func aCombiningMarkHidesNoSeparatorFromTheChecks() {
+        let mark = "\u{301}"
+        #expect(Cookie(name: "n", value: "x;\(mark) admin=1", domain: "example.com").problem != nil)
+        #expect(Cookie(name: "a=\(mark)b", value: "v", domain: "example.com").problem != nil)
+        #expect(Cookie(name: "a;\(mark)b", value: "v", domain: "example.com").problem != nil)
+        #expect(Cookie(name: "a \(mark)b", value: "v", domain: "example.com").problem != nil)
+        #expect(Cookie(name: "n", value: "v", domain: ".\(mark)example.com").problem != nil)
+        #expect(Cookie(name: "n", value: "v", domain: "example.com/\(mark)").problem != nil)
+        #expect(Cookie(name: "n", value: "v", domain: "example.com", path: "/\(mark)a").problem == nil)
+        #expect(Cookie(name: "n\(mark)", value: "v\(mark)", domain: "\(mark)example.com").problem == nil)
+    }
+
+    /// A domain that would make libcurl read the line as something else: a comment, the
+    /// HttpOnly mark (another cookie than the one set), or a Set-Cookie header.
+    @Test func aDomainCannotTurnTheLineIntoAnotherOne() {
+        for domain in ["#HttpOnly_example.com", "#example.com", "Set-Cookie:a=b; domain=example.com", "set-cookie:x"] {
+            #expect(Cookie(name: "n", value: "v", domain: domain).problem != nil, "\(domain)")
+        }
+        #expect(Cookie(name: "n", value: "v", domain: "set-cookie.example").problem == nil)
+    }
+
+    @Test func aLineIsReadByItsBytes() {
+        let mark = "\u{353}"
+        let cookie = Cookie(name: "n", value: "v", domain: "\(mark)x", includesSubdomains: true,
+                            path: "/\(mark)", isHTTPOnly: true, expires: 2_000_000_000)
+        #expect(cookie.netscapeLine == "#HttpOnly_.\(mark)x\tTRUE\t/\(mark)\tFALSE\t2000000000\tn\tv")
+        #expect(Cookie(netscapeLine: cookie.netscapeLine) == cookie)
+        #expect(Cookie(netscapeLine: "#HttpOnly_\(mark)x\tFALSE\t/\tFALSE\t0\tn\tv")?.domain == "\(mark)x")
+        let file = Array("#\(mark) a comment\n.x\tTRUE\t/\tFALSE\t2000000000\tn\tv\n".utf8)
+        let (cookies, damage) = CookieStore.parseStore(file, now: 1_750_000_000)
+        #expect(damage == nil)
+        #expect(cookies.count == 1)
+    }
+
+    /// A line that ends in several CRs loses them all when read: the store writes it back as
+    /// read, and it reads the same (with one CR dropped a read, a name of CRs became empty
+    /// after some writes, and the store's own file "damaged").
+    @Test func aLineLosesEveryCRAtItsEnd() {
+        let (cookies, damage) = CookieStore.parseStore(Array("x\tFALSE\t/\tFALSE\t2000000000\tn\tv\r\r\r\n".utf8), now: 0)
+        #expect(damage == nil)
+        #expect(cookies["x\t/\tn"] == "x\tFALSE\t/\tFALSE\t2000000000\tn\tv")
+        #expect(CookieStore.parseStore(Array("x\tFALSE\t/\tFALSE\t2000000000\t\r\r\n".utf8), now: 0).damage != nil)
+    }
+
+    /// A domain left with a leading dot (a line "..x" without the subdomain flag) is written
+    /// back as it was read, so libcurl and the reader find the same cookie in it.
+    @Test func aDomainThatStartsWithADotSurvivesItsLine() throws {
+        let cookie = try #require(Cookie(netscapeLine: "..x.example\tFALSE\t/\tFALSE\t2000000000\tn\tv"))
+        #expect(cookie.domain == ".x.example" && !cookie.includesSubdomains)
+        #expect(cookie.netscapeLine == "..x.example\tFALSE\t/\tFALSE\t2000000000\tn\tv")
+        #expect(Cookie(netscapeLine: cookie.netscapeLine) == cookie)
+    }
+}

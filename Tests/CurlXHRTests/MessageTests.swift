@@ -16,6 +16,16 @@ import Testing
         #expect(String(decoding: message.formBody, as: UTF8.self) == "a=2&b=x+y")
     }
 
+    /// Found by the form fuzz target: keys compared as Strings, so one spelling of a text
+    /// replaced the value of another that goes out as other bytes.
+    @Test func formKeysAreTheSameOnlyWhenTheirBytesAre() {
+        var message = RequestMessage()
+        message.setFormValue("1", forKey: "\u{E9}")
+        message.setFormValue("2", forKey: "e\u{301}")
+        message.setFormValue("3", forKey: "\u{E9}")
+        #expect(String(decoding: message.formBody, as: UTF8.self) == "%C3%A9=3&e%CC%81=2")
+    }
+
     @Test func tokensAndFieldValues() {
         #expect(MessageValidation.isToken("X-Custom_1.2~"))
         for bad in ["", "Bad Name", "Bad:Name", "Bad\rName", "Bad\nName", "Bad\0Name", "Ünicode", "(x)"] {
@@ -85,6 +95,23 @@ import Testing
         #expect(head?.value(of: "Location") == nil, "fields of an earlier block do not leak")
         #expect(head?.value(of: "X-Multi-") == nil)
         #expect(head?.allFields == "X-Multi: a\nx-multi: b\nX-Folded: first second")
+    }
+
+    /// Found by the head fuzz target: a continuation of a line without a colon was joined to
+    /// the field before that line.
+    @Test func headParserLeavesOutWhatFoldsOntoALineThatIsNoField() {
+        let parser = ResponseHeadParser()
+        let feed = Self.feeder(parser)
+        _ = feed("HTTP/1.1 200 OK\r\n")
+        _ = feed("Content-Type: text/plain\r\n")
+        _ = feed("no colon here\r\n")
+        _ = feed("  folded onto it\r\n")
+        _ = feed("X-After: a\r\n")
+        _ = feed("\tb\r\n")
+        let head = feed("\r\n")
+        #expect(head?.value(of: "Content-Type") == "text/plain")
+        #expect(head?.value(of: "X-After") == "a b")
+        #expect(head?.allFields == "Content-Type: text/plain\nX-After: a b")
     }
 
     @Test func headParserKeepsLargeHeadsWholeAndStartsAfreshAfterReset() {
