@@ -30,6 +30,7 @@ public func cxhr_set_status_callback(_ handle: OpaquePointer?, _ callback: cxhr_
                                      _ userData: UnsafeMutableRawPointer?) -> Bool {
     guard let request = CRequest.find(handle) else { return false }
     request.setCallback(callback, userData: userData)
+    request.succeed()
     return true
 }
 
@@ -111,10 +112,9 @@ public func cxhr_set_default_ca_certificate_file(_ path: UnsafePointer<CChar>?) 
 @c @implementation
 public func cxhr_set_enable_pipelining(_ handle: OpaquePointer?, _ enable: Bool) -> Bool {
     guard let request = CRequest.find(handle) else { return false }
-    return request.call {
-        $0.enablePipelining = enable
-        return true
-    }
+    request.request.enablePipelining = enable
+    request.succeed()
+    return true
 }
 
 @c @implementation

@@ -84,9 +84,11 @@ public func cxhr_cookies_delete(_ pointer: UnsafePointer<cxhr_cookie>?) -> Bool 
     // libcurl replaces a cookie only when the flags agree too (a Domain= cookie is not the
     // host-only one of the same name), so delete what the jar holds under this name, domain
     // and path, with its own flags; the cookie as given if the jar has none.
-    let domain = cookie.domain.lowercased()
+    // Byte for byte: Swift's == would take "é" and "e" with a combining accent for one name.
+    let domain = Array(cookie.domain.lowercased().utf8)
     var held = CookieStore.shared.allCookies().filter {
-        $0.name == cookie.name && $0.domain.lowercased() == domain && $0.path == cookie.path
+        $0.name.utf8.elementsEqual(cookie.name.utf8) && $0.domain.lowercased().utf8.elementsEqual(domain)
+            && $0.path.utf8.elementsEqual(cookie.path.utf8)
     }
     if held.isEmpty { held = [cookie] }
     for target in held { CookieStore.shared.deleteCookie(target) }

@@ -21,6 +21,9 @@ final class CRequest: @unchecked Sendable {
         /// Why the last call failed before reaching the request (a NULL argument), and its kind.
         var refusal: String?
         var refusalCode = HttpRequestError.Code.invalidArgument
+        /// The last call succeeded without passing through the request (whose lastError may
+        /// still name an earlier refusal).
+        var succeededHere = false
         var isDestroyed = false
         /// Callbacks running now, and the thread of the latest one.
         var runningCallbacks = 0
@@ -74,8 +77,19 @@ final class CRequest: @unchecked Sendable {
 
     /// Runs a call on the request, clearing an earlier refusal.
     func call(_ body: (HttpRequest) -> Bool) -> Bool {
-        state.withLock { $0.refusal = nil }
+        state.withLock {
+            $0.refusal = nil
+            $0.succeededHere = false
+        }
         return body(request)
+    }
+
+    /// Records that a call succeeded without asking the request: no last error now.
+    func succeed() {
+        state.withLock {
+            $0.refusal = nil
+            $0.succeededHere = true
+        }
     }
 
     /// Records why a call was refused before it reached the request.
@@ -83,17 +97,20 @@ final class CRequest: @unchecked Sendable {
         state.withLock {
             $0.refusal = reason
             $0.refusalCode = code
+            $0.succeededHere = false
         }
         return false
     }
 
     var lastError: String? {
-        state.withLock { $0.refusal } ?? request.lastError?.message
+        let (refusal, succeeded) = state.withLock { ($0.refusal, $0.succeededHere) }
+        return refusal ?? (succeeded ? nil : request.lastError?.message)
     }
 
     /// The kind of ``lastError``.
     var lastErrorCode: HttpRequestError.Code? {
-        state.withLock { $0.refusal != nil ? $0.refusalCode : nil } ?? request.lastError?.code
+        let (refusal, succeeded) = state.withLock { ($0.refusal != nil ? $0.refusalCode : nil, $0.succeededHere) }
+        return refusal ?? (succeeded ? nil : request.lastError?.code)
     }
 
     // MARK: The callback

@@ -382,9 +382,9 @@ static void pre_send_switch(program *p)
     name = "set_enable_pipelining";
     result = cxhr_set_enable_pipelining(handle, next_byte(p) & 1);
     CHECK(result == (s != NULL), "set_enable_pipelining said %d", result);
-    /* Not check_reason: its success leaves the reason of an earlier failure in place (found
-       here; corpus/capi/regress-pipelining-keeps-last-error), against curlxhr.h's "NULL when
-       it succeeded". */
+    /* Its success once left the reason of an earlier failure in place (found here;
+       corpus/capi/regress-pipelining-keeps-last-error). */
+    check_reason(s, result, name);
     return;
   }
   default: {
@@ -752,6 +752,7 @@ static void process_call(program *p)
     }
     bool result = cxhr_set_status_callback(handle, with ? on_status : NULL, data);
     CHECK(result == (s != NULL), "set_status_callback said %d", result);
+    check_reason(s, result, "set_status_callback");
   }
   }
 }

@@ -201,7 +201,9 @@ CXHR_EXTERN void cxhr_cookies_free(cxhr_cookie *_Nullable cookies, size_t count)
  * required; value NULL means "", path NULL means "/". Returns false, storing nothing, for a
  * NULL cookie or name or domain, text that is not UTF-8 or holds control characters, an
  * empty name or one with '=', ';' or a space, ';' in the value, a domain with a leading dot
- * or a '/', a path not beginning with '/', or a negative expiry.
+ * or a '/' or beginning with '#' or "Set-Cookie:" (which the store file would read as
+ * something else), a path not beginning with '/', or a negative expiry. Names, domains and
+ * paths are compared byte for byte.
  */
 CXHR_EXTERN bool cxhr_cookies_set(const cxhr_cookie *_Nullable cookie);
 
