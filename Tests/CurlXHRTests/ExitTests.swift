@@ -20,7 +20,9 @@ import Testing
             if result.status != 0 { failures.append("run \(runs): status \(result.status): \(result.output.suffix(300))") }
             runs += 1
         }
-        #expect(runs >= 100, "only \(runs) runs in 60 s")
+        // A process built with ThreadSanitizer (CURLXHR_SANITIZER) starts several times slower.
+        let enough = ProcessInfo.processInfo.environment["CURLXHR_SANITIZER"] == nil ? 100 : 25
+        #expect(runs >= enough, "only \(runs) runs in 60 s")
         #expect(failures.isEmpty, "\(failures.count) of \(runs) exits failed; first: \(failures.first ?? "")")
     }
 }
