@@ -9,14 +9,17 @@
 #   form        form encoding (RequestMessage.setFormValue, formBody)
 #   capi        the C interface's argument and state checks (curlxhr.h), as sequences of calls
 #
-#   scripts/fuzz.sh [--seconds N] [--regress] [target…]
+#   scripts/fuzz.sh [--seconds N] [--seed N] [--regress] [target…]
 #
 # Builds the targets into .build-fuzz (FUZZ_BUILD to change it) and runs each for N seconds
 # (default 50: the five take about five minutes with their builds); a local run goes longer,
 # e.g. `scripts/fuzz.sh --seconds 600 head`. Each run starts from the seeds in
 # Tests/Fuzz/corpus/<target> (reproducers of earlier failures among them, so every failure
 # found is replayed from then on) and from what earlier local runs added in
-# .build-fuzz/corpus/<target>. --regress only replays the seeds, once each.
+# .build-fuzz/corpus/<target>. --regress only replays the seeds, once each. --seed fixes
+# libFuzzer's random seed; under CI (CI=true) it is 1, so that a CI run retraces the ground a
+# local run with the same seed covered (`scripts/fuzz.sh --seed 1 --seconds 300`), otherwise
+# each run picks its own, which it prints.
 # Exits non-zero when a target crashes, leaks, times out, runs out of memory or breaks one
 # of the properties it checks, printing the reproducer's path and how to replay it; copy the
 # reproducer into Tests/Fuzz/corpus/<target>/ once it is fixed.
@@ -26,12 +29,15 @@ root=$PWD
 
 seconds=50
 regress=0
+seed=
+if [ "${CI:-}" = true ]; then seed=1; fi
 targets=()
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=${2:?--seconds needs a number}; shift 2 ;;
     --seconds=*) seconds=${1#*=}; shift ;;
     --regress) regress=1; shift ;;
+    --seed) seed=${2:?--seed needs a number}; shift 2 ;;
     -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
@@ -112,6 +118,7 @@ for target in "${targets[@]}"; do
   artifacts="$build/artifacts/$target/"
   mkdir -p "$build/logs" "$artifacts" "$build/corpus/$target"
   options=(-artifact_prefix="$artifacts" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1)
+  if [ -n "$seed" ]; then options+=(-seed="$seed"); fi
   if [ -f "Tests/Fuzz/$target.dict" ]; then options+=(-dict="$root/Tests/Fuzz/$target.dict"); fi
   case $target in
     head|cookiefile) options+=(-max_len=8192) ;;
@@ -129,7 +136,7 @@ for target in "${targets[@]}"; do
     echo "== $target: replaying $(ls "$seeds" | wc -l) seeds"
     TMPDIR="$scratch" "$binary" "${options[@]}" "$seeds"/* >"$log" 2>&1 || status=$?
   else
-    echo "== $target: fuzzing for $seconds s"
+    echo "== $target: fuzzing for $seconds s${seed:+, seed $seed}"
     TMPDIR="$scratch" "$binary" "${options[@]}" -max_total_time="$seconds" \
       "$build/corpus/$target" "$seeds" >"$log" 2>&1 || status=$?
   fi

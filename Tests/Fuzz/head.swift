@@ -159,7 +159,7 @@ public func fuzzHead(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             if block.lines.first.map({ $0.starts(with: "HTTP/".utf8) }) ?? false { blocks.append(block) }
             block = Block()
         } else {
-            if line.count > 11, line.prefix(11).elementsEqual("set-cookie:".utf8, by: { $0 | 0x20 == $1 | 0x20 }) {
+            if line.count > 11, line.prefix(11).elementsEqual("set-cookie:".utf8, by: { lowered($0) == $1 }) {
                 sawSetCookie = true
             }
             let content = line.last == 0x0A ? line.dropLast() : line
@@ -186,4 +186,10 @@ public func fuzzHead(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         checkHead(recorded.head, version: recorded.version, against: block)
     }
     return 0
+}
+
+/// ASCII lower case of a byte; other bytes as they are (OR-ing 0x20 into every byte took 0x1A
+/// for ':').
+private func lowered(_ byte: UInt8) -> UInt8 {
+    byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
 }
