@@ -293,7 +293,8 @@ public final class CookieStore: Sendable {
 
     // MARK: The file
 
-    private static func cookieLines(_ handle: UnsafeMutableRawPointer) -> [String] {
+    /// The jar of `handle` as libcurl lists it, one Netscape line a cookie.
+    static func cookieLines(_ handle: UnsafeMutableRawPointer) -> [String] {
         var list: UnsafeMutablePointer<curl_slist>?
         guard cxhr_easy_get_slist(handle, CURLINFO_COOKIELIST, &list) == CURLE_OK else { return [] }
         defer { curl_slist_free_all(list) }

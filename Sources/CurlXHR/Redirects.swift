@@ -1,4 +1,7 @@
 import CCurlShim
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What following one redirect does to the request: the rules of WHATWG Fetch's
 /// "HTTP-redirect fetch", which XMLHttpRequest (and so GDHttpRequest's users) rely on.
@@ -108,5 +111,138 @@ extension RecordedHead {
             rest = end < rest.endIndex ? rest[(end + 1)...] : rest[rest.endIndex...]
         }
         return false
+    }
+}
+
+/// Following redirects: the engine asks after each hop whether to go on, and the handle is
+/// set up for the next one.
+extension Transfer {
+
+    /// How a transfer that libcurl finished goes on.
+    enum Next {
+        /// Its response is the final one.
+        case end
+        /// The handle is set up for the next hop of a redirect: add it to libcurl again.
+        case follow
+        case fail(TransferFailure)
+    }
+
+    /// After libcurl finished a hop without error: whether a redirect is to be followed, and
+    /// if so the handle set up for it (``RedirectStep``). Engine thread, handle out of libcurl.
+    func next(_ handle: EasyHandle) -> Next {
+        guard progress.followsRedirect else { return .end }
+        var target: UnsafePointer<CChar>?
+        // libcurl resolves the Location against the URL even when it does not follow it.
+        guard cxhr_easy_get_string(handle.easy, CURLINFO_REDIRECT_URL, &target) == CURLE_OK, let target else {
+            progress.followsRedirect = false
+            return .end
+        }
+        guard progress.redirectCount < RedirectStep.maxRedirects else {
+            return .fail(TransferFailure(kind: .redirects, text: "Maximum (\(RedirectStep.maxRedirects)) redirects followed"))
+        }
+        let url = String(cString: target)
+        usedConnection(ConnectionID(handle.easy))
+        let method = progress.hopMethod ?? sentMethod
+        let step = RedirectStep(status: progress.lastStatus, method: method, crossOrigin: !RedirectStep.sameOrigin(url, message.url))
+        var hopTime: curl_off_t = 0
+        _ = cxhr_easy_get_offset(handle.easy, CURLINFO_TOTAL_TIME_T, &hopTime)
+        progress.hopOffset += Int64(hopTime)
+        progress.redirectCount += 1
+        progress.hopURL = url
+        progress.hopMethod = step.method
+        progress.followsRedirect = false
+        progress.pendingHead = nil
+        progress.lastStatus = 0
+        progress.bodyBytesTaken = 0
+        if let failure = configureHop(handle, url: url, step: step, methodChanged: step.method != method) {
+            return .fail(TransferFailure(kind: .other, text: failure))
+        }
+        return .follow
+    }
+
+    /// The method that goes out: a file goes with PUT unless `open` was given another method.
+    private var sentMethod: String {
+        if case .file = body, Self.sendsFileWithPut(message.method) { return "PUT" }
+        return message.method
+    }
+
+    /// `sendWithFile` turns these methods into PUT; any other goes out as given.
+    static func sendsFileWithPut(_ method: String) -> Bool {
+        ["GET", "HEAD", "POST", "PUT"].contains(method)
+    }
+
+    /// `User-Agent` unless the request sets one: `CurlXHR/<version> libcurl/<version>`.
+    static let defaultUserAgent = "CurlXHR/\(CurlXHRVersion.string) "
+        + String(cString: curl_version()).prefix { $0 != " " }  // "libcurl/7.88.1", the first of its components
+    static let defaultUserAgentLine = "User-Agent: " + defaultUserAgent
+
+    /// Sets the handle up for the next hop: the URL, the method and body, the header fields
+    /// and the credentials that go there, changing only what the hop changes (a redirect to
+    /// the same origin with the same method sets the URL alone). A handle whose options
+    /// changed beyond the URL is set up afresh for its next transfer.
+    private func configureHop(_ handle: EasyHandle, url: String, step: RedirectStep, methodChanged: Bool) -> String? {
+        var options = EasyOptions(handle.easy)
+        options.set(CURLOPT_URL, url)
+        handle.url = url
+        if methodChanged {
+            // To GET, without the body (HEAD never changes).
+            handle.profile = nil
+            progress.hopDropsBody = true
+            options.set(CURLOPT_CUSTOMREQUEST, nil)
+            options.set(CURLOPT_HTTPGET, 1)
+        } else if !progress.hopDropsBody {
+            // The same body again, from its start.
+            progress.bodyOffset = 0
+            if fileDescriptor >= 0, lseek(fileDescriptor, 0, SEEK_SET) < 0 { return "cannot rewind the file to send it again" }
+        }
+        let sendsBodyFields = !progress.hopDropsBody
+        func isOneOf(_ names: [String], _ field: HeaderField) -> Bool {
+            names.contains { MessageValidation.sameFieldName($0.utf8, field.name.utf8) }
+        }
+        let fields = message.headers.filter { field in
+            (sendsBodyFields || !isOneOf(RedirectStep.bodyFields, field)) && (!step.crossOrigin || !isOneOf(RedirectStep.credentialFields, field))
+        }
+        let reduced = fields.count != message.headers.count || (!sendsBodyFields && handle.hopContentType != nil)
+        if reduced || progress.hopListReduced {
+            handle.profile = nil
+            progress.hopListReduced = reduced
+            var lines = fields.map(\.curlLine)
+            if sendsBodyFields, let contentType = handle.hopContentType { lines.append(contentType) }
+            if !message.hasHeader("User-Agent") { lines.append(Self.defaultUserAgentLine) }
+            var list: UnsafeMutablePointer<curl_slist>?
+            for line in lines {
+                guard let longer = curl_slist_append(list, line) else {
+                    curl_slist_free_all(list)
+                    return "out of memory building the header list"
+                }
+                list = longer
+            }
+            options.set(CURLOPT_HTTPHEADER, slist: list)
+            if let old = handle.headerList { curl_slist_free_all(old) }
+            handle.headerList = list
+        }
+        if step.crossOrigin != progress.hopCrossOrigin {
+            handle.profile = nil
+            progress.hopCrossOrigin = step.crossOrigin
+            if step.crossOrigin {
+                options.setServerAuthentication(negotiate: false, credentials: nil)
+            } else {
+                let negotiate = message.usesNegotiate
+                options.setServerAuthentication(negotiate: negotiate, credentials: negotiate ? nil : message.credentials)
+            }
+        }
+        return options.failure
+    }
+
+    /// What the send measured, once libcurl finished its last hop. Engine thread.
+    func record(_ easy: UnsafeMutableRawPointer) -> SendRecord {
+        var connect: curl_off_t = 0, start: curl_off_t = 0, total: curl_off_t = 0
+        _ = cxhr_easy_get_offset(easy, CURLINFO_CONNECT_TIME_T, &connect)
+        _ = cxhr_easy_get_offset(easy, CURLINFO_STARTTRANSFER_TIME_T, &start)
+        _ = cxhr_easy_get_offset(easy, CURLINFO_TOTAL_TIME_T, &total)
+        let offset = progress.hopOffset
+        return SendRecord(ended: true, httpVersion: progress.httpVersion, redirectedURL: progress.hopURL,
+                          redirectCount: progress.redirectCount, connectMicroseconds: offset + Int64(connect),
+                          startTransferMicroseconds: offset + Int64(start), totalMicroseconds: offset + Int64(total))
     }
 }

@@ -101,7 +101,7 @@ import Testing
         #expect(try waitFor(hopPort, "closed", seconds: 0.5))
     }
 
-    @Test func closeInFlightAbortsWithOneDoneAndClosesTheConnection() throws {
+    @Test func closeInFlightAbortsWithOneDoneAndNothingAfter() throws {
         let request = HttpRequest()
         let recorder = Recorder()
         request.delegate = recorder

@@ -38,16 +38,7 @@ private func storeFile(_ lines: [String]) -> [UInt8] {
 }
 
 private func jarLines() -> [String] {
-    var list: UnsafeMutablePointer<curl_slist>?
-    guard cxhr_easy_get_slist(jar, CURLINFO_COOKIELIST, &list) == CURLE_OK else { return [] }
-    defer { curl_slist_free_all(list) }
-    var lines: [String] = []
-    var node = list
-    while let current = node {
-        if let data = current.pointee.data { lines.append(String(cString: data)) }
-        node = current.pointee.next
-    }
-    return lines
+    CookieStore.cookieLines(jar)
 }
 
 private func checkRoundTrip(_ cookie: Cookie, _ origin: String) {
