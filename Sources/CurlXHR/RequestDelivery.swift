@@ -1,11 +1,4 @@
-import CCurlShim
 import Dispatch
-import Synchronization
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif

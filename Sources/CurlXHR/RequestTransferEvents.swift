@@ -1,13 +1,7 @@
-import CCurlShim
-import Dispatch
-import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
 #endif
 
 /// What the engine tells a request of its transfer: the head, body bytes, the end.
