@@ -6,7 +6,7 @@ let package = Package(
     products: [
         .library(name: "CurlXHR", targets: ["CurlXHR"]),
         // libcurlxhr.so: the C interface of curlxhr.h.
-        .library(name: "curlxhr", type: .dynamic, targets: ["CurlXHRC"]),
+        .library(name: "curlxhr", type: .dynamic, targets: ["CurlXHRCAPI"]),
         .executable(name: "xhr", targets: ["xhr"]),
     ],
     // For the xhr tool only: its arguments, and the embedded server of `xhr demo`. The
@@ -31,14 +31,14 @@ let package = Package(
             dependencies: ["CCurlShim"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // The hand-written C header; its functions are implemented in CurlXHRC.
+        // The hand-written C header; its functions are implemented in CurlXHRCAPI.
         .target(
-            name: "CCurlXHR",
-            path: "CSupport/CCurlXHR"
+            name: "CurlXHRHeader",
+            path: "CSupport/CurlXHRHeader"
         ),
         .target(
-            name: "CurlXHRC",
-            dependencies: ["CurlXHR", "CCurlXHR"],
+            name: "CurlXHRCAPI",
+            dependencies: ["CurlXHR", "CurlXHRHeader"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // MD5 from OpenSSL's libcrypto (libssl-dev comes with libcurl4-openssl-dev) for the

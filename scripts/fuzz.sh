@@ -64,12 +64,12 @@ libs=(-lcurl -lkrb5 -lgssapi_krb5)
 build_started=$SECONDS
 
 echo "== building the fuzz targets in $build"
-mkdir -p "$build/modules/CCurlShim" "$build/modules/CCurlXHR" "$build/obj" "$build/bin"
+mkdir -p "$build/modules/CCurlShim" "$build/modules/CurlXHRHeader" "$build/obj" "$build/bin"
 printf 'module CCurlShim {\n  umbrella "%s/CSupport/CCurlShim/include"\n  export *\n}\n' "$root" \
   >"$build/modules/CCurlShim/module.modulemap"
-printf 'module CCurlXHR {\n  umbrella "%s/CSupport/CCurlXHR/include"\n  export *\n}\n' "$root" \
-  >"$build/modules/CCurlXHR/module.modulemap"
-modules=(-I "$build/modules/CCurlShim" -I "$build/modules/CCurlXHR" -I "$build/obj")
+printf 'module CurlXHRHeader {\n  umbrella "%s/CSupport/CurlXHRHeader/include"\n  export *\n}\n' "$root" \
+  >"$build/modules/CurlXHRHeader/module.modulemap"
+modules=(-I "$build/modules/CCurlShim" -I "$build/modules/CurlXHRHeader" -I "$build/obj")
 
 # The C shim, instrumented for coverage.
 shim=()
@@ -82,19 +82,19 @@ done
 # parsers with @testable import; the C interface when the capi target is asked for.
 "$swiftc" "${swiftflags[@]}" -module-name CurlXHR -package-name CurlXHR -enable-testing "${modules[@]}" \
   -emit-module -emit-module-path "$build/obj/CurlXHR.swiftmodule" \
-  -emit-library -static -o "$build/obj/libCurlXHR.a" Sources/CurlXHR/*.swift
+  -emit-library -static -o "$build/obj/libCurlXHR.a" $(find Sources/CurlXHR -name "*.swift" | sort)
 case " ${targets[*]} " in
   *" capi "*)
-    "$swiftc" "${swiftflags[@]}" -module-name CurlXHRC -package-name CurlXHR "${modules[@]}" \
-      -emit-library -static -o "$build/obj/libCurlXHRC.a" Sources/CurlXHRC/*.swift
+    "$swiftc" "${swiftflags[@]}" -module-name CurlXHRCAPI -package-name CurlXHR "${modules[@]}" \
+      -emit-library -static -o "$build/obj/libCurlXHRCAPI.a" Sources/CurlXHRCAPI/*.swift
     ;;
 esac
 
 for target in "${targets[@]}"; do
   binary="$build/bin/$target"
   if [ "$target" = capi ]; then
-    "$clang" "${cflags[@]}" -std=c11 -I CSupport/CCurlXHR/include -c Tests/Fuzz/capi.c -o "$build/obj/capi.o"
-    "$swiftc" "${sanitize[@]}" -use-ld=lld "$build/obj/capi.o" "$build/obj/libCurlXHRC.a" "$build/obj/libCurlXHR.a" \
+    "$clang" "${cflags[@]}" -std=c11 -I CSupport/CurlXHRHeader/include -c Tests/Fuzz/capi.c -o "$build/obj/capi.o"
+    "$swiftc" "${sanitize[@]}" -use-ld=lld "$build/obj/capi.o" "$build/obj/libCurlXHRCAPI.a" "$build/obj/libCurlXHR.a" \
       "${shim[@]}" "${libs[@]}" -o "$binary"
   else
     "$swiftc" "${swiftflags[@]}" -use-ld=lld "${modules[@]}" -module-name "Fuzz_$target" "Tests/Fuzz/$target.swift" \

@@ -26,8 +26,8 @@ prefix=$(cd "$prefix" && pwd)
 install -d "$prefix/lib/pkgconfig" "$prefix/include"
 install -m 755 "$bin/libcurlxhr.so" "$prefix/lib/libcurlxhr.so"
 patchelf --set-rpath "$runtime" "$prefix/lib/libcurlxhr.so"
-install -m 644 CSupport/CCurlXHR/include/curlxhr.h "$prefix/include/curlxhr.h"
-version=$(sed -n 's/^#define CURLXHR_VERSION "\(.*\)"$/\1/p' CSupport/CCurlXHR/include/curlxhr.h)
+install -m 644 CSupport/CurlXHRHeader/include/curlxhr.h "$prefix/include/curlxhr.h"
+version=$(sed -n 's/^#define CURLXHR_VERSION "\(.*\)"$/\1/p' CSupport/CurlXHRHeader/include/curlxhr.h)
 cat >"$prefix/lib/pkgconfig/curlxhr.pc" <<PC
 prefix=$prefix
 libdir=\${prefix}/lib

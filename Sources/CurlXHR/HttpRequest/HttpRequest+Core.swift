@@ -1,0 +1,123 @@
+import Dispatch
+
+extension HttpRequest {
+    /// What a decision taken under the lock asks to be done outside it.
+    struct Effects {
+        var start: Transfer?
+        var cancel: Transfer?
+        /// From `close()`: the connections to close, after cancelling `cancel`.
+        var closeConnections: [ConnectionID]?
+        var deliverOn: DispatchQueue?
+    }
+
+    /// The request's mutable state, kept behind one lock.
+    struct Core {
+        var machine = RequestStateMachine()
+        var receivers = ReportReceivers.none
+        var callbackQueue = HttpRequest.defaultCallbackQueue
+        var enablePipelining = true
+        var lastError: HttpRequestError?
+        var switches = TransferSwitches()
+        var message = RequestMessage()
+        var response: ResponseHead?
+        /// The field-line buffer of the last response forgotten, for the next one to fill.
+        var spareHeadStorage: [UInt8] = []
+        var failure: TransferFailure?
+        /// What the last send measured (``HttpRequest/getMetrics()``).
+        var lastSend = SendRecord()
+        /// The connections the last send that completed ran on (one a hop), for `close()`.
+        /// Only the last send's: a connection is named by its ports, which a later connection
+        /// may reuse once it is gone, so names are not kept long.
+        var usedConnections: [ConnectionID] = []
+        /// Body bytes until ``HttpRequest/getReceiveBuffer()`` takes them.
+        var sink = MemorySink()
+        var transfer: Transfer?
+        /// The last transfer, kept for the next send once the engine is done with it.
+        var finishedTransfer: Transfer?
+        /// When states are reported (and transfers paused for a LOADING callback).
+        var scheduler = ReportScheduler()
+
+        static let staleFailure = TransferFailure(kind: .aborted, text: "Request aborted by open()")
+
+        /// Opens with `message`: aborts what is in flight, forgets the last response.
+        mutating func open(_ message: consuming RequestMessage, async: Bool) -> Effects {
+            var effects = Effects()
+            let action = machine.open()
+            if action == .abortThenOpen {
+                effects.cancel = stopTransfer(reason: "Request aborted by open()", effects: &effects)
+            }
+            scheduler.opened()
+            sink.reservationLimit = async ? ReportScheduler.pauseThreshold : MemorySink.maxReservation
+            self.message = message
+            forgetResponse()
+            failure = nil
+            lastSend = SendRecord()
+            sink.discard()
+            lastError = nil
+            if async, action != .reopen { report(.opened, effects: &effects) }
+            return effects
+        }
+
+        /// Keeps `head` as the response (its lines copied into the buffer of the last one).
+        mutating func keepResponse(_ head: RecordedHead) {
+            forgetResponse()
+            response = ResponseHead(head, reusing: &spareHeadStorage)
+            sink.responseStarted()
+        }
+
+        mutating func forgetResponse() {
+            response?.giveUpStorage(to: &spareHeadStorage)
+            response = nil
+        }
+
+        /// The last transfer, when it can be prepared for the next send: the engine completed
+        /// it and nothing but this request refers to it (no command, no callback).
+        mutating func reusableTransfer() -> Transfer? {
+            guard isKnownUniquelyReferenced(&finishedTransfer), finishedTransfer?.isComplete.load(ordering: .acquiring) == true
+            else { return nil }
+            return finishedTransfer.take()
+        }
+
+        /// Forgets the transfer in flight (kept for reuse once the engine is done with it).
+        mutating func forgetTransfer() {
+            if let forgotten = transfer.take() { finishedTransfer = forgotten }
+        }
+
+        /// Forgets the transfer in flight after the machine moved to DONE by abort or close.
+        mutating func stopTransfer(reason: String, effects: inout Effects) -> Transfer? {
+            let stopped = transfer
+            forgetTransfer()
+            forgetResponse()
+            failure = TransferFailure(kind: .aborted, text: reason)
+            sink.discard()
+            scheduler.aborted()
+            if message.isAsync { report(.done, effects: &effects) }
+            return stopped
+        }
+
+        /// The transfer to resume when a LOADING callback of the `open` numbered `generation`
+        /// returned and its end unpauses it.
+        mutating func loadingDelivered(generation: Int) -> Transfer? {
+            scheduler.loadingDelivered(generation: generation) ? transfer : nil
+        }
+
+        mutating func report(_ state: State, effects: inout Effects) {
+            if scheduler.report(state) { effects.deliverOn = callbackQueue }
+        }
+
+        mutating func apply(_ action: RequestStateMachine.ReportAction) -> Effects {
+            var effects = Effects()
+            guard message.isAsync else { return effects }
+            switch action {
+            case .ignore:
+                break
+            case .report(let state):
+                report(state, effects: &effects)
+            case .reportHeadersThen(let state):
+                report(.headersReceived, effects: &effects)
+                report(state, effects: &effects)
+            }
+            return effects
+        }
+    }
+}

@@ -1,0 +1,99 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a request reports of its state and its response.
+extension HttpRequest {
+    // MARK: The response
+
+    /// The ready state; inside a callback, the state being reported.
+    public func getState() -> State {
+        // Without the lock: this thread's own callback, else the state the lock last left.
+        runsCallback ? State(rawValue: callbackState.load(ordering: .relaxed)) ?? .unsent : published.read().state
+    }
+
+    /// The callback running on this thread changed the request's state (abort or open):
+    /// `getState()` returns the new state, and the getters the new `open`'s data, until it
+    /// returns. Only the thread that runs the callback writes these.
+    func callbackChangedState(to state: State, generation: Int) {
+        callbackState.store(state.rawValue, ordering: .relaxed)
+        callbackGeneration.store(generation, ordering: .relaxed)
+    }
+
+    /// Whether the calling thread runs a callback of this request.
+    var runsCallback: Bool {
+        callbackThread.load(ordering: .relaxed) == UInt(pthread_self())
+    }
+
+    /// Whether the calling thread runs a callback of an earlier `open` (the DONE of a transfer
+    /// a re-open aborted, delivered late): it sees that request as it ended, aborted, and never
+    /// the current one's data.
+    func isStale(_ core: Core) -> Bool {
+        isStale(generation: UInt32(truncatingIfNeeded: core.scheduler.generation))
+    }
+
+    /// ``isStale(_:)`` against the `open` generation (its low 32 bits, as published).
+    func isStale(generation: UInt32) -> Bool {
+        runsCallback && UInt32(truncatingIfNeeded: callbackGeneration.load(ordering: .relaxed)) != generation
+    }
+
+    /// The value of a response header, matched case-insensitively; repeated fields are joined
+    /// with ", ". `nil` when absent or before HEADERS_RECEIVED.
+    public func getResponseHeader(_ name: String) -> String? {
+        withCore { isStale($0) ? nil : $0.response?.value(of: name) }
+    }
+
+    /// All headers of the final response as `Name: value` lines joined by `\n`; `nil` before
+    /// HEADERS_RECEIVED and after a failure.
+    public func getAllResponseHeaders() -> String? {
+        withCore { isStale($0) ? nil : $0.response?.allFields }
+    }
+
+    /// The HTTP status of the final response; 0 before HEADERS_RECEIVED and on any failure
+    /// (DNS, connect, TLS, timeout, reset, malformed response, abort).
+    public func getStatus() -> Int {
+        // Without the lock, as for getState().
+        let snapshot = published.read()
+        return isStale(generation: snapshot.generation) ? 0 : snapshot.status
+    }
+
+    /// The reason phrase, or after a failure the text describing it (TLS failures begin with
+    /// "SSL"); `nil` before either is known.
+    public func getStatusText() -> String? {
+        withCore { isStale($0) ? Core.staleFailure.text : $0.failure?.text ?? $0.response?.reason }
+    }
+
+    /// How many body bytes of the current (or last) send have gone out, for upload progress.
+    /// Counts the body only, not the headers; 0 for a request without a body.
+    public func getBytesSent() -> Int64 {
+        sentBytes.load(ordering: .relaxed)
+    }
+
+    /// The kind of failure that ended the request with status 0 (the details are in
+    /// ``getStatusText()``); `nil` while it has not failed.
+    public func getFailureKind() -> FailureKind? {
+        withCore { isStale($0) ? Core.staleFailure.kind : $0.failure?.kind }
+    }
+
+    /// What the last send measured and where it ended: the protocol, the URL after
+    /// redirects, how many were followed, and its times (as curl's `--write-out` variables).
+    /// Empty before a send ends and after `open`.
+    public func getMetrics() -> Metrics {
+        withCore { isStale($0) ? Metrics() : Metrics($0.lastSend, openedURL: $0.message.url) }
+    }
+
+    /// The body bytes received since the previous call (all of them on the first call).
+    public func getReceiveBuffer() -> Data {
+        // Without the lock when no bytes wait (as at DONE after LOADING took them).
+        guard published.read().hasReceived else { return Data() }
+        return withCore { core in
+            if isStale(core) { return Data() }
+            return core.sink.take()
+        }
+    }
+}

@@ -1,0 +1,158 @@
+/// The pre-send switches and the message: what a request is set up with before it is sent.
+extension HttpRequest {
+    // MARK: Pre-send switches (UNSENT, OPENED, DONE; they apply to the next send)
+
+    /// Accepts a certificate whose name does not match the host. Verification of the
+    /// certificate chain stays on.
+    @discardableResult
+    public func disableHostVerification() -> Bool {
+        changeSwitches { $0.verifyHost = false }
+    }
+
+    /// Accepts any certificate, and any host name (implies ``disableHostVerification()``).
+    @discardableResult
+    public func disablePeerVerification() -> Bool {
+        changeSwitches {
+            $0.verifyPeer = false
+            $0.verifyHost = false
+        }
+    }
+
+    /// Returns redirects (301, 302, 303, 307, 308) instead of following them. Other 3xx
+    /// responses are never followed.
+    @discardableResult
+    public func disableFollowLocation() -> Bool {
+        changeSwitches { $0.followLocation = false }
+    }
+
+    /// Sends no cookies and stores none for this request.
+    @discardableResult
+    public func disableCookieHandling() -> Bool {
+        changeSwitches { $0.cookies = false }
+    }
+
+    /// Trusts only the CAs in the PEM file at `path` for this request's TLS connections.
+    /// - Returns: `false` when the file cannot be read.
+    @discardableResult
+    public func setCACertificateFile(_ path: String) -> Bool {
+        if let problem = ReadableFile.problem(path) {
+            return refuse(.fileUnreadable, problem)
+        }
+        return changeSwitches { $0.caFile = path }
+    }
+
+    /// Sends this request through the HTTP proxy at `host:port`: plain HTTP as a proxy
+    /// request, HTTPS through a `CONNECT` tunnel with the origin's certificate verified as
+    /// without a proxy.
+    ///
+    /// - Parameters:
+    ///   - user: the user name for the proxy; `nil` sends none.
+    ///   - password: the password for the proxy.
+    ///   - auth: `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"` or `"NEGOTIATE"` (tickets from the
+    ///     library's Kerberos cache or the user's default one; a `user@REALM` and password get
+    ///     them first, as for ``open(_:url:async:user:password:auth:)``).
+    /// - Returns: `false` with ``lastError`` for a bad host or port, an unknown scheme, or a
+    ///   request in flight.
+    @discardableResult
+    public func enableHttpProxy(host: String, port: Int, user: String? = nil,
+                                password: String? = nil, auth: String? = nil) -> Bool {
+        if let problem = ProxySetting.problem(host: host, port: port) {
+            return refuse(.invalidArgument, problem)
+        }
+        var credentials: Credentials?
+        switch Credentials.parse(user: user, password: password, auth: auth, party: "proxy ") {
+        case .failure(let problem): return refuse(.invalidArgument, problem.message)
+        case .success((let scheme, let parsed)):
+            // Negotiate without a user: tickets already in a credential cache.
+            credentials = parsed ?? (scheme == .negotiate ? Credentials(user: "", password: "", scheme: .negotiate) : nil)
+        }
+        let proxy = ProxySetting(host: host, port: port, credentials: credentials)
+        return changeSwitches { $0.proxy = proxy }
+    }
+
+    /// Sends this request directly, without the proxy set by ``enableHttpProxy(host:port:user:password:auth:)``.
+    @discardableResult
+    public func disableHttpProxy() -> Bool {
+        changeSwitches { $0.proxy = nil }
+    }
+
+    /// Whether requests without a proxy of their own use the proxy named by the `http_proxy`,
+    /// `https_proxy`, `all_proxy` and `no_proxy` environment variables, as the curl tool does.
+    /// Process-wide; default `false`, so the environment never redirects a request the
+    /// application did not configure. Upper-case `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` are
+    /// read too; `HTTP_PROXY` is not (as in libcurl, for CGI safety).
+    public static var usesEnvironmentProxy: Bool {
+        get { ProxyEnvironment.enabled.withLock { $0 } }
+        set {
+            ProxyEnvironment.enabled.withLock { $0 = newValue }
+            ProcessSettings.changed()
+        }
+    }
+
+    /// Forgets every cookie of the process-wide jar that all requests share
+    /// (``CookieStore/removeAll(includePersistentStore:)``).
+    ///
+    /// - Parameter includePersistentStore: also remove the persistent cookies from the store
+    ///   on disk; otherwise they come back at the next launch.
+    public func clearCookies(includePersistentStore: Bool) {
+        CookieStore.shared.removeAll(includePersistentStore: includePersistentStore)
+    }
+
+    // MARK: The message (OPENED only)
+
+    /// Adds a request header; a repeated name is joined with ", ". OPENED only.
+    /// - Returns: `false` for a name that is not a token, a value with CR, LF or NUL, and for
+    ///   `Content-Length` and `Transfer-Encoding`, which the library derives from the body.
+    @discardableResult
+    public func setRequestHeader(_ name: String, value: String) -> Bool {
+        guard MessageValidation.isToken(name) else {
+            return refuse(.invalidArgument, "'\(name.debugDescription)' is not a valid header name")
+        }
+        guard MessageValidation.isFieldValue(value) else {
+            return refuse(.invalidArgument, "the value of header '\(name)' contains CR, LF or NUL")
+        }
+        guard !MessageValidation.derivedFieldNames.contains(where: { MessageValidation.sameFieldName($0.utf8, name.utf8) }) else {
+            return refuse(.invalidArgument, "\(name) is set by the library from the body")
+        }
+        let trimmed = MessageValidation.trimmedFieldValue(value)
+        return changeMessage(.setRequestHeader) { $0.setHeader(name, value: trimmed) }
+    }
+
+    /// Adds (or replaces) a form value; the values are sent as an
+    /// `application/x-www-form-urlencoded` body, which excludes any other body. OPENED only;
+    /// in other states it does nothing and sets ``lastError``.
+    public func setPostValue(_ value: String, forKey key: String) {
+        changeMessage(.setPostValue) { $0.setFormValue(value, forKey: key) }
+    }
+
+    /// Removes every form value. OPENED only.
+    public func clearPostValues() {
+        changeMessage(.setPostValue) { $0.formValues.removeAll() }
+    }
+
+
+    func changeSwitches(_ change: (inout TransferSwitches) -> Void) -> Bool {
+        withCore { core in
+            if case .reject(let rejection) = core.machine.configureSwitch() {
+                core.lastError = HttpRequestError(rejection)
+                return false
+            }
+            change(&core.switches)
+            core.lastError = nil
+            return true
+        }
+    }
+
+    @discardableResult
+    func changeMessage(_ call: RequestStateMachine.Call, _ change: (inout RequestMessage) -> Void) -> Bool {
+        withCore { core in
+            if case .reject(let rejection) = core.machine.configureMessage(call) {
+                core.lastError = HttpRequestError(rejection)
+                return false
+            }
+            change(&core.message)
+            core.lastError = nil
+            return true
+        }
+    }
+}

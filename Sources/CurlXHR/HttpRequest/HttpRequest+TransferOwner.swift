@@ -1,0 +1,54 @@
+/// What the engine tells a request of its transfer: the head, body bytes, the end.
+extension HttpRequest: TransferOwner {
+    func transferReceivedHead(_ transfer: Transfer, _ head: RecordedHead) {
+        let effects = withCore { core -> Effects in
+            guard core.transfer === transfer else { return Effects() }
+            core.keepResponse(head)
+            return core.apply(core.machine.headersReceived())
+        }
+        perform(effects)
+    }
+
+    func transferReceivedBody(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
+        let outcome = withCore { core -> (BodyDisposition, Effects) in
+            guard core.transfer === transfer else { return (.refused, Effects()) }
+            // Backpressure: while a LOADING callback is pending or running and has not drained
+            // the buffer, stop reading rather than buffer without bound. The end of that
+            // callback resumes the transfer, so a consumer that only reads at DONE still
+            // gets there.
+            if core.message.isAsync, core.scheduler.pauses(unread: core.sink.unreadCount) {
+                return (.paused, Effects())
+            }
+            core.sink.write(bytes, announcedLength: core.response?.announcedLength)
+            return (.accepted, core.apply(core.machine.bodyReceived()))
+        }
+        perform(outcome.1)
+        return outcome.0
+    }
+
+    func transferSent(_ transfer: Transfer, bytes: Int64) {
+        sentBytes.store(bytes, ordering: .relaxed)
+    }
+
+    func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int = 0,
+                          record: SendRecord = SendRecord()) {
+        let effects = withCore { core -> Effects in
+            guard core.transfer === transfer else { return Effects() }
+            core.forgetTransfer()
+            core.lastSend = record
+            core.usedConnections.removeAll(keepingCapacity: true)
+            transfer.forEachConnectionUsed { core.usedConnections.append($0) }
+            core.scheduler.transferEnded()
+            if let failure {
+                core.forgetResponse()
+                core.failure = failure
+                return core.apply(core.machine.failed())
+            }
+            if core.response == nil {
+                core.response = ResponseHead(status: fallbackStatus, reason: ReasonPhrase.standard(for: fallbackStatus))
+            }
+            return core.apply(core.machine.finished())
+        }
+        perform(effects)
+    }
+}

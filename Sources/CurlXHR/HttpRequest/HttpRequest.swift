@@ -1,0 +1,424 @@
+import Dispatch
+import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An XHR-style HTTP request: `open`, `send`, ready states, `abort` — the counterpart of
+/// BlackBerry Dynamics' `GDHttpRequest`, over libcurl.
+///
+/// ```swift
+/// let request = HttpRequest()
+/// request.open("GET", url: "https://example.com/")   // synchronous
+/// request.send()
+/// print(request.getStatus(), String(decoding: request.getReceiveBuffer(), as: UTF8.self))
+/// ```
+///
+/// Every method may be called from any thread. A synchronous `send` blocks only its caller;
+/// the transfer itself runs on the library's engine thread. In asynchronous mode
+/// (`open(…, async: true)`) every ready-state transition is reported once, in order, on
+/// ``callbackQueue`` to the ``delegate`` and to ``onStatusChange``.
+///
+/// Where GDHttpRequest says "based on the XHR standard" and is silent, the WHATWG
+/// XMLHttpRequest and Fetch rules hold:
+/// - only 301, 302, 303, 307 and 308 are redirects; any other 3xx comes back with its own
+///   status and body;
+/// - 301 and 302 turn a POST into a GET, 303 anything but GET and HEAD, and the body goes
+///   with its headers (`Content-Type`, `Content-Encoding`, `Content-Language`,
+///   `Content-Location`); 307 and 308 keep method, body and headers; credentials and
+///   caller-set `Authorization` and `Cookie` fields never go to another origin;
+/// - only `DELETE`, `GET`, `HEAD`, `OPTIONS`, `POST` and `PUT` are upper-cased;
+/// - bytes outside ASCII in a URL's path and query are sent percent-encoded as UTF-8;
+/// - a second `open` while OPENED reports no second OPENED;
+/// - `User-Agent: CurlXHR/<version> libcurl/<version>` is sent unless the caller sets one.
+public final class HttpRequest: Sendable {
+    /// The ready states of `GDHttpRequest_state_t`, with the same numbers.
+    public enum State: Int32, Sendable, CustomStringConvertible {
+        /// Created, or never opened.
+        case unsent = 0
+        /// `open` succeeded; headers, form values and the switches may be set; `send` may be called.
+        case opened
+        /// `send` handed the request to the engine; nothing has come back yet.
+        case sent
+        /// The final response's status line and headers are in (not those of a 100-continue,
+        /// a redirect hop or an authentication round).
+        case headersReceived
+        /// Body bytes are arriving; reported again as more arrive.
+        case loading
+        /// Complete, failed or aborted.
+        case done
+
+        public var description: String {
+            switch self {
+            case .unsent: "UNSENT"
+            case .opened: "OPENED"
+            case .sent: "SENT"
+            case .headersReceived: "HEADERS_RECEIVED"
+            case .loading: "LOADING"
+            case .done: "DONE"
+            }
+        }
+    }
+
+    /// The queue callbacks run on when the caller sets none: one serial queue shared by all
+    /// requests, so callbacks of different requests never run at the same time. The library
+    /// runs them from a thread of its own inside `sync` on this queue (fewer thread wake-ups
+    /// than `async`), so they are on the queue, in order with anything else submitted to it.
+    public static let defaultCallbackQueue = DispatchQueue(label: "CurlXHR.callbacks")
+
+    /// Trusted CAs for every request of the process that sets none of its own; `nil` means
+    /// `CURL_CA_BUNDLE`, else `SSL_CERT_FILE` (read once, at the first request), else the
+    /// system store.
+    public static var caCertificateFile: String? {
+        get { TrustedCertificates.configuredFile.withLock { $0 } }
+        set {
+            TrustedCertificates.configuredFile.withLock { $0 = newValue }
+            ProcessSettings.changed()
+        }
+    }
+
+    /// The request's state, behind one lock; only ``withCore(_:)`` takes it.
+    let lockedCore = Locked(Core())
+    /// What each locked section leaves, for ``getState()`` and ``getStatus()``.
+    let published = PublishedState()
+    /// The callback running for this request (its state and `open` generation) and the thread
+    /// it runs on, 0 between callbacks. Only that thread writes them, so it reads them without
+    /// the lock, and no other thread finds its own identity in them.
+    let callbackThread = Atomic<UInt>(0)
+    let callbackState = Atomic<Int32>(0)
+    let callbackGeneration = Atomic<Int>(0)
+    /// The bit this request's synchronous sends sleep with (``Wakeups``).
+    let completionBit = Wakeups.newRequestBit()
+    /// Body bytes of the current or last send that went out (``getBytesSent()``).
+    let sentBytes = Atomic<Int64>(0)
+    /// Counts replacements of the delegate or the closure (``replaceReceivers(_:)``).
+    let receiverChanges = Atomic<UInt>(0)
+    /// For tests only: run by `send` on its own thread after its locked step and before it
+    /// posts the start command.
+    nonisolated(unsafe) var startWindowHook: (() -> Void)?
+
+    /// Runs the transfers: the libcurl engine, unless a test gave another.
+    private let runner: (any TransferRunner)?
+
+    public init() {
+        runner = nil
+    }
+
+    /// A request whose transfers `runner` runs instead of the libcurl engine (tests drive a
+    /// request with no server through it).
+    init(runner: any TransferRunner) {
+        self.runner = runner
+    }
+
+    /// The engine this request's transfers run on.
+    var engine: any TransferRunner { runner ?? TransferEngine.shared }
+
+    // MARK: Callbacks
+
+    /// Receives the ready-state changes in asynchronous mode. Held weakly.
+    public var delegate: (any HttpRequestDelegate)? {
+        get { withCore { $0.receivers.delegate } }
+        set { replaceReceivers { ReportReceivers(delegate: newValue, closure: $0.closure) } }
+    }
+
+    /// A closure called after the delegate for each ready-state change in asynchronous mode.
+    public var onStatusChange: (@Sendable (HttpRequest) -> Void)? {
+        get { withCore { $0.receivers.closure } }
+        set { replaceReceivers { ReportReceivers(delegate: $0.delegate, closure: newValue) } }
+    }
+
+    /// Replaces the delegate and closure together, and counts the change for callbacks
+    /// already taken for delivery (``deliverReports()``).
+    private func replaceReceivers(_ replacing: (ReportReceivers) -> ReportReceivers) {
+        withCore { core in
+            core.receivers = replacing(core.receivers)
+            receiverChanges.add(1, ordering: .releasing)
+        }
+    }
+
+    /// Where the callbacks of this request run; ``defaultCallbackQueue`` unless set.
+    public var callbackQueue: DispatchQueue {
+        get { withCore { $0.callbackQueue } }
+        set { withCore { $0.callbackQueue = newValue } }
+    }
+
+    /// Lets requests share one HTTP/2 connection (multiplexing) where the server offers it.
+    /// Default `true`; `false` keeps the request on HTTP/1.1.
+    public var enablePipelining: Bool {
+        get { withCore { $0.enablePipelining } }
+        set { withCore { $0.enablePipelining = newValue } }
+    }
+
+    /// Why the last call that returned `false` (or, for `setPostValue`, did nothing) refused.
+    /// Cleared by the next call that succeeds.
+    public var lastError: HttpRequestError? { withCore { $0.lastError } }
+
+    // MARK: Opening
+
+    /// Prepares a request. Allowed in every state; a request in flight is aborted first
+    /// (reporting DONE), the response is forgotten, and the state becomes OPENED. Opening a
+    /// request that is already OPENED reports no second OPENED (as XMLHttpRequest).
+    ///
+    /// - Parameters:
+    ///   - method: `DELETE`, `GET`, `HEAD`, `OPTIONS`, `POST`, `PUT` (upper-cased whatever their
+    ///     case, as XMLHttpRequest does) or any other token, sent exactly as given (`patCH`
+    ///     stays `patCH`).
+    ///   - url: an absolute `http` or `https` URL. Bytes outside ASCII in its path, query and
+    ///     fragment are sent percent-encoded as UTF-8.
+    ///   - async: `true` reports states to the delegate and `send` returns at once; `false`
+    ///     makes `send` return in DONE.
+    ///   - user: the user name for server authentication.
+    ///   - password: the password for server authentication.
+    ///   - auth: `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"` or `"NEGOTIATE"`, case-insensitive.
+    /// - Returns: `false` with ``lastError`` for a malformed method or URL or an unknown scheme.
+    @discardableResult
+    public func open(_ method: String, url: String, async: Bool = false,
+                     user: String? = nil, password: String? = nil, auth: String? = nil) -> Bool {
+        guard let method = MessageValidation.normalizedMethod(method) else {
+            return refuse(.invalidArgument, "'\(method)' is not a valid HTTP method")
+        }
+        let credentials: Credentials?
+        switch Credentials.parse(user: user, password: password, auth: auth) {
+        case .failure(let problem): return refuse(.invalidArgument, problem.message)
+        case .success((_, let parsed)): credentials = parsed
+        }
+        let url = MessageValidation.percentEncodingNonASCII(url)
+        // Moved into the lock, not copied.
+        var message: RequestMessage? = RequestMessage(method: method, url: url, isAsync: async, credentials: credentials)
+        // The URL of the previous open passed already: re-opening it skips libcurl's parser
+        // (a new request's message has the URL "", which never passes). Else the URL is
+        // parsed outside the lock, and the lock taken again.
+        var parsedURLHasUser: Bool?
+        while true {
+            let opened = withCore { core -> (effects: Effects, generation: Int)? in
+                guard let urlHasUser = parsedURLHasUser ?? (!url.isEmpty && core.message.url == url ? core.message.urlHasUser : nil)
+                else { return nil }
+                message!.urlHasUser = urlHasUser
+                return (core.open(message.take()!, async: async), core.scheduler.generation)
+            }
+            if let (effects, generation) = opened {
+                // A callback of this request that opens it sees OPENED (and the new open's
+                // data) for the rest of the callback.
+                if runsCallback { callbackChangedState(to: .opened, generation: generation) }
+                perform(effects)
+                return true
+            }
+            switch MessageValidation.parseURL(url) {
+            case .failure(let problem): return refuse(.invalidArgument, problem.message)
+            case .success(let hasUser): parsedURLHasUser = hasUser
+            }
+        }
+    }
+
+    // MARK: Sending (OPENED only)
+
+    /// Sends the request with no body (or the form values). See ``send(_:timeout:)``.
+    @discardableResult
+    public func send(timeout: Double = 0) -> Bool {
+        start(.none, timeout: timeout)
+    }
+
+    /// Sends the request with `body` as UTF-8 text (`Content-Type: text/plain;charset=UTF-8`
+    /// unless set). `nil` sends no body.
+    ///
+    /// - Parameter timeout: seconds for the whole request, 0 for no limit.
+    /// - Returns: `false` with ``lastError`` when the request is not OPENED, the timeout is
+    ///   negative, or a body is given together with form values. Network failures do not
+    ///   make it `false`: they end in DONE with status 0 and a text.
+    @discardableResult
+    public func send(_ body: String?, timeout: Double = 0) -> Bool {
+        guard let body else { return start(.none, timeout: timeout) }
+        return start(.bytes(Data(body.utf8), contentType: "text/plain;charset=UTF-8"), timeout: timeout)
+    }
+
+    /// Sends `body` byte for byte (no `Content-Type` unless set). `nil` sends no body.
+    ///
+    /// Bodies up to 64 KiB are copied into libcurl once; larger ones are read from `body`
+    /// itself as libcurl sends them (the request keeps it until DONE), never copied whole.
+    @discardableResult
+    public func sendData(_ body: Data?, timeout: Double = 0) -> Bool {
+        guard let body else { return start(.none, timeout: timeout) }
+        return start(.bytes(body, contentType: nil), timeout: timeout)
+    }
+
+    /// Streams the file at `path` as the body, never reading it whole. The method becomes PUT
+    /// unless `open` was given a method other than GET, HEAD, POST and PUT.
+    /// - Returns: `false` when the file is missing, unreadable or not a regular file.
+    @discardableResult
+    public func sendWithFile(_ path: String, timeout: Double = 0) -> Bool {
+        switch ReadableFile.open(path) {
+        case .failure(let problem):
+            return refuse(.fileUnreadable, problem.message)
+        case .success(let file):
+            return start(.file(path: path), timeout: timeout, fileDescriptor: file.descriptor, fileSize: file.size)
+        }
+    }
+
+    private func start(_ body: RequestBody, timeout: Double,
+                       fileDescriptor: Int32 = -1, fileSize: Int64 = 0) -> Bool {
+        let outcome = withCore { core -> Result<(Transfer, Effects), HttpRequestError> in
+            guard timeout.isFinite, timeout >= 0 else {
+                return .failure(HttpRequestError(.invalidArgument, "the timeout must be 0 or more seconds"))
+            }
+            var body = body
+            if !core.message.formValues.isEmpty {
+                guard case .none = body else {
+                    return .failure(HttpRequestError(.invalidArgument, "a body cannot be sent together with form values"))
+                }
+                body = .bytes(Data(core.message.formBody), contentType: "application/x-www-form-urlencoded")
+            }
+            if core.message.method == "HEAD", case .bytes = body {
+                return .failure(HttpRequestError(.invalidArgument, "a HEAD request cannot carry a body"))
+            }
+            if case .reject(let rejection) = core.machine.send() {
+                return .failure(HttpRequestError(rejection))
+            }
+            let transfer = core.reusableTransfer() ?? Transfer(owner: self)
+            transfer.prepare(message: core.message, body: body, switches: core.switches, timeout: timeout,
+                             pipelining: core.enablePipelining, fileDescriptor: fileDescriptor, fileSize: fileSize)
+            TransferEngine.transfersInFlight.add(1, ordering: .relaxed)  // until `complete()`
+            core.switches.freshConnection = false
+            core.transfer = transfer
+            sentBytes.store(0, ordering: .relaxed)
+            core.lastError = nil
+            var effects = Effects()
+            // Without tickets to get first, the engine starts it at once.
+            if transfer.ticketCredentials == nil { effects.start = transfer }
+            if core.message.isAsync { core.report(.sent, effects: &effects) }
+            return .success((transfer, effects))
+        }
+        switch outcome {
+        case .failure(let error):
+            if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }
+            withCore { $0.lastError = error }
+            return false
+        case .success(let (transfer, effects)):
+            // Tests force an abort into the window between the lock and the start command.
+            startWindowHook?()
+            perform(effects)
+            if effects.start == nil {
+                if transfer.message.isAsync {
+                    DispatchQueue.global().async { self.obtainTicketsThenStart(transfer) }
+                } else {
+                    obtainTicketsThenStart(transfer)
+                }
+            }
+            if !transfer.message.isAsync {
+                Wakeups.sleep(completionBit) { transfer.isComplete.load(ordering: .acquiring) }
+            }
+            return true
+        }
+    }
+
+    /// Turns the Negotiate user and password into tickets (a KDC exchange, so never on the
+    /// engine thread), then hands the transfer to the engine; a refusal ends it in DONE.
+    private func obtainTicketsThenStart(_ transfer: Transfer) {
+        guard let credentials = transfer.ticketCredentials else { return }
+        let failure = KerberosCredentials.obtainTickets(principal: credentials.user, password: credentials.password)
+        let stillWanted = withCore { $0.transfer === transfer }
+        if stillWanted, failure == nil {
+            engine.start(transfer)
+            return
+        }
+        if let failure { transferFinished(transfer, failure: TransferFailure(kind: .authentication, text: failure)) }
+        Wakeups.wake(transfer.complete())  // the engine never had it
+    }
+
+    // MARK: Stopping
+
+    /// Stops a request in SENT, HEADERS_RECEIVED or LOADING: when it returns the state is
+    /// DONE, the status 0 and received data discarded; asynchronous requests get one DONE
+    /// callback and none after it. Safe from any thread, including inside a callback.
+    /// - Returns: `false`, changing nothing, in UNSENT, OPENED and DONE.
+    @discardableResult
+    public func abort() -> Bool {
+        let outcome = withCore { core -> Result<Effects, HttpRequestError> in
+            var effects = Effects()
+            if case .reject(let rejection) = core.machine.abort() {
+                // A callback reporting SENT, HEADERS_RECEIVED or LOADING of the current open,
+                // whose transfer already ended: aborted as it sees it, its DONE not yet run.
+                guard runsCallback, !isStale(core), core.failure == nil,
+                      let reported = State(rawValue: callbackState.load(ordering: .relaxed)),
+                      [.sent, .headersReceived, .loading].contains(reported)
+                else {
+                    core.lastError = HttpRequestError(rejection)
+                    return .failure(HttpRequestError(rejection))
+                }
+            }
+            effects.cancel = core.stopTransfer(reason: "Request aborted", effects: &effects)
+            core.lastError = nil
+            return .success(effects)
+        }
+        guard case .success(let effects) = outcome else { return false }
+        // A callback of this request that aborts it sees DONE for the rest of the callback.
+        if runsCallback { callbackChangedState(to: .done, generation: callbackGeneration.load(ordering: .relaxed)) }
+        perform(effects)
+        return true
+    }
+
+    /// Closes every connection the request used for its last send (each hop of its
+    /// redirects, a `CONNECT` tunnel through a proxy included), at once: the server or proxy
+    /// sees each end, while other requests' connections stay open for reuse. A request in flight is aborted first (one DONE, as for
+    /// ``abort()``); a connection another request is using right now is closed as soon as
+    /// that request is done with it. The next send opens a new connection with a full TLS
+    /// handshake, so certificates are verified afresh. Allowed in every state.
+    @discardableResult
+    public func close() -> Bool {
+        let effects = withCore { core in
+            var effects = Effects()
+            if core.machine.close() == .cancelTransferThenDropConnections {
+                effects.cancel = core.stopTransfer(reason: "Request closed", effects: &effects)
+            }
+            effects.closeConnections = core.usedConnections
+            core.usedConnections.removeAll()
+            core.switches.freshConnection = true
+            core.lastError = nil
+            return effects
+        }
+        perform(effects)
+        return true
+    }
+
+
+    // MARK: Internals
+
+    func perform(_ effects: Effects) {
+        // The send number was set under the lock this decision was taken in, before it.
+        if let connections = effects.closeConnections {
+            engine.close(effects.cancel.map { ($0, $0.sends) }, connections: connections)
+        } else if let transfer = effects.cancel {
+            engine.cancel(transfer, send: transfer.sends)
+        }
+        if let transfer = effects.start { engine.start(transfer) }
+        guard let queue = effects.deliverOn else { return }
+        if TransferEngine.isCurrentThread {
+            // The engine hands callbacks to their queue with those of other requests when
+            // its round ends: one hop per queue, not one per request and state.
+            TransferEngine.shared.deliverLater(self, on: queue)
+        } else {
+            queue.async { self.deliverReports() }
+        }
+    }
+
+    /// Runs `body` under the request's lock, and publishes the ready state, the status and
+    /// the `open` generation it leaves.
+    func withCore<Result>(_ body: (inout Core) throws -> Result) rethrows -> Result {
+        try lockedCore.withLock { core in
+            defer {
+                published.publish(state: core.machine.state, status: core.response?.status ?? 0, generation: core.scheduler.generation,
+                                  hasReceived: core.sink.unreadCount > 0, reportDiscards: core.scheduler.discards)
+            }
+            return try body(&core)
+        }
+    }
+
+    func refuse(_ code: HttpRequestError.Code, _ message: String) -> Bool {
+        withCore { $0.lastError = HttpRequestError(code, message) }
+        return false
+    }
+}

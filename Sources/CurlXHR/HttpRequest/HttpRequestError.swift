@@ -1,0 +1,35 @@
+/// Why a call on ``HttpRequest`` said `false`.
+///
+/// Read it from ``HttpRequest/lastError`` right after the call. Codes are open-ended:
+/// compare with the static members; new ones may be added.
+public struct HttpRequestError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kind of refusal.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The call is not allowed in the request's current ready state.
+        public static let invalidState = Code("invalidState")
+        /// An argument is malformed: a URL, method, header name or value, timeout, auth scheme.
+        public static let invalidArgument = Code("invalidArgument")
+        /// A file could not be opened or is not a regular readable file.
+        public static let fileUnreadable = Code("fileUnreadable")
+
+        public var description: String { name }
+    }
+
+    public let code: Code
+    /// A sentence for people; never contains a password.
+    public let message: String
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    init(_ rejection: RequestStateMachine.Rejection) {
+        self.init(.invalidState, "\(rejection.call.rawValue) is not allowed in state \(rejection.state)")
+    }
+
+    public var description: String { message }
+}

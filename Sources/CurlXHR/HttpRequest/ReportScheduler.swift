@@ -1,0 +1,178 @@
+/// When a request's ready states are reported: the reports waiting for the callback queue,
+/// which `open` each belongs to, LOADING coalescing, and the pause of a transfer whose
+/// LOADING callback is behind. A pure value: the request's locked core feeds it events and
+/// acts on what it answers; it touches no thread, queue or transfer.
+///
+/// - `open` starts a new generation; reports carry the one they belong to.
+/// - A LOADING report joins one already queued or running: a slow callback never queues
+///   thousands, and a fast download costs few hops.
+/// - An abort drops its own `open`'s waiting reports (its DONE supersedes them); those of
+///   earlier opens stay, to be delivered as stale callbacks. A batch already taken for
+///   delivery of the same `open` is stale from then on (``discards``).
+/// - While a LOADING callback is queued or running and has not drained
+///   ``pauseThreshold`` bytes, an asynchronous transfer pauses; that callback's end resumes it.
+struct ReportScheduler: Sendable {
+    typealias State = HttpRequest.State
+
+    /// Undrained bytes beyond which an asynchronous transfer waits for its LOADING callback.
+    static let pauseThreshold = 1 << 20
+
+    /// Counts `open` calls: reports carry the one they belong to.
+    private(set) var generation = 0
+    /// A delivery run is queued or running on the callback queue.
+    private(set) var isDelivering = false
+    /// A LOADING report is queued or running: newer data joins it.
+    private(set) var loadingReported = false
+    /// The transfer's body is paused until the running LOADING callback ends.
+    private(set) var isPaused = false
+    private var queue = ReportQueue()
+
+    /// How many times an abort dropped the reports of the `open` whose reports were taken
+    /// last (``ReportQueue/discards``).
+    var discards: UInt64 { queue.discards }
+
+    /// Reports wait for delivery.
+    var hasReports: Bool { !queue.isEmpty }
+
+    /// `open`: later reports belong to a new generation. A LOADING callback of an earlier
+    /// open may not have ended yet; newer data does not join it.
+    mutating func opened() {
+        generation += 1
+        loadingReported = false
+    }
+
+    /// Queues `state` for the current `open`; true when a delivery run must be started (none
+    /// is queued or running). A LOADING while one is queued or running joins it: false.
+    mutating func report(_ state: State) -> Bool {
+        if state == .loading {
+            guard !loadingReported else { return false }
+            loadingReported = true
+        }
+        queue.append(state, generation: generation)
+        guard !isDelivering else { return false }
+        isDelivering = true
+        return true
+    }
+
+    /// The current `open`'s transfer was stopped (abort, close, a re-open): its waiting reports
+    /// go (the caller reports DONE next), and nothing stays paused.
+    mutating func aborted() {
+        queue.discard(generation: generation)
+        loadingReported = false
+        isPaused = false
+    }
+
+    /// The transfer ended by itself: nothing stays paused.
+    mutating func transferEnded() {
+        isPaused = false
+    }
+
+    /// Body bytes arrived for an asynchronous request with `unread` bytes not yet taken by
+    /// the consumer: whether the transfer pauses (a LOADING callback that has not drained them
+    /// is queued or running). The end of that callback resumes it.
+    mutating func pauses(unread: Int) -> Bool {
+        guard loadingReported, unread >= Self.pauseThreshold else { return false }
+        isPaused = true
+        return true
+    }
+
+    /// A LOADING callback of the `open` numbered `generation` returned: newer data starts a
+    /// new LOADING report; true when the transfer it paused is to resume. (A later `open`
+    /// started afresh: false.)
+    mutating func loadingDelivered(generation: Int) -> Bool {
+        guard generation == self.generation else { return false }
+        loadingReported = false
+        guard isPaused else { return false }
+        isPaused = false
+        return true
+    }
+
+    /// The next reports for the delivery run, at most `limit`; an empty batch ends the run
+    /// (the next report starts another).
+    mutating func nextBatch(upTo limit: Int) -> ReportBatch {
+        if queue.isEmpty {
+            isDelivering = false
+            return ReportBatch()
+        }
+        return queue.take(upTo: limit)
+    }
+}
+
+/// Reports of one `open` taken from the queue together, oldest first: up to eight states,
+/// four bits each.
+struct ReportBatch {
+    static let capacity = 8
+    private var states: UInt32 = 0
+    private(set) var count = 0
+    /// The `open` the reports belong to.
+    private(set) var generation = 0
+
+    init(generation: Int = 0) {
+        self.generation = generation
+    }
+
+    subscript(index: Int) -> HttpRequest.State {
+        HttpRequest.State(rawValue: Int32(truncatingIfNeeded: states >> UInt32(4 * index) & 0xF))!
+    }
+
+    mutating func append(_ state: HttpRequest.State) {
+        states |= UInt32(truncatingIfNeeded: state.rawValue) << UInt32(4 * count)
+        count += 1
+    }
+}
+
+/// Reports waiting for the callback queue, oldest first: `items[next..<count]`. Taken by
+/// index, so taking some moves none of the others; emptied by resetting the indices, so the
+/// slots are written over by the next reports.
+struct ReportQueue: Sendable {
+    /// A state to report, and the `open` it belongs to.
+    typealias Report = (state: HttpRequest.State, generation: Int)
+
+    private var items: [Report] = []
+    private var next = 0
+    private var count = 0
+    /// How many times ``discard(generation:)`` dropped the reports of the `open` whose
+    /// reports were taken last: those taken before it are stale.
+    private(set) var discards: UInt64 = 0
+    /// The `open` of the reports taken last.
+    private var takenGeneration = -1
+
+    var isEmpty: Bool { next == count }
+
+    mutating func append(_ state: HttpRequest.State, generation: Int) {
+        if count < items.count {
+            items[count] = (state, generation)
+        } else {
+            items.append((state, generation))
+        }
+        count += 1
+    }
+
+    /// Takes the oldest reports of one `open`, up to `limit` and as many as a batch holds.
+    mutating func take(upTo limit: Int = ReportBatch.capacity) -> ReportBatch {
+        guard next < count else { return ReportBatch() }
+        var batch = ReportBatch(generation: items[next].generation)
+        let most = min(limit, ReportBatch.capacity)
+        while next < count, batch.count < most, items[next].generation == batch.generation {
+            batch.append(items[next].state)
+            next += 1
+        }
+        takenGeneration = batch.generation
+        if next == count { rewind() }
+        return batch
+    }
+
+    /// Drops the waiting reports of the `open` numbered `generation`, the latest (an abort:
+    /// its DONE supersedes them). Those of earlier opens stay, to be delivered as stale
+    /// callbacks; they come first, as the queue is in `open` order.
+    mutating func discard(generation: Int) {
+        while count > next, items[count - 1].generation == generation { count -= 1 }
+        if next == count { rewind() }
+        if takenGeneration == generation { discards &+= 1 }
+    }
+
+    private mutating func rewind() {
+        next = 0
+        count = 0
+    }
+}

@@ -1,0 +1,154 @@
+import CCurlShim
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Checks of user input that would otherwise break the request on the wire.
+enum MessageValidation {
+    /// Whether two field names are equal ignoring ASCII case (names are tokens), compared
+    /// byte by byte: no lower-cased copies.
+    static func sameFieldName<A: Collection<UInt8>, B: Collection<UInt8>>(_ a: A, _ b: B) -> Bool {
+        a.count == b.count && a.elementsEqual(b) { lowered($0) == lowered($1) }
+    }
+
+    private static func lowered(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+    }
+
+    /// Fields the library derives from the body, which `setRequestHeader` refuses.
+    static let derivedFieldNames = ["Content-Length", "Transfer-Encoding"]
+
+    /// `bytes` without leading and trailing spaces and tabs: a field value without its
+    /// optional white space, in request and response heads alike.
+    static func withoutOptionalWhiteSpace<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> Bytes.SubSequence {
+        var lower = bytes.startIndex, upper = bytes.endIndex
+        while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { bytes.formIndex(after: &lower) }
+        while upper > lower {
+            let last = bytes.index(before: upper)
+            guard bytes[last] == 0x20 || bytes[last] == 0x09 else { break }
+            upper = last
+        }
+        return bytes[lower..<upper]
+    }
+
+    /// `value` without its optional white space; the string itself when it has none.
+    static func trimmedFieldValue(_ value: String) -> String {
+        let trimmed = withoutOptionalWhiteSpace(value.utf8)
+        if trimmed.startIndex == value.utf8.startIndex && trimmed.endIndex == value.utf8.endIndex { return value }
+        return String(Substring(trimmed))
+    }
+
+    /// RFC 9110 `token` characters, used by methods and header names.
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && allBytes(of: text) { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+                 UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                 UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+                true
+            default:
+                false
+            }
+        }
+    }
+
+    /// Header values may not contain CR, LF or NUL.
+    static func isFieldValue(_ text: String) -> Bool {
+        allBytes(of: text) { $0 != 0x0D && $0 != 0x0A && $0 != 0x00 }
+    }
+
+    /// Whether every UTF-8 byte of `text` satisfies `predicate`: over the string's own
+    /// contiguous bytes when it has them (native strings do), without the UTF-8 view's
+    /// per-byte indexing.
+    private static func allBytes(of text: String, satisfy predicate: (UInt8) -> Bool) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(predicate) } ?? text.utf8.allSatisfy(predicate)
+    }
+
+    /// The method as sent: standard methods upper-cased (as XMLHttpRequest does), others kept
+    /// as given; nil when `method` is not a token.
+    static func normalizedMethod(_ method: String) -> String? {
+        if normalizedMethods.contains(method) { return method }  // as usually written: no copy
+        guard isToken(method) else { return nil }
+        let upper = method.uppercased()
+        return normalizedMethods.contains(upper) ? upper : method
+    }
+
+    /// The methods XMLHttpRequest's `open` upper-cases (Fetch's "normalize a method"); any
+    /// other method, `PATCH` included, goes out exactly as given. Most used first: small
+    /// strings compare by their bits, cheaper than hashing.
+    private static let normalizedMethods = ["GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS"]
+
+    /// `url` with every byte outside ASCII after the authority (path, query, fragment)
+    /// percent-encoded as UTF-8, as browsers and curl's URL API send them (`ß` → `%C3%9F`).
+    /// The host is left as given. An ASCII URL is returned as it is, without a copy.
+    static func percentEncodingNonASCII(_ url: String) -> String {
+        // Every open passes here: the bytes are OR-ed together in a loop the compiler
+        // vectorises (a generic allSatisfy cost about 800 instructions a URL).
+        let isASCII = url.utf8.withContiguousStorageIfAvailable { bytes in
+            var seen: UInt8 = 0
+            for byte in bytes { seen |= byte }
+            return seen < 0x80
+        } ?? url.utf8.allSatisfy { $0 < 0x80 }
+        guard !isASCII else { return url }
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(url.utf8.count * 3)
+        let bytes = Array(url.utf8)
+        // The authority runs from "//" to the first '/', '?' or '#' after it.
+        var index = 0
+        if let scheme = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[(scheme + 1)...].starts(with: "//".utf8) {
+            index = scheme + 3
+            while index < bytes.count, !"/?#".utf8.contains(bytes[index]) { index += 1 }
+        }
+        encoded.append(contentsOf: bytes[..<index])
+        let hex = Array("0123456789ABCDEF".utf8)
+        for byte in bytes[index...] {
+            if byte < 0x80 {
+                encoded.append(byte)
+            } else {
+                encoded.append(contentsOf: [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            }
+        }
+        return String(decoding: encoded, as: UTF8.self)
+    }
+
+    /// What libcurl's own URL parser makes of `url`: only absolute http and https URLs with a
+    /// host pass. Succeeds with whether the URL carries a user name.
+    static func parseURL(_ url: String) -> Result<Bool, URLProblem> {
+        guard !url.utf8.contains(0) else { return .failure(URLProblem("the URL contains a NUL byte")) }
+        guard let handle = curl_url() else { return .failure(URLProblem("out of memory parsing the URL")) }
+        defer { curl_url_cleanup(handle) }
+        let code = curl_url_set(handle, CURLUPART_URL, url, 0)
+        guard code == CURLUE_OK else {
+            return .failure(URLProblem("malformed URL '\(url)': \(String(cString: curl_url_strerror(code)))"))
+        }
+        var scheme: UnsafeMutablePointer<CChar>?
+        guard curl_url_get(handle, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK, let scheme else {
+            return .failure(URLProblem("the URL '\(url)' has no scheme"))
+        }
+        defer { curl_free(scheme) }
+        let name = String(cString: scheme).lowercased()
+        guard name == "http" || name == "https" else {
+            return .failure(URLProblem("unsupported scheme '\(name)': only http and https are supported"))
+        }
+        var user: UnsafeMutablePointer<CChar>?
+        let hasUser = curl_url_get(handle, CURLUPART_USER, &user, 0) == CURLUE_OK && user != nil
+        curl_free(user)
+        return .success(hasUser)
+    }
+
+    /// Why `url` cannot be opened, or nil when it can.
+    static func urlProblem(_ url: String) -> String? {
+        if case .failure(let problem) = parseURL(url) { return problem.message }
+        return nil
+    }
+
+    struct URLProblem: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+}

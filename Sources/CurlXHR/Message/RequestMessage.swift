@@ -1,0 +1,82 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A request header field as set by `setRequestHeader`.
+struct HeaderField: Sendable, Equatable {
+    var name: String
+    var value: String
+
+    /// The line libcurl sends: `Name: value`, or `Name;` for an empty value (libcurl drops a
+    /// `Name:` line, which would remove a header of its own).
+    var curlLine: String { value.isEmpty ? "\(name);" : "\(name): \(value)" }
+}
+
+/// What `open` set and the calls between `open` and `send` added: one request message.
+struct RequestMessage: Sendable {
+    /// Whether libcurl may answer a Negotiate challenge: with the credentials given for it,
+    /// or, when none were given, with tickets already in a credential cache.
+    var usesNegotiate: Bool {
+        credentials.map { $0.scheme == .negotiate } ?? !urlHasUser
+    }
+
+    /// The Negotiate user and password whose tickets must come from the KDC before sending.
+    var ticketCredentials: Credentials? {
+        credentials.flatMap { $0.scheme == .negotiate && !$0.user.isEmpty ? $0 : nil }
+    }
+
+    var method = "GET"
+    var url = ""
+    var isAsync = false
+    var credentials: Credentials?
+    /// The URL carries its own user name (`http://user:password@host/`).
+    var urlHasUser = false
+    /// Header fields in the order they were set; a repeated name is joined with ", ".
+    var headers: [HeaderField] = []
+    /// Form values in the order they were set.
+    var formValues: [(key: String, value: String)] = []
+
+    func hasHeader(_ name: String) -> Bool {
+        headers.contains { MessageValidation.sameFieldName($0.name.utf8, name.utf8) }
+    }
+
+    mutating func setHeader(_ name: String, value: String) {
+        if let index = headers.firstIndex(where: { MessageValidation.sameFieldName($0.name.utf8, name.utf8) }) {
+            headers[index].value += ", " + value
+        } else {
+            headers.append(HeaderField(name: name, value: value))
+        }
+    }
+
+    /// Replaces the value of the key with the same bytes: String's == also equates spellings
+    /// of a text that differ on the wire ("é" and "e" with a combining accent).
+    mutating func setFormValue(_ value: String, forKey key: String) {
+        if let index = formValues.firstIndex(where: { $0.key.utf8.elementsEqual(key.utf8) }) {
+            formValues[index].value = value
+        } else {
+            formValues.append((key, value))
+        }
+    }
+
+    /// The `application/x-www-form-urlencoded` body built from the form values.
+    var formBody: [UInt8] {
+        var body: [UInt8] = []
+        for (index, pair) in formValues.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: "&")) }
+            FormEncoding.append(pair.key, to: &body)
+            body.append(UInt8(ascii: "="))
+            FormEncoding.append(pair.value, to: &body)
+        }
+        return body
+    }
+}
+
+/// The body given to `send`.
+enum RequestBody: Sendable {
+    case none
+    /// The caller's bytes, kept (not copied) until libcurl has sent them.
+    case bytes(Data, contentType: String?)
+    case file(path: String)
+}

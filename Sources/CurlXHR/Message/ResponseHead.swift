@@ -1,0 +1,136 @@
+/// The status line and header fields of one response.
+///
+/// The head stays the bytes it arrived as and its fields become `String`s only when asked
+/// for: most responses are read for their status and body alone.
+struct ResponseHead: Sendable, Equatable {
+    var status = 0
+    var reason = ""
+    /// The header lines after the status line, each ending in LF (CRLF as received).
+    private var lines: [UInt8] = []
+
+    init(status: Int = 0, reason: String = "") {
+        self.status = status
+        self.reason = reason
+    }
+
+    /// An owned copy of a head the parser recorded, its lines copied into `storage`'s buffer
+    /// (emptied; its capacity kept, so a request's heads after the first allocate nothing).
+    /// `storage` is left empty.
+    init(_ recorded: RecordedHead, reusing storage: inout [UInt8]) {
+        status = recorded.status
+        reason = recorded.reason
+        swap(&lines, &storage)
+        lines.replaceSubrange(lines.indices, with: recorded.lines)
+    }
+
+    /// An owned copy of a head the parser recorded.
+    init(_ recorded: RecordedHead) {
+        var storage: [UInt8] = []
+        self.init(recorded, reusing: &storage)
+    }
+
+    /// Hands the buffer of the field lines to `storage`, for the next head to reuse.
+    mutating func giveUpStorage(to storage: inout [UInt8]) {
+        swap(&lines, &storage)
+        lines = []
+    }
+
+    /// The head as a recorded one, its lines borrowed for the duration of `body`.
+    func withRecorded<Result>(_ body: (RecordedHead) -> Result) -> Result {
+        lines.withUnsafeBufferPointer { body(RecordedHead(status: status, reason: reason, lines: $0)) }
+    }
+
+    /// `HTTP/x.y SP status [SP reason]` without its line end; a missing reason becomes the
+    /// standard one.
+    static func statusLine<Bytes: BidirectionalCollection<UInt8>>(_ line: Bytes) -> (status: Int, reason: String)
+    where Bytes.SubSequence == Bytes {
+        var index = line.startIndex
+        while index < line.endIndex, line[index] != 0x20 { line.formIndex(after: &index) }  // the version
+        while index < line.endIndex, line[index] == 0x20 { line.formIndex(after: &index) }
+        var status = 0, digits = 0
+        while index < line.endIndex, line[index] >= 0x30, line[index] <= 0x39, digits < 3 {
+            status = status * 10 + Int(line[index] - 0x30)
+            digits += 1
+            line.formIndex(after: &index)
+        }
+        if digits != 3 || (index < line.endIndex && line[index] != 0x20) { status = 0 }
+        let reason = text(MessageValidation.withoutOptionalWhiteSpace(line[index...]))
+        return (status, reason.isEmpty ? ReasonPhrase.standard(for: status) : reason)
+    }
+
+    static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool {
+        lhs.status == rhs.status && lhs.reason == rhs.reason
+            && lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
+    }
+
+    /// The fields in arrival order, values trimmed, obs-fold continuations joined to their
+    /// field with a space; lines that are no field (no colon) are left out, with their
+    /// continuations.
+    var fields: [(name: String, value: String)] { fields(named: nil) }
+
+    /// The fields, or only those named `name` (case-insensitive; the others never become
+    /// strings).
+    private func fields(named name: String?) -> [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = []
+        var lastKept = false
+        var rest = lines[...]
+        while let newline = rest.firstIndex(of: 0x0A) {
+            let line = Self.withoutCR(rest[rest.startIndex..<newline])
+            rest = rest[(newline + 1)...]
+            guard let first = line.first else { continue }
+            if first == 0x20 || first == 0x09 {
+                guard lastKept else { continue }
+                fields[fields.count - 1].value += " " + Self.text(MessageValidation.withoutOptionalWhiteSpace(line))
+            } else if let colon = line.firstIndex(of: 0x3A) {
+                lastKept = name.map { MessageValidation.sameFieldName(line[..<colon], $0.utf8) } ?? true
+                guard lastKept else { continue }
+                let value = MessageValidation.withoutOptionalWhiteSpace(line[(colon + 1)...])
+                fields.append((Self.text(line[..<colon]), Self.text(value)))
+            } else {
+                lastKept = false  // a line that is no field: what folds onto it is left out too
+            }
+        }
+        return fields
+    }
+
+    /// The value of the field `name` (case-insensitive); repeated fields joined with ", ".
+    func value(of name: String) -> String? {
+        let values = fields(named: name).map(\.value)
+        return values.isEmpty ? nil : values.joined(separator: ", ")
+    }
+
+    /// The body length the head announces: its `Content-Length` when it is one number and
+    /// no `Transfer-Encoding` overrides it; nil otherwise.
+    var announcedLength: Int? {
+        guard value(of: "Transfer-Encoding") == nil, let length = value(of: "Content-Length"),
+              !length.isEmpty, length.utf8.count <= 18, length.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+        else { return nil }
+        return Int(length)
+    }
+
+    /// `Name: value` lines joined by `\n`.
+    var allFields: String {
+        fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+    }
+
+    /// Without a CR at the end.
+    static func withoutCR<Bytes: BidirectionalCollection<UInt8>>(_ line: Bytes) -> Bytes
+    where Bytes.SubSequence == Bytes {
+        line.last == 0x0D ? line.dropLast() : line
+    }
+
+    private static func text<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
+        String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// A head as ``ResponseHeadParser`` recorded it: the status line read, the field lines (each
+/// ending in LF) still in the parser's buffer, valid until it records the next line. Copied
+/// into a ``ResponseHead`` only where it is kept.
+struct RecordedHead {
+    let status: Int
+    let reason: String
+    let lines: UnsafeBufferPointer<UInt8>
+    /// The protocol the status line names (``HttpRequest/Metrics/httpVersion``).
+    var httpVersion: String? = nil
+}

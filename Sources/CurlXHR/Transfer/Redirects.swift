@@ -1,0 +1,247 @@
+import CCurlShim
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What following one redirect does to the request: the rules of WHATWG Fetch's
+/// "HTTP-redirect fetch", which XMLHttpRequest (and so GDHttpRequest's users) rely on.
+///
+/// - Only 301, 302, 303, 307 and 308 are redirects; any other 3xx is a response.
+/// - 301 and 302 turn a POST into a GET, 303 turns anything but GET and HEAD into a GET; the
+///   body goes, and with it the headers that describe it (`Content-Type`, `Content-Encoding`,
+///   `Content-Language`, `Content-Location`). 307 and 308 keep method, body and headers.
+/// - To another origin (scheme, host or port), no credentials go: neither the user and
+///   password given to `open` nor `Authorization` or `Cookie` fields set by the caller (the
+///   cookie jar still sends that origin's own cookies). Back at the first origin they go again.
+///
+/// A pure value: the engine applies it to the easy handle for the next hop.
+struct RedirectStep: Equatable {
+    /// The most redirects one send follows (as libcurl's `CURLOPT_MAXREDIRS` was set).
+    static let maxRedirects = 20
+
+    /// The method of the next request.
+    let method: String
+    /// The body goes with the next request.
+    let keepsBody: Bool
+    /// The next request goes to another origin than the one `open` was given.
+    let crossOrigin: Bool
+
+    /// Whether a response with `status` is a redirect to follow (given a `Location`).
+    static func isRedirect(_ status: Int) -> Bool {
+        switch status {
+        case 301, 302, 303, 307, 308: true
+        default: false
+        }
+    }
+
+    /// The step for a `status` redirect of a request sent with `method`.
+    init(status: Int, method: String, crossOrigin: Bool) {
+        let becomesGet = switch status {
+        case 301, 302: method == "POST"
+        case 303: method != "GET" && method != "HEAD"
+        default: false
+        }
+        self.method = becomesGet ? "GET" : method
+        keepsBody = !becomesGet
+        self.crossOrigin = crossOrigin
+    }
+
+    /// Whether the caller's header field `name` goes with the next request.
+    func sends(_ name: String) -> Bool {
+        if !keepsBody, Self.bodyFields.contains(where: { MessageValidation.sameFieldName($0.utf8, name.utf8) }) { return false }
+        if crossOrigin, Self.credentialFields.contains(where: { MessageValidation.sameFieldName($0.utf8, name.utf8) }) { return false }
+        return true
+    }
+
+    /// Fetch's request-body-header names.
+    static let bodyFields = ["Content-Type", "Content-Encoding", "Content-Language", "Content-Location"]
+    /// Fields that carry credentials, never sent to another origin (as libcurl does).
+    static let credentialFields = ["Authorization", "Cookie"]
+
+    /// Whether `target` (a URL libcurl resolved) has the origin of `opened`, the URL given to
+    /// `open`. Most redirects stay on the origin and libcurl writes the target with the same
+    /// `scheme://authority/` bytes: that is checked first, without parsing either URL.
+    static func sameOrigin(_ target: String, _ opened: String) -> Bool {
+        if let prefix = originPrefix(opened), target.utf8.starts(with: prefix) { return true }
+        return origin(of: target) == origin(of: opened)
+    }
+
+    /// `scheme://authority/` of an absolute URL, as its bytes.
+    private static func originPrefix(_ url: String) -> Substring.UTF8View? {
+        let bytes = url.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let rest = bytes[colon...].dropFirst()
+        guard rest.starts(with: "//".utf8) else { return nil }
+        let authority = rest.dropFirst(2)
+        guard let slash = authority.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
+              bytes[slash] == UInt8(ascii: "/") else { return nil }
+        return Substring(url)[..<bytes.index(after: slash)].utf8
+    }
+
+    /// The origin of an absolute URL as libcurl parses it: scheme, host and port (the
+    /// scheme's default when none is given), lower-cased; nil when it does not parse.
+    static func origin(of url: String) -> String? {
+        guard let handle = curl_url() else { return nil }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK else { return nil }
+        var parts: [String] = []
+        for part in [CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT] {
+            var value: UnsafeMutablePointer<CChar>?
+            guard curl_url_get(handle, part, &value, part == CURLUPART_PORT ? UInt32(CURLU_DEFAULT_PORT) : 0) == CURLUE_OK,
+                  let value else { return nil }
+            parts.append(String(cString: value).lowercased())
+            curl_free(value)
+        }
+        return parts.joined(separator: "|")
+    }
+}
+
+extension RecordedHead {
+    /// Whether a field named `name` (case-insensitive) is among the head's lines, read in
+    /// place.
+    func hasField(_ name: String) -> Bool {
+        var rest = lines[...]
+        while !rest.isEmpty {
+            let end = rest.firstIndex(of: 0x0A) ?? rest.endIndex
+            let line = rest[rest.startIndex..<end]
+            if let first = line.first, first != 0x20, first != 0x09, let colon = line.firstIndex(of: 0x3A),
+               MessageValidation.sameFieldName(line[..<colon], name.utf8) {
+                return true
+            }
+            rest = end < rest.endIndex ? rest[(end + 1)...] : rest[rest.endIndex...]
+        }
+        return false
+    }
+}
+
+/// Following redirects: the engine asks after each hop whether to go on, and the handle is
+/// set up for the next one.
+extension Transfer {
+
+    /// How a transfer that libcurl finished goes on.
+    enum Next {
+        /// Its response is the final one.
+        case end
+        /// The handle is set up for the next hop of a redirect: add it to libcurl again.
+        case follow
+        case fail(TransferFailure)
+    }
+
+    /// After libcurl finished a hop without error: whether a redirect is to be followed, and
+    /// if so the handle set up for it (``RedirectStep``). Engine thread, handle out of libcurl.
+    func next(_ handle: EasyHandle) -> Next {
+        guard progress.followsRedirect else { return .end }
+        var target: UnsafePointer<CChar>?
+        // libcurl resolves the Location against the URL even when it does not follow it.
+        guard cxhr_easy_get_string(handle.easy, CURLINFO_REDIRECT_URL, &target) == CURLE_OK, let target else {
+            progress.followsRedirect = false
+            return .end
+        }
+        guard progress.redirectCount < RedirectStep.maxRedirects else {
+            return .fail(TransferFailure(kind: .redirects, text: "Maximum (\(RedirectStep.maxRedirects)) redirects followed"))
+        }
+        let url = String(cString: target)
+        usedConnection(ConnectionID(handle.easy))
+        let method = progress.hopMethod ?? sentMethod
+        let step = RedirectStep(status: progress.lastStatus, method: method, crossOrigin: !RedirectStep.sameOrigin(url, message.url))
+        var hopTime: curl_off_t = 0
+        _ = cxhr_easy_get_offset(handle.easy, CURLINFO_TOTAL_TIME_T, &hopTime)
+        progress.hopOffset += Int64(hopTime)
+        progress.redirectCount += 1
+        progress.hopURL = url
+        progress.hopMethod = step.method
+        progress.followsRedirect = false
+        progress.pendingHead = nil
+        progress.lastStatus = 0
+        if let failure = configureHop(handle, url: url, step: step, methodChanged: step.method != method) {
+            return .fail(TransferFailure(kind: .other, text: failure))
+        }
+        return .follow
+    }
+
+    /// The method that goes out: a file goes with PUT unless `open` was given another method.
+    private var sentMethod: String {
+        if case .file = body, Self.sendsFileWithPut(message.method) { return "PUT" }
+        return message.method
+    }
+
+    /// `sendWithFile` turns these methods into PUT; any other goes out as given.
+    static func sendsFileWithPut(_ method: String) -> Bool {
+        ["GET", "HEAD", "POST", "PUT"].contains(method)
+    }
+
+    /// `User-Agent` unless the request sets one: `CurlXHR/<version> libcurl/<version>`.
+    static let defaultUserAgent = "CurlXHR/\(CurlXHRVersion.string) "
+        + String(cString: curl_version()).prefix { $0 != " " }  // "libcurl/7.88.1", the first of its components
+    static let defaultUserAgentLine = "User-Agent: " + defaultUserAgent
+
+    /// Sets the handle up for the next hop: the URL, the method and body, the header fields
+    /// and the credentials that go there, changing only what the hop changes (a redirect to
+    /// the same origin with the same method sets the URL alone). A handle whose options
+    /// changed beyond the URL is set up afresh for its next transfer.
+    private func configureHop(_ handle: EasyHandle, url: String, step: RedirectStep, methodChanged: Bool) -> String? {
+        var options = EasyOptions(handle.easy)
+        options.set(CURLOPT_URL, url)
+        handle.url = url
+        if methodChanged {
+            // To GET, without the body (HEAD never changes).
+            handle.profile = nil
+            progress.hopDropsBody = true
+            options.set(CURLOPT_CUSTOMREQUEST, nil)
+            options.set(CURLOPT_HTTPGET, 1)
+        } else if !progress.hopDropsBody {
+            // The same body again, from its start.
+            progress.bodyOffset = 0
+            if fileDescriptor >= 0, lseek(fileDescriptor, 0, SEEK_SET) < 0 { return "cannot rewind the file to send it again" }
+        }
+        let sendsBodyFields = !progress.hopDropsBody
+        func isOneOf(_ names: [String], _ field: HeaderField) -> Bool {
+            names.contains { MessageValidation.sameFieldName($0.utf8, field.name.utf8) }
+        }
+        let fields = message.headers.filter { field in
+            (sendsBodyFields || !isOneOf(RedirectStep.bodyFields, field)) && (!step.crossOrigin || !isOneOf(RedirectStep.credentialFields, field))
+        }
+        let reduced = fields.count != message.headers.count || (!sendsBodyFields && handle.hopContentType != nil)
+        if reduced || progress.hopListReduced {
+            handle.profile = nil
+            progress.hopListReduced = reduced
+            var lines = fields.map(\.curlLine)
+            if sendsBodyFields, let contentType = handle.hopContentType { lines.append(contentType) }
+            if !message.hasHeader("User-Agent") { lines.append(Self.defaultUserAgentLine) }
+            var list: UnsafeMutablePointer<curl_slist>?
+            for line in lines {
+                guard let longer = curl_slist_append(list, line) else {
+                    curl_slist_free_all(list)
+                    return "out of memory building the header list"
+                }
+                list = longer
+            }
+            options.set(CURLOPT_HTTPHEADER, slist: list)
+            if let old = handle.headerList { curl_slist_free_all(old) }
+            handle.headerList = list
+        }
+        if step.crossOrigin != progress.hopCrossOrigin {
+            handle.profile = nil
+            progress.hopCrossOrigin = step.crossOrigin
+            if step.crossOrigin {
+                options.setServerAuthentication(negotiate: false, credentials: nil)
+            } else {
+                let negotiate = message.usesNegotiate
+                options.setServerAuthentication(negotiate: negotiate, credentials: negotiate ? nil : message.credentials)
+            }
+        }
+        return options.failure
+    }
+
+    /// What the send measured, once libcurl finished its last hop. Engine thread.
+    func record(_ easy: UnsafeMutableRawPointer) -> SendRecord {
+        var connect: curl_off_t = 0, start: curl_off_t = 0, total: curl_off_t = 0
+        _ = cxhr_easy_get_offset(easy, CURLINFO_CONNECT_TIME_T, &connect)
+        _ = cxhr_easy_get_offset(easy, CURLINFO_STARTTRANSFER_TIME_T, &start)
+        _ = cxhr_easy_get_offset(easy, CURLINFO_TOTAL_TIME_T, &total)
+        let offset = progress.hopOffset
+        return SendRecord(ended: true, httpVersion: progress.httpVersion, redirectedURL: progress.hopURL,
+                          redirectCount: progress.redirectCount, connectMicroseconds: offset + Int64(connect),
+                          startTransferMicroseconds: offset + Int64(start), totalMicroseconds: offset + Int64(total))
+    }
+}

@@ -1,0 +1,83 @@
+import CCurlShim
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// libcurl's callbacks: each finds its transfer through the easy handle's context.
+extension Transfer {
+    /// Runs `body` with the easy handle a libcurl callback's context points to and its
+    /// transfer. The engine holds both for as long as libcurl has the transfer, so no
+    /// reference is taken here (this runs for every header line and body chunk).
+    private static func with<Result>(_ context: UnsafeMutableRawPointer?, _ body: (Transfer, EasyHandle) -> Result) -> Result {
+        Unmanaged<EasyHandle>.fromOpaque(context!)._withUnsafeGuaranteedRef { handle in
+            handle.transfer!._withUnsafeGuaranteedRef { body($0, handle) }
+        }
+    }
+
+    static let writeCallback: curl_write_callback = { data, size, count, context in
+        let length = size * count
+        guard length > 0, let data else { return length }
+        switch with(context, { transfer, _ in transfer.bodyBytes(UnsafeRawBufferPointer(start: data, count: length)) }) {
+        case .accepted: return length
+        case .paused: return cxhr_write_pause  // libcurl hands the same bytes again on resume
+        case .refused: return 0
+        }
+    }
+
+    /// Called by the header callback (`cxhr_head_callback`) when a block of header lines
+    /// ended, with the easy handle as context.
+    static let headEndedCallback: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { context in
+        with(context) { transfer, handle in transfer.headEnded(handle.headParser.finishHead()) }
+        return 1
+    }
+
+    /// Called by the header callback when a 401 or 407 status line arrives, before libcurl
+    /// reads the challenge: a request that may answer Negotiate has GSS-API pointed at the
+    /// credential cache now. (Only then: a request that meets no challenge never touches
+    /// GSS-API, whose state a program's exit tears down while the engine runs.)
+    static let challengedCallback: @convention(c) (UnsafeMutableRawPointer?) -> Void = { context in
+        with(context) { transfer, _ in
+            if transfer.message.usesNegotiate { TransferEngine.shared.selectCredentialCacheForChallenge() }
+        }
+    }
+
+    /// Hands libcurl the next bytes of the body it uploads: from the file, or from memory.
+    private func readBody(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+        guard case .bytes(let bytes, _) = body else {
+            while true {
+                let got = Glibc.read(fileDescriptor, buffer, capacity)
+                if got >= 0 { return got }
+                if errno != EINTR { return cxhr_read_abort }
+            }
+        }
+        let count = min(capacity, bytes.count - progress.bodyOffset)
+        bytes.withUnsafeBytes { source in
+            UnsafeMutableRawPointer(buffer).copyMemory(from: source.baseAddress! + progress.bodyOffset, byteCount: count)
+        }
+        progress.bodyOffset += count
+        return count
+    }
+
+    /// Moves the upload back (libcurl rewinds for a redirect or an authentication round).
+    private func seekBody(to offset: Int64, origin: Int32) -> Int32 {
+        guard case .bytes(let bytes, _) = body else {
+            return lseek(fileDescriptor, off_t(offset), origin) < 0 ? cxhr_seek_fail : 0
+        }
+        guard origin == SEEK_SET, (0...Int64(bytes.count)).contains(offset) else { return cxhr_seek_fail }
+        progress.bodyOffset = Int(offset)
+        return 0
+    }
+
+    static let readCallback: curl_read_callback = { buffer, size, count, context in
+        with(context) { transfer, _ in transfer.readBody(into: buffer!, capacity: size * count) }
+    }
+
+    static let seekCallback: curl_seek_callback = { context, offset, origin in
+        with(context) { transfer, _ in transfer.seekBody(to: Int64(offset), origin: origin) }
+    }
+
+    static let progressCallback: curl_xferinfo_callback = { context, _, _, _, uploaded in
+        with(context) { transfer, _ in transfer.withOwner { $0.transferSent(transfer, bytes: Int64(uploaded)) } }
+        return 0
+    }
+}

@@ -1,0 +1,210 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One send of one request: everything libcurl needs, and what comes back, until DONE.
+///
+/// Prepared by `HttpRequest.send…`, then owned by the engine thread, which alone touches
+/// the easy handle and the engine-side fields below. libcurl's callbacks only record: the
+/// header callback (in C) copies lines until a head is complete, which is then read once;
+/// bytes and heads go to the transfer's ``TransferOwner``.
+///
+/// A request keeps its last transfer and prepares it again for its next send, once the
+/// engine is done with it (``isComplete``) and nothing else refers to it: no allocation a
+/// send.
+final class Transfer: @unchecked Sendable {
+    /// Counts the sends the transfer carried (``prepare(message:body:switches:timeout:pipelining:fileDescriptor:fileSize:)``):
+    /// an abort names the one it stops.
+    @exclusivity(unchecked) private(set) var sends = 0
+
+    /// The owner the transfer carries sends for (a request), for its whole life. Not a
+    /// counted reference: the owner keeps its finished transfer for the next send, and a
+    /// counted one back would make a cycle. While the transfer is in flight, `ownerInFlight`
+    /// holds the owner.
+    private unowned(unsafe) let owner: any TransferOwner
+
+    /// Calls into the owner without taking a reference to it: only while the transfer is in
+    /// flight (``ownerInFlight`` holds it), as for every head, body chunk and end.
+    @inline(__always)
+    func withOwner<Result>(_ body: (any TransferOwner) -> Result) -> Result {
+        body(owner)
+    }
+    /// The owner, from ``prepare(message:body:switches:timeout:pipelining:fileDescriptor:fileSize:)``
+    /// until ``complete()``, so a request the application let go still gets its transfer's end.
+    @exclusivity(unchecked) private var ownerInFlight: (any TransferOwner)?
+
+    // Set by `prepare`, before the transfer goes to the engine (which a lock orders after
+    // it); no run-time exclusivity checks on these either.
+    @exclusivity(unchecked) private(set) var message = RequestMessage()
+    @exclusivity(unchecked) private(set) var body = RequestBody.none
+    @exclusivity(unchecked) private(set) var switches = TransferSwitches()
+    @exclusivity(unchecked) private(set) var timeout = 0.0
+    @exclusivity(unchecked) private(set) var pipelining = true
+    /// An open descriptor of the file `sendWithFile` streams, or -1.
+    @exclusivity(unchecked) private(set) var fileDescriptor: Int32 = -1
+    @exclusivity(unchecked) private(set) var fileSize: Int64 = 0
+    /// The engine is done with the transfer, whatever the reason: a synchronous send waits
+    /// for it, and the request may prepare the transfer again.
+    let isComplete = Atomic<Bool>(false)
+
+    // Engine thread only: one thread touches these, so Swift's run-time exclusivity checks
+    // (on every header line and body chunk) are left out.
+    @exclusivity(unchecked) var handle: EasyHandle?
+    /// The send (``sends``) an abort stopped before its start command reached the engine.
+    @exclusivity(unchecked) var cancelledSend = 0
+    @exclusivity(unchecked) var isAdded = false
+    @exclusivity(unchecked) var isFinished = false
+    @exclusivity(unchecked) var progress = Progress()
+
+    /// What the engine learns of a send as it goes.
+    struct Progress {
+        /// How far libcurl has read an in-memory body it streams (`BodyShape.streamed`).
+        var bodyOffset = 0
+        /// A head that may be an intermediate one (redirect, auth round): reported only when
+        /// its body starts or the transfer ends.
+        var pendingHead: ResponseHead?
+        /// A complete response head arrived (final or not).
+        var sawHead = false
+        /// The status of the last head other than an interim (1xx) one; 0 before any.
+        var lastStatus = 0
+        /// A 401 or 407 head arrived: libcurl may keep authentication state in the handle.
+        var sawChallenge = false
+        /// The last head is a redirect the transfer follows: its body is dropped.
+        var followsRedirect = false
+        /// Redirects followed so far.
+        var redirectCount = 0
+        /// Where the redirects led, and the method and body the request has there (nil: as
+        /// `open` gave them).
+        var hopURL: String?
+        var hopMethod: String?
+        var hopDropsBody = false
+        /// The current hop's header list lacks fields of the request's own (``RedirectStep/sends(_:)``),
+        /// and it goes to another origin than `open`'s (without credentials).
+        var hopListReduced = false
+        var hopCrossOrigin = false
+        /// Microseconds the hops before the current one took.
+        var hopOffset: Int64 = 0
+        /// The protocol of the last head.
+        var httpVersion: String?
+        /// The connection of the last hop, and those of the hops before it (redirects).
+        var lastConnection: ConnectionID?
+        var hopConnections: [ConnectionID] = []
+    }
+
+    /// Notes the connection a hop ran on (nil: it never connected). Engine thread.
+    func usedConnection(_ connection: ConnectionID?) {
+        guard let connection, connection != progress.lastConnection else { return }
+        if let last = progress.lastConnection { progress.hopConnections.append(last) }
+        progress.lastConnection = connection
+    }
+
+    /// The connections the send ran on. Engine thread.
+    func forEachConnectionUsed(_ body: (ConnectionID) -> Void) {
+        progress.hopConnections.forEach(body)
+        if let last = progress.lastConnection { body(last) }
+    }
+
+    init(owner: any TransferOwner) {
+        self.owner = owner
+    }
+
+    deinit {
+        closeFile()
+    }
+
+    /// Readies the transfer for a send (a new one, or one the engine completed and nothing
+    /// else refers to). The request's thread, under its lock, before the engine sees it.
+    func prepare(message: RequestMessage, body: RequestBody, switches: TransferSwitches, timeout: Double,
+                 pipelining: Bool, fileDescriptor: Int32 = -1, fileSize: Int64 = 0) {
+        closeFile()
+        sends += 1
+        ownerInFlight = owner
+        self.message = message
+        self.body = body
+        self.switches = switches
+        self.timeout = timeout
+        self.pipelining = pipelining
+        self.fileDescriptor = fileDescriptor
+        self.fileSize = fileSize
+        handle = nil
+        isAdded = false
+        isFinished = false
+        progress = Progress()
+        isComplete.store(false, ordering: .relaxed)
+    }
+
+    private func closeFile() {
+        if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }
+        fileDescriptor = -1
+    }
+
+    /// synchronous send that may wait for it, or 0 for an asynchronous one. The last touch of
+    /// whoever ends the transfer (the engine; the request when the engine never had it): from
+    /// here on the request may prepare the transfer again, once no one else refers to it.
+    func complete() -> UInt32 {
+        let bit = message.isAsync ? 0 : owner.completionBit
+        // A kept transfer holds neither the caller's body nor an open file until its next send.
+        body = .none
+        closeFile()
+        let owner = ownerInFlight.take()  // released after the flag is set
+        TransferEngine.transfersInFlight.subtract(1, ordering: .relaxed)
+        isComplete.store(true, ordering: .releasing)
+        _ = consume owner
+        return bit
+    }
+
+    /// Whether the transfer met an authentication challenge, whose state libcurl keeps in
+    /// the handle. A proxy's 407 to `CONNECT` never reaches the header callback
+    /// (`CURLOPT_SUPPRESS_CONNECT_HEADERS`), so through a proxy libcurl is asked.
+    var heardChallenge: Bool {
+        progress.sawChallenge || (switches.proxy != nil && handle?.heardChallenge == true)
+    }
+
+    /// Whether a head may be followed by another one within this transfer (an
+    /// authentication round libcurl may answer).
+    private func mayBeIntermediate(_ head: RecordedHead) -> Bool {
+        switch head.status {
+        case 401: message.credentials != nil || message.usesNegotiate
+        case 407: switches.proxy?.credentials != nil
+        default: false
+        }
+    }
+
+    /// A head (or a block that is none) ended; `head` is what the parser made of it.
+    func headEnded(_ head: RecordedHead?) {
+        guard let head else { return }
+        progress.sawHead = true
+        switch head.status {
+        case 100..<200 where head.status != 101:
+            return  // 100-continue and other interim responses
+        default:
+            progress.lastStatus = head.status
+            progress.httpVersion = head.httpVersion
+            if head.status == 401 || head.status == 407 { progress.sawChallenge = true }
+            progress.followsRedirect = switches.followLocation && RedirectStep.isRedirect(head.status) && head.hasField("Location")
+            if progress.followsRedirect || mayBeIntermediate(head) {
+                // An authentication round or a redirect: reported only if it turns out final.
+                progress.pendingHead = ResponseHead(head)
+            } else {
+                progress.pendingHead = nil
+                owner.transferReceivedHead(self, head)
+            }
+        }
+    }
+
+    func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
+        if progress.followsRedirect { return .accepted }  // a redirect's body: dropped
+        flushPendingHead()
+        return owner.transferReceivedBody(self, bytes)
+    }
+
+    /// Reports a head held back as possibly intermediate: it turned out to be the final one.
+    func flushPendingHead() {
+        if let head = progress.pendingHead {
+            progress.pendingHead = nil
+            head.withRecorded { owner.transferReceivedHead(self, $0) }
+        }
+    }
+
+}

@@ -1,0 +1,74 @@
+import CCurlShim
+
+/// How a transfer failed: the kind and the text `getStatusText()` returns.
+struct TransferFailure: Sendable, Equatable {
+    var kind: FailureKind
+    var text: String
+}
+
+/// How a finished transfer ended, in the library's terms.
+extension Transfer {
+    /// How a finished transfer ended: a failure, or nil and the status when the response is
+    /// the outcome (including a proxy refusing the `CONNECT` tunnel, which libcurl reports as
+    /// a receive error).
+    func outcome(_ code: CURLcode, easy: UnsafeMutableRawPointer) -> (failure: TransferFailure?, status: Int) {
+        var status = 0
+        if code == CURLE_OK {
+            if handle?.headParser.hasUnfinishedBlock == true {
+                // libcurl 7.88 ends a response cut off within its head without an error.
+                return (TransferFailure(kind: .response, text: "The response ended inside its head: the connection closed before the empty line that ends the header fields"), 0)
+            }
+            if progress.lastStatus != 0 { return (nil, progress.lastStatus) }
+            _ = cxhr_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            return (nil, status)
+        }
+        if switches.proxy != nil, !progress.sawHead {
+            _ = cxhr_easy_get_long(easy, CURLINFO_HTTP_CONNECTCODE, &status)
+            if status >= 300 { return (nil, status) }
+        }
+        return (failure(code), 0)
+    }
+
+    /// A failed transfer's kind and text: libcurl's detailed message, TLS failures starting
+    /// with "SSL", failures to reach the proxy naming it.
+    func failure(_ code: CURLcode) -> TransferFailure {
+        let errorBuffer = handle?.errorBuffer
+        let detail = if let errorBuffer, errorBuffer[0] != 0 { String(cString: errorBuffer) } else { String(cString: curl_easy_strerror(code)) }
+        if let proxy = switches.proxy, Transfer.proxyFailures.contains(code.rawValue), !progress.sawHead {
+            return TransferFailure(kind: .proxy, text: "Proxy \(proxy.name) failed: \(detail)")
+        }
+        if Transfer.tlsFailures.contains(code.rawValue) {
+            return TransferFailure(kind: .tls, text: detail.hasPrefix("SSL") ? detail : "SSL error: \(detail)")
+        }
+        switch code {
+        case CURLE_OUT_OF_MEMORY where (errorBuffer?[0] ?? 0) == 0 && !progress.sawHead:
+            // libcurl reports a header beyond its 100 KiB limit as out of memory, silently.
+            return TransferFailure(kind: .response, text: "Response header too large (libcurl accepts up to 100 KiB) or out of memory")
+        case CURLE_COULDNT_RESOLVE_HOST: return TransferFailure(kind: .dns, text: detail)
+        case CURLE_OPERATION_TIMEDOUT: return TransferFailure(kind: .timeout, text: detail)
+        case CURLE_TOO_MANY_REDIRECTS: return TransferFailure(kind: .redirects, text: detail)
+        case CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE:
+            return TransferFailure(kind: .connection, text: detail)
+        case CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_UNSUPPORTED_PROTOCOL:
+            return TransferFailure(kind: .response, text: detail)
+        default:
+            return TransferFailure(kind: .other, text: detail)
+        }
+    }
+
+    private static let tlsFailures: Set<UInt32> = [
+        CURLE_SSL_CONNECT_ERROR, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
+        CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_PEER_FAILED_VERIFICATION,
+        CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_SHUTDOWN_FAILED,
+        CURLE_SSL_CRL_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+        CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT,
+    ].reduce(into: []) { $0.insert($1.rawValue) }
+
+    /// Failures that, before any response head, are the proxy's (libcurl connects only to it).
+    private static let proxyFailures: Set<UInt32> = [
+        CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT, CURLE_PROXY, CURLE_RECV_ERROR,
+        CURLE_SEND_ERROR, CURLE_GOT_NOTHING,
+    ].reduce(into: []) { $0.insert($1.rawValue) }
+
+    /// Marks the transfer complete; returns the bit to wake (``Wakeups/wake(_:)``) for the
+}

@@ -1,0 +1,33 @@
+/// What a transfer tells the object it carries a send for: the final response's head, its
+/// body bytes, the body bytes sent, and the end. The engine thread calls these, one at a time
+/// for a transfer, while the transfer is in flight.
+///
+/// ``HttpRequest`` is one owner. The seam lets a transfer run for any front over the same
+/// engine, and lets tests drive an owner with no server.
+protocol TransferOwner: AnyObject, Sendable {
+    /// The bit a synchronous send of this owner sleeps on (``Wakeups``).
+    var completionBit: UInt32 { get }
+
+    /// The final response's head (not a redirect hop's, nor an authentication round's, nor an
+    /// interim 1xx one's). `head` borrows the parser's buffer: copy what is kept.
+    func transferReceivedHead(_ transfer: Transfer, _ head: RecordedHead)
+
+    /// Body bytes of the final response, in order; what became of them.
+    func transferReceivedBody(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> BodyDisposition
+
+    /// How many body bytes have gone out so far.
+    func transferSent(_ transfer: Transfer, bytes: Int64)
+
+    /// The transfer ended: `failure`, or the response (with `fallbackStatus` when no head was
+    /// reported) and what the send measured.
+    func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int, record: SendRecord)
+}
+
+/// What became of body bytes handed to a ``TransferOwner``.
+enum BodyDisposition {
+    case accepted
+    /// Not taken: the consumer is behind; libcurl keeps them until the transfer is resumed.
+    case paused
+    /// The transfer is no longer the owner's (aborted): stop it.
+    case refused
+}

@@ -1,0 +1,198 @@
+import CurlXHRHeader
+import CurlXHR
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a `cxhr_request *` stands for: an ``HttpRequest`` plus the memory the C interface
+/// hands out (strings and the receive buffer) and the C callback.
+final class CRequest: @unchecked Sendable {
+    let request = HttpRequest()
+    let handle: OpaquePointer
+
+    private struct State {
+        var callback: cxhr_status_callback?
+        var userData: UnsafeMutableRawPointer?
+        /// Strings returned to C, by what they answer; kept until re-open or destroy.
+        var strings: [String: UnsafeMutablePointer<CChar>] = [:]
+        /// Earlier answers to the same question, still valid until re-open or destroy.
+        var retired: [UnsafeMutablePointer<CChar>] = []
+        var buffer: UnsafeMutableRawBufferPointer?
+        /// Why the last call failed before reaching the request (a NULL argument), and its kind.
+        var refusal: String?
+        var refusalCode = HttpRequestError.Code.invalidArgument
+        /// The last call succeeded without passing through the request (whose lastError may
+        /// still name an earlier refusal).
+        var succeededHere = false
+        var isDestroyed = false
+        /// Callbacks running now, and the thread of the latest one.
+        var runningCallbacks = 0
+        var callbackThread: pthread_t?
+    }
+
+    private let state = Locked(State())
+
+    private init(handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    deinit {
+        forgetReturnedMemory()
+    }
+
+    // MARK: The registry
+
+    private static let registry = Locked((next: UInt(1), live: [UInt: CRequest]()))
+
+    /// Handles are counters shifted left, never reused: a stale one finds nothing.
+    private static func key(_ handle: OpaquePointer?) -> UInt? {
+        handle.map { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer($0))) >> 4 }
+    }
+
+    static func register() -> CRequest {
+        registry.withLock { registry in
+            let key = registry.next
+            registry.next += 1
+            let request = CRequest(handle: OpaquePointer(bitPattern: key << 4)!)
+            registry.live[key] = request
+            return request
+        }
+    }
+
+    static func find(_ handle: OpaquePointer?) -> CRequest? {
+        guard let key = key(handle) else { return nil }
+        return registry.withLock { $0.live[key] }
+    }
+
+    static func unregister(_ handle: OpaquePointer?) -> CRequest? {
+        guard let key = key(handle) else { return nil }
+        return registry.withLock { $0.live.removeValue(forKey: key) }
+    }
+
+    /// Kept equal to the header's CURLXHR_VERSION (a C test checks).
+    static let version: StaticString = "0.2.0"
+
+
+    // MARK: Calls
+
+    /// Runs a call on the request, clearing an earlier refusal.
+    func call(_ body: (HttpRequest) -> Bool) -> Bool {
+        state.withLock {
+            $0.refusal = nil
+            $0.succeededHere = false
+        }
+        return body(request)
+    }
+
+    /// Records that a call succeeded without asking the request: no last error now.
+    func succeed() {
+        state.withLock {
+            $0.refusal = nil
+            $0.succeededHere = true
+        }
+    }
+
+    /// Records why a call was refused before it reached the request.
+    func refuse(_ reason: String, code: HttpRequestError.Code = .invalidArgument) -> Bool {
+        state.withLock {
+            $0.refusal = reason
+            $0.refusalCode = code
+            $0.succeededHere = false
+        }
+        return false
+    }
+
+    var lastError: String? {
+        let (refusal, succeeded) = state.withLock { ($0.refusal, $0.succeededHere) }
+        return refusal ?? (succeeded ? nil : request.lastError?.message)
+    }
+
+    /// The kind of ``lastError``.
+    var lastErrorCode: HttpRequestError.Code? {
+        let (refusal, succeeded) = state.withLock { ($0.refusal != nil ? $0.refusalCode : nil, $0.succeededHere) }
+        return refusal ?? (succeeded ? nil : request.lastError?.code)
+    }
+
+    // MARK: The callback
+
+    func setCallback(_ callback: cxhr_status_callback?, userData: UnsafeMutableRawPointer?) {
+        state.withLock {
+            $0.callback = callback
+            $0.userData = userData
+        }
+        if callback == nil {
+            request.onStatusChange = nil
+        } else {
+            request.onStatusChange = { [weak self] _ in self?.runCallback() }
+        }
+    }
+
+    private func runCallback() {
+        let target = state.withLock { state -> (cxhr_status_callback, UnsafeMutableRawPointer?)? in
+            guard !state.isDestroyed, let callback = state.callback else { return nil }
+            state.runningCallbacks += 1
+            state.callbackThread = pthread_self()
+            return (callback, state.userData)
+        }
+        guard let (callback, userData) = target else { return }
+        callback(handle, userData)
+        state.withLock { $0.runningCallbacks -= 1 }
+    }
+
+    /// Stops callbacks and the transfer. From another thread, waits for a callback of this
+    /// request that is running; from inside one, returns at once (it finishes normally).
+    func destroy() {
+        request.onStatusChange = nil
+        state.withLock { $0.isDestroyed = true }
+        request.abort()
+        while true {
+            let busy = state.withLock { state in
+                state.runningCallbacks > 0
+                    && !(state.callbackThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false)
+            }
+            guard busy else { return }
+            usleep(1000)
+        }
+    }
+
+    // MARK: Memory handed to C
+
+    /// A C copy of `text` that stays valid until re-open or destroy.
+    func keep(_ text: String?, as question: String) -> UnsafePointer<CChar>? {
+        guard let text else { return nil }
+        return state.withLock { state in
+            if let kept = state.strings[question], String(cString: kept) == text {
+                return UnsafePointer(kept)
+            }
+            let copy = strdup(text)!
+            if let old = state.strings.updateValue(copy, forKey: question) { state.retired.append(old) }
+            return UnsafePointer(copy)
+        }
+    }
+
+    /// The bytes since the previous call, in memory valid until the next call that reads.
+    func takeReceiveBuffer() -> UnsafeRawBufferPointer {
+        let data = request.getReceiveBuffer()
+        return state.withLock { state in
+            state.buffer?.deallocate()
+            state.buffer = nil
+            guard !data.isEmpty else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: data.count, alignment: 16)
+            buffer.copyBytes(from: data)
+            state.buffer = buffer
+            return UnsafeRawBufferPointer(buffer)
+        }
+    }
+
+    /// Frees the strings and the buffer handed out so far (on re-open and destroy).
+    func forgetReturnedMemory() {
+        state.withLock { state in
+            for pointer in state.strings.values { free(pointer) }
+            for pointer in state.retired { free(pointer) }
+            state.strings.removeAll()
+            state.retired.removeAll()
+            state.buffer?.deallocate()
+            state.buffer = nil
+        }
+    }
+}

@@ -1,0 +1,100 @@
+@testable import CurlXHR
+import Foundation
+
+/// A ``TransferRunner`` with no libcurl and no network: it records what a request asks of it
+/// (start, cancel, resume, close), and the test plays the engine's part, event by event, with
+/// ``head(_:status:fields:)``, ``body(_:_:)`` and ``finish(_:failure:)``, as the engine thread
+/// would call the transfer's owner. `onStart` may answer a send at once (on the sending
+/// thread, before a synchronous send waits).
+final class ScriptedRunner: TransferRunner, @unchecked Sendable {
+    enum Command: Equatable, CustomStringConvertible {
+        case start(send: Int)
+        case cancel(send: Int)
+        case resume
+        case close(send: Int?)
+
+        var description: String {
+            switch self {
+            case .start(let send): "start \(send)"
+            case .cancel(let send): "cancel \(send)"
+            case .resume: "resume"
+            case .close(let send): "close \(send.map(String.init) ?? "-")"
+            }
+        }
+    }
+
+    private let state = Locked((commands: [Command](), completed: Set<String>()))
+    /// The transfer of the last start, held weakly: a request reuses its finished transfer
+    /// only when nothing else refers to it.
+    private weak var lastTransfer: Transfer?
+    /// Answers a started send, on the thread that started it.
+    let onStart: (@Sendable (ScriptedRunner, Transfer) -> Void)?
+    let resumed = DispatchSemaphore(value: 0)
+
+    init(onStart: (@Sendable (ScriptedRunner, Transfer) -> Void)? = nil) {
+        self.onStart = onStart
+    }
+
+    var commands: [Command] { state.withLock { $0.commands } }
+    /// The transfer of the last start.
+    var transfer: Transfer? { state.withLock { _ in lastTransfer } }
+
+    func start(_ transfer: Transfer) {
+        state.withLock {
+            $0.commands.append(.start(send: transfer.sends))
+            lastTransfer = transfer
+        }
+        onStart?(self, transfer)
+    }
+
+    func cancel(_ transfer: Transfer, send: Int) {
+        state.withLock { $0.commands.append(.cancel(send: send)) }
+        complete(transfer, send: send)
+    }
+
+    func resume(_ transfer: Transfer) {
+        state.withLock { $0.commands.append(.resume) }
+        resumed.signal()
+    }
+
+    func close(_ transfer: (Transfer, send: Int)?, connections: [ConnectionID]) {
+        state.withLock { $0.commands.append(.close(send: transfer?.send)) }
+        if let (transfer, send) = transfer { complete(transfer, send: send) }
+    }
+
+    // MARK: Playing the engine
+
+    /// The final response's head.
+    func head(_ transfer: Transfer, status: Int = 200, fields: String = "") {
+        let lines = Array(fields.utf8)
+        lines.withUnsafeBufferPointer { lines in
+            transfer.withOwner { $0.transferReceivedHead(transfer, RecordedHead(status: status, reason: ReasonPhrase.standard(for: status), lines: lines)) }
+        }
+    }
+
+    /// Body bytes, as libcurl's write callback hands them.
+    @discardableResult
+    func body(_ transfer: Transfer, _ text: String) -> BodyDisposition {
+        Array(text.utf8).withUnsafeBytes { bytes in transfer.withOwner { $0.transferReceivedBody(transfer, bytes) } }
+    }
+
+    @discardableResult
+    func body(_ transfer: Transfer, count: Int) -> BodyDisposition {
+        [UInt8](repeating: UInt8(ascii: "x"), count: count).withUnsafeBytes { bytes in
+            transfer.withOwner { $0.transferReceivedBody(transfer, bytes) }
+        }
+    }
+
+    /// The end of the send, as the engine reports it, and its completion.
+    func finish(_ transfer: Transfer, failure: TransferFailure? = nil) {
+        transfer.withOwner { $0.transferFinished(transfer, failure: failure, fallbackStatus: 0, record: SendRecord()) }
+        complete(transfer, send: transfer.sends)
+    }
+
+    /// Completes the send once (the engine's last touch), waking a synchronous send.
+    private func complete(_ transfer: Transfer, send: Int) {
+        let key = "\(ObjectIdentifier(transfer).hashValue)/\(send)"
+        let first = state.withLock { $0.completed.insert(key).inserted }
+        if first, send == transfer.sends { Wakeups.wake(transfer.complete()) }
+    }
+}

@@ -1,0 +1,120 @@
+import Testing
+@testable import CurlXHR
+
+/// When ready states are reported, event by event: what ``ReportScheduler`` answers to each
+/// event a request feeds it, with no thread and no queue.
+@Suite struct ReportSchedulerTests {
+    typealias State = HttpRequest.State
+
+    /// Takes every waiting batch as a delivery run does, as (state, open) pairs.
+    static func drain(_ scheduler: inout ReportScheduler, perBatch: Int = 16) -> [[String]] {
+        var batches: [[String]] = []
+        while true {
+            let batch = scheduler.nextBatch(upTo: perBatch)
+            if batch.count == 0 { return batches }
+            batches.append((0..<batch.count).map { "\(batch[$0])@\(batch.generation)" })
+        }
+    }
+
+    @Test func aTypicalAsyncSendIsOneRunWithLoadingCoalesced() {
+        var scheduler = ReportScheduler()
+        scheduler.opened()
+        #expect(scheduler.report(.opened) == true)  // starts a run
+        #expect(scheduler.isDelivering)
+        #expect(scheduler.report(.sent) == false)  // joins it
+        #expect(scheduler.report(.headersReceived) == false)
+        #expect(scheduler.report(.loading) == false)
+        #expect(scheduler.report(.loading) == false)  // coalesced: not queued again
+        #expect(scheduler.report(.loading) == false)
+        #expect(scheduler.report(.done) == false)
+        #expect(Self.drain(&scheduler) == [["OPENED@1", "SENT@1", "HEADERS_RECEIVED@1", "LOADING@1", "DONE@1"]])
+        // The empty batch ended the run: the next report starts another.
+        #expect(!scheduler.isDelivering)
+        #expect(scheduler.report(.done) == true)
+    }
+
+    @Test func aLoadingThatRanLetsNewerDataReportAgain() {
+        var scheduler = ReportScheduler()
+        scheduler.opened()
+        _ = scheduler.report(.opened)
+        _ = scheduler.report(.sent)
+        _ = scheduler.report(.headersReceived)
+        _ = scheduler.report(.loading)
+        #expect(Self.drain(&scheduler) == [["OPENED@1", "SENT@1", "HEADERS_RECEIVED@1", "LOADING@1"]])
+        // More data while that LOADING callback runs: joins it, no run starts.
+        #expect(scheduler.report(.loading) == false && Self.drain(&scheduler).isEmpty)
+        #expect(scheduler.loadingDelivered(generation: 1) == false)  // returned; nothing paused
+        // Data after it: a new LOADING.
+        #expect(scheduler.report(.loading) == true)
+        #expect(Self.drain(&scheduler) == [["LOADING@1"]])
+    }
+
+    @Test func aTransferPausesBehindASlowLoadingAndItsEndResumesIt() {
+        var scheduler = ReportScheduler()
+        scheduler.opened()
+        // No LOADING queued yet: never pauses, whatever waits.
+        #expect(scheduler.pauses(unread: 10 * ReportScheduler.pauseThreshold) == false)
+        _ = scheduler.report(.loading)
+        #expect(scheduler.pauses(unread: ReportScheduler.pauseThreshold - 1) == false)
+        #expect(scheduler.pauses(unread: ReportScheduler.pauseThreshold) == true)
+        #expect(scheduler.isPaused)
+        // The end of a LOADING callback of an earlier open resumes nothing.
+        #expect(scheduler.loadingDelivered(generation: 0) == false && scheduler.isPaused)
+        #expect(scheduler.loadingDelivered(generation: 1) == true)
+        #expect(!scheduler.isPaused && !scheduler.loadingReported)
+        // A transfer that ends while paused leaves nothing paused.
+        _ = scheduler.report(.loading)
+        #expect(scheduler.pauses(unread: ReportScheduler.pauseThreshold) == true)
+        scheduler.transferEnded()
+        #expect(!scheduler.isPaused)
+    }
+
+    @Test func anAbortDropsItsOwnWaitingReportsAndMakesItsTakenBatchStale() {
+        var scheduler = ReportScheduler()
+        scheduler.opened()
+        _ = scheduler.report(.opened)
+        _ = scheduler.report(.sent)
+        #expect(scheduler.nextBatch(upTo: 1).count == 1)  // OPENED is being delivered
+        _ = scheduler.report(.headersReceived)
+        _ = scheduler.report(.loading)
+        #expect(scheduler.pauses(unread: ReportScheduler.pauseThreshold) == true)
+        let discards = scheduler.discards
+        scheduler.aborted()
+        #expect(scheduler.discards == discards + 1)  // the OPENED batch taken is stale now
+        #expect(!scheduler.isPaused && !scheduler.loadingReported)
+        _ = scheduler.report(.done)
+        #expect(Self.drain(&scheduler) == [["DONE@1"]])
+    }
+
+    @Test func aReopenKeepsTheEarlierOpensDoneAndStartsAFreshGeneration() {
+        var scheduler = ReportScheduler()
+        scheduler.opened()
+        _ = scheduler.report(.opened)
+        _ = scheduler.report(.sent)
+        _ = scheduler.report(.loading)
+        // open() in flight: the transfer is stopped (its DONE), then a new open.
+        scheduler.aborted()
+        _ = scheduler.report(.done)
+        scheduler.opened()
+        #expect(scheduler.generation == 2 && !scheduler.loadingReported)
+        _ = scheduler.report(.opened)
+        _ = scheduler.report(.loading)  // not joined to open 1's (dropped) LOADING
+        // Each batch holds one open's reports, oldest open first.
+        #expect(Self.drain(&scheduler) == [["DONE@1"], ["OPENED@2", "LOADING@2"]])
+        // An abort of open 2 leaves open 1's reports alone and makes no open-1 batch stale.
+        _ = scheduler.report(.sent)
+        scheduler.aborted()
+        #expect(Self.drain(&scheduler).isEmpty)
+    }
+
+    @Test func aLongRunIsTakenInBatchesOfAtMostTheLimit() {
+        var scheduler = ReportScheduler()
+        scheduler.opened()
+        for state in [State.opened, .sent, .headersReceived] { _ = scheduler.report(state) }
+        for _ in 0..<3 {
+            _ = scheduler.report(.loading)
+            #expect(scheduler.loadingDelivered(generation: 1) == false)  // as if it ran
+        }
+        #expect(Self.drain(&scheduler, perBatch: 2) == [["OPENED@1", "SENT@1"], ["HEADERS_RECEIVED@1", "LOADING@1"], ["LOADING@1", "LOADING@1"]])
+    }
+}
