@@ -116,3 +116,8 @@ const size_t cxhr_write_pause = CURL_WRITEFUNC_PAUSE;
 const int cxhr_pause_continue = CURLPAUSE_CONT;
 
 const long cxhr_global_default = CURL_GLOBAL_DEFAULT;
+
+const char *cxhr_libcurl_version(void)
+{
+  return curl_version_info(CURLVERSION_NOW)->version;
+}

@@ -68,6 +68,12 @@ extern const int cxhr_pause_continue;
 /* curl_global_init's CURL_GLOBAL_DEFAULT. */
 extern const long cxhr_global_default;
 
+/* The version of the libcurl running ("7.88.1"), from curl_version_info. Not curl_version():
+ * its text names every library libcurl uses, and asking OpenLDAP for its version initialises
+ * libldap, which loads all of Cyrus SASL's plugins (and Berkeley DB): about 1.2 MiB of
+ * resident memory for a User-Agent string. */
+const char *cxhr_libcurl_version(void);
+
 #ifdef __cplusplus
 }
 #endif

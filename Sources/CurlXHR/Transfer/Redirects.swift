@@ -171,8 +171,7 @@ extension Transfer {
     }
 
     /// `User-Agent` unless the request sets one: `CurlXHR/<version> libcurl/<version>`.
-    static let defaultUserAgent = "CurlXHR/\(CurlXHRVersion.string) "
-        + String(cString: curl_version()).prefix { $0 != " " }  // "libcurl/7.88.1", the first of its components
+    static let defaultUserAgent = "CurlXHR/\(CurlXHRVersion.string) libcurl/" + String(cString: cxhr_libcurl_version())
     static let defaultUserAgentLine = "User-Agent: " + defaultUserAgent
 
     /// Sets the handle up for the next hop: the URL, the method and body, the header fields
