@@ -388,13 +388,11 @@ public final class HttpRequest: Sendable {
     // MARK: Internals
 
     func perform(_ effects: Effects) {
-        // The send number was set under the lock this decision was taken in, before it.
-        if let connections = effects.closeConnections {
-            engine.close(effects.cancel.map { ($0, $0.sends) }, connections: connections)
-        } else if let transfer = effects.cancel {
-            engine.cancel(transfer, send: transfer.sends)
+        // Commands go to the concrete engine unless a test gave a runner: no existential, and
+        // the engine is looked up only when there is a command for it.
+        if effects.start != nil || effects.cancel != nil || effects.closeConnections != nil {
+            if let runner { command(effects, on: runner) } else { command(effects, on: TransferEngine.shared) }
         }
-        if let transfer = effects.start { engine.start(transfer) }
         guard let queue = effects.deliverOn else { return }
         if TransferEngine.isCurrentThread {
             // The engine hands callbacks to their queue with those of other requests when
@@ -403,6 +401,16 @@ public final class HttpRequest: Sendable {
         } else {
             queue.async { self.deliverReports() }
         }
+    }
+
+    private func command<Runner: TransferRunner>(_ effects: Effects, on engine: Runner) {
+        // The send number was set under the lock this decision was taken in, before it.
+        if let connections = effects.closeConnections {
+            engine.close(effects.cancel.map { ($0, $0.sends) }, connections: connections)
+        } else if let transfer = effects.cancel {
+            engine.cancel(transfer, send: transfer.sends)
+        }
+        if let transfer = effects.start { engine.start(transfer) }
     }
 
     /// Runs `body` under the request's lock, and publishes the ready state, the status and

@@ -17,10 +17,17 @@ struct PublishedState: ~Copyable, Sendable {
         discards.store(reportDiscards, ordering: .releasing)
     }
 
-    func read() -> (state: HttpRequest.State, status: Int, generation: UInt32, hasReceived: Bool) {
-        let value = word.load(ordering: .acquiring)
-        return (HttpRequest.State(rawValue: Int32(value & 0xFF)) ?? .unsent, Int((value >> 8) & 0xFFFF),
-                UInt32(truncatingIfNeeded: value >> 32), value & 1 << 24 != 0)
+    func read() -> Snapshot {
+        Snapshot(value: word.load(ordering: .acquiring))
+    }
+
+    /// What one read saw, decoded field by field as asked for.
+    struct Snapshot {
+        let value: UInt64
+        var state: HttpRequest.State { HttpRequest.State(rawValue: Int32(value & 0xFF)) ?? .unsent }
+        var status: Int { Int((value >> 8) & 0xFFFF) }
+        var generation: UInt32 { UInt32(truncatingIfNeeded: value >> 32) }
+        var hasReceived: Bool { value & 1 << 24 != 0 }
     }
 
     /// ``ReportScheduler/discards`` as the lock last left it.

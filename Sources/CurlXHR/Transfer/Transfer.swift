@@ -22,17 +22,17 @@ final class Transfer: @unchecked Sendable {
     /// counted reference: the owner keeps its finished transfer for the next send, and a
     /// counted one back would make a cycle. While the transfer is in flight, `ownerInFlight`
     /// holds the owner.
-    private unowned(unsafe) let owner: any TransferOwner
+    private let owner: OwnerReference
 
     /// Calls into the owner without taking a reference to it: only while the transfer is in
     /// flight (``ownerInFlight`` holds it), as for every head, body chunk and end.
     @inline(__always)
     func withOwner<Result>(_ body: (any TransferOwner) -> Result) -> Result {
-        body(owner)
+        owner.call(body)
     }
     /// The owner, from ``prepare(message:body:switches:timeout:pipelining:fileDescriptor:fileSize:)``
     /// until ``complete()``, so a request the application let go still gets its transfer's end.
-    @exclusivity(unchecked) private var ownerInFlight: (any TransferOwner)?
+    @exclusivity(unchecked) private var ownerInFlight: AnyObject?
 
     // Set by `prepare`, before the transfer goes to the engine (which a lock orders after
     // it); no run-time exclusivity checks on these either.
@@ -106,7 +106,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     init(owner: any TransferOwner) {
-        self.owner = owner
+        self.owner = OwnerReference(owner)
     }
 
     deinit {
@@ -119,7 +119,7 @@ final class Transfer: @unchecked Sendable {
                  pipelining: Bool, fileDescriptor: Int32 = -1, fileSize: Int64 = 0) {
         closeFile()
         sends += 1
-        ownerInFlight = owner
+        ownerInFlight = owner.counted
         self.message = message
         self.body = body
         self.switches = switches
@@ -143,7 +143,7 @@ final class Transfer: @unchecked Sendable {
     /// whoever ends the transfer (the engine; the request when the engine never had it): from
     /// here on the request may prepare the transfer again, once no one else refers to it.
     func complete() -> UInt32 {
-        let bit = message.isAsync ? 0 : owner.completionBit
+        let bit = message.isAsync ? 0 : withOwner { $0.completionBit }
         // A kept transfer holds neither the caller's body nor an open file until its next send.
         body = .none
         closeFile()
@@ -188,7 +188,7 @@ final class Transfer: @unchecked Sendable {
                 progress.pendingHead = ResponseHead(head)
             } else {
                 progress.pendingHead = nil
-                owner.transferReceivedHead(self, head)
+                withOwner { $0.transferReceivedHead(self, head) }
             }
         }
     }
@@ -196,14 +196,14 @@ final class Transfer: @unchecked Sendable {
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
         if progress.followsRedirect { return .accepted }  // a redirect's body: dropped
         flushPendingHead()
-        return owner.transferReceivedBody(self, bytes)
+        return withOwner { $0.transferReceivedBody(self, bytes) }
     }
 
     /// Reports a head held back as possibly intermediate: it turned out to be the final one.
     func flushPendingHead() {
         if let head = progress.pendingHead {
             progress.pendingHead = nil
-            head.withRecorded { owner.transferReceivedHead(self, $0) }
+            head.withRecorded { recorded in withOwner { $0.transferReceivedHead(self, recorded) } }
         }
     }
 

@@ -31,3 +31,36 @@ enum BodyDisposition {
     /// The transfer is no longer the owner's (aborted): stop it.
     case refused
 }
+
+/// A transfer's reference to its owner: not counted (the owner keeps its finished transfer
+/// for the next send, and a counted reference back would make a cycle), and called without
+/// taking one: the transfer holds its owner while in flight, the only time it calls it. (A
+/// call through an `unowned(unsafe)` existential retains and releases the owner every time:
+/// a head and every body chunk.)
+struct OwnerReference {
+    private let object: Unmanaged<AnyObject>
+    /// The owner's type, whose static entry points call it at +0 (``TransferOwner/withUnretained(_:_:)``).
+    private let type: any TransferOwner.Type
+
+    init(_ owner: any TransferOwner) {
+        object = Unmanaged.passUnretained(owner as AnyObject)
+        type = Swift.type(of: owner)
+    }
+
+    /// The owner as a counted reference, to keep it alive (``Transfer/ownerInFlight``).
+    var counted: AnyObject { object.takeUnretainedValue() }
+
+    /// Calls `body` with the owner, taking no reference to it.
+    @inline(__always)
+    func call<Result>(_ body: (any TransferOwner) -> Result) -> Result {
+        type.withUnretained(object, body)
+    }
+}
+
+extension TransferOwner {
+    /// Runs `body` with the owner `object` points to, at +0 (``OwnerReference``).
+    @inline(__always)
+    static func withUnretained<Result>(_ object: Unmanaged<AnyObject>, _ body: (any TransferOwner) -> Result) -> Result {
+        object._withUnsafeGuaranteedRef { body(unsafeDowncast($0, to: Self.self)) }
+    }
+}
