@@ -250,19 +250,22 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
 
     /// Stops a send the request aborted: takes it out of libcurl, or, when its start command
     /// is still to come (the abort posted first), marks it so that the start ends it at once.
+    /// A command for a send that ended or was followed by another changes nothing. Reads only
+    /// the engine's own fields of the transfer: the request may be preparing its next send.
     /// Returns the connection it ran on.
     @discardableResult
     private func stop(_ transfer: Transfer, send: Int) -> ConnectionID? {
-        guard send == transfer.sends else { return nil }  // a later send of the same transfer
-        if transfer.handle == nil, !transfer.isFinished {
+        if send > transfer.begunSend {
             transfer.cancelledSend = send
             return nil
         }
+        guard send == transfer.begunSend else { return nil }
         return end(transfer, failure: nil, report: false)
     }
 
     private func begin(_ transfer: Transfer) {
-        if transfer.cancelledSend == transfer.sends {
+        transfer.beginSend()
+        if transfer.cancelledSend == transfer.begunSend {
             // Aborted before its start came: the synchronous send waiting for it returns.
             transfer.isFinished = true
             completedSendBits |= transfer.complete()

@@ -48,9 +48,13 @@ final class Transfer: @unchecked Sendable {
     /// for it, and the request may prepare the transfer again.
     let isComplete = Atomic<Bool>(false)
 
-    // Engine thread only: one thread touches these, so Swift's run-time exclusivity checks
-    // (on every header line and body chunk) are left out.
+    // Engine thread only: one thread reads and writes these, so Swift's run-time exclusivity
+    // checks (on every header line and body chunk) are left out. The request's thread never
+    // touches them, not even to reset them for a new send (``beginSend()`` does): a stale
+    // command of an earlier send may still read them while the request prepares the next.
     @exclusivity(unchecked) var handle: EasyHandle?
+    /// The send (``sends``) the engine began last.
+    @exclusivity(unchecked) private(set) var begunSend = 0
     /// The send (``sends``) an abort stopped before its start command reached the engine.
     @exclusivity(unchecked) var cancelledSend = 0
     @exclusivity(unchecked) var isAdded = false
@@ -127,11 +131,17 @@ final class Transfer: @unchecked Sendable {
         self.pipelining = pipelining
         self.fileDescriptor = fileDescriptor
         self.fileSize = fileSize
+        isComplete.store(false, ordering: .relaxed)
+    }
+
+    /// The engine takes up the send ``prepare(message:body:switches:timeout:pipelining:fileDescriptor:fileSize:)``
+    /// readied (its start command, which a lock orders after it). Engine thread.
+    func beginSend() {
+        begunSend = sends
         handle = nil
         isAdded = false
         isFinished = false
         progress = Progress()
-        isComplete.store(false, ordering: .relaxed)
     }
 
     private func closeFile() {
