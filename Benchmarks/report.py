@@ -20,6 +20,13 @@ Then the issue's targets for CurlXHR, each with the measured value (informationa
 never make the exit status non-zero).
 
 --require-clean exits 1 unless every run finished its count with 0 errors.
+
+    report.py --memory [--require-clean] [--no-targets] RESULTS-memory.jsonl
+
+instead reads the lines of the memory programs (curlxhr-memory, memory-peer) and prints, for
+each program and baseline kind, the median and range over the repetitions of growth_kib
+(VmHWM after the requests minus VmRSS at the baseline), the median baseline, peak and final
+RSS; then the target: CurlXHR's growth from the `started` baseline within MEMORY_TARGET_KIB.
 """
 import argparse
 import json
@@ -41,6 +48,10 @@ TARGETS = [
     ("redirect-c16", "curlxhr", "GETs through a 302, 16 in flight (the library follows)", 0.90),
 ]
 RSS_MARGIN_KIB = 16 * 1024
+# The memory target: CurlXHR's growth over the small GETs from the `started` baseline.
+MEMORY_TARGET_KIB = 1536
+MEMORY_PROGRAMS = {"curlxhr": "CurlXHR (`curlxhr-memory`)", "libcurl": "raw libcurl (`memory-peer`)"}
+MEMORY_BASELINES = {"started": "`started`", "cold": "`cold`"}
 
 
 def metric(workload):
@@ -136,12 +147,101 @@ def targets(runs, workloads):
             "| --- | --- | --- | --- | :---: |"] + lines
 
 
+def memory_report(path, require_clean, no_targets):
+    """The table of the memory programs' lines (see the module's docstring)."""
+    runs = {}  # (client, baseline) -> [result]
+    order = []
+    with open(path) as lines:
+        for line in lines:
+            if not line.strip():
+                continue
+            _, text = line.rstrip("\n").split("\t", 1)
+            result = json.loads(text)
+            key = (result["client"], result.get("baseline", "?"))
+            if key not in runs:
+                runs[key] = []
+                order.append(key)
+            runs[key].append(result)
+    rank = {name: index for index, name in enumerate(MEMORY_PROGRAMS)}
+    order.sort(key=lambda key: (rank.get(key[0], len(rank)), list(MEMORY_BASELINES).index(key[1])
+                                if key[1] in MEMORY_BASELINES else len(MEMORY_BASELINES)))
+
+    def good(results):
+        return [r for r in results if not r.get("failed") and r.get("errors", 1) == 0 and "growth_kib" in r]
+
+    def median(results, field):
+        values = [r[field] for r in results if field in r]
+        return statistics.median(values) if values else None
+
+    def kib(value):
+        return "-" if value is None else f"{value:,.0f}"
+
+    problems = []
+    requests = sorted({r.get("requests") for results in runs.values() for r in good(results)})
+    print("| program | baseline | growth KiB (median) | min–max | vs libcurl | baseline RSS KiB | peak KiB "
+          "| RSS at end KiB | end − baseline: anon / file KiB | runs | errors |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for client, baseline in order:
+        results = runs[(client, baseline)]
+        usable_runs = good(results)
+        growth = [r["growth_kib"] for r in usable_runs]
+        errors = sum(max(r.get("errors", 0), 0) for r in results)
+        failed = sum(1 for r in results if r.get("failed"))
+        marks = str(errors) + (f" FAILED {failed}" if failed else "")
+        if errors or failed or len(usable_runs) < len(results):
+            firsts = {r.get("first_error") for r in results if r.get("first_error")}
+            problems.append(f"{client} {baseline}: {errors} errors, {failed} failed"
+                            + (f"; {'; '.join(sorted(firsts))}" if firsts else ""))
+        versus = "-"
+        peer = good(runs.get(("libcurl", baseline), []))
+        if client != "libcurl" and growth and peer:
+            versus = f"{statistics.median(growth) - statistics.median([r['growth_kib'] for r in peer]):+,.0f}"
+        spread = f"{min(growth):,} – {max(growth):,}" if growth else "-"
+        print(f"| {MEMORY_PROGRAMS.get(client, client)} | {MEMORY_BASELINES.get(baseline, baseline)} | "
+              f"{kib(statistics.median(growth) if growth else None)} | {spread} | {versus} | "
+              f"{kib(median(usable_runs, 'baseline_kib'))} | {kib(median(usable_runs, 'peak_kib'))} | "
+              f"{kib(median(usable_runs, 'end_rss_kib'))} | {kib(median(usable_runs, 'anon_growth_kib'))} / "
+              f"{kib(median(usable_runs, 'file_growth_kib'))} | {len(usable_runs)} | {marks} |")
+    print()
+    print(f"{'/'.join(str(n) for n in requests) or '?'} small synchronous GETs one at a time (a new request "
+          "object each for CurlXHR). Baselines: `started`, VmRSS after the library started without sending "
+          "(the comparable one); `cold`, VmRSS before anything of the library ran (libcurl's one-time start-up "
+          "then counts as growth). growth: VmHWM after the requests − VmRSS at the baseline (the peak is "
+          "reset at the baseline), median and range over the runs; vs libcurl: the difference of the medians "
+          "to raw libcurl's with the same baseline (KiB). Baseline, peak and end: medians of VmRSS at the "
+          "baseline, VmHWM at the end, VmRSS at the end; anon / file: medians of the change of RssAnon "
+          "(heap, stacks) and RssFile (library code and data touched) from the baseline to the end.")
+    if not no_targets:
+        growth = [r["growth_kib"] for r in good(runs.get(("curlxhr", "started"), []))]
+        print()
+        print("| target | goal | measured (median) | met |")
+        print("| --- | --- | ---: | :---: |")
+        if growth:
+            value = statistics.median(growth)
+            met = "✓" if value <= MEMORY_TARGET_KIB else "✗"
+            print(f"| CurlXHR's growth over the GETs from the `started` baseline | ≤ {MEMORY_TARGET_KIB} KiB | "
+                  f"{value:,.0f} KiB (max {max(growth):,}) | {met} |")
+        else:
+            print(f"| CurlXHR's growth over the GETs from the `started` baseline | ≤ {MEMORY_TARGET_KIB} KiB | no result | ✗ |")
+    if problems:
+        print()
+    for problem in problems:
+        print(f"- {problem}")
+    if require_clean and problems:
+        print(f"report.py: {len(problems)} program/baseline pair(s) with errors or failed runs", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("results")
     parser.add_argument("--require-clean", action="store_true")
     parser.add_argument("--no-targets", action="store_true", help="leave out the targets table (smoke runs)")
+    parser.add_argument("--memory", action="store_true", help="the results of the memory programs")
     args = parser.parse_args()
+    if args.memory:
+        return memory_report(args.results, args.require_clean, args.no_targets)
 
     runs, workloads, clients = load(args.results)
     problems = []

@@ -4,11 +4,14 @@
 #   Benchmarks/run.sh [--smoke] [--reps N] [--workloads A,B] [--skip-build] [--skip-install]
 #   Benchmarks/run.sh --instructions [--smoke] [--skip-build] [--skip-install]
 #   Benchmarks/run.sh --profile [--skip-build] [--skip-install]
+#   Benchmarks/run.sh --memory [--reps N] [--smoke] [--skip-build] [--skip-install]
 #
 #   (default)       every client on every workload, --reps times (default 5), then the table.
 #   --smoke         a few hundred requests per client and workload (the 100 MiB download
 #                   uses the 1 MiB file), 1 repetition; exits non-zero unless every client
-#                   completes its count with 0 errors and the table prints. For CI.
+#                   completes its count with 0 errors and the table prints; then runs each
+#                   memory program (see --memory) once per baseline kind with 20 GETs and
+#                   checks they complete with 0 errors (their numbers are not judged). For CI.
 #   --reps N        repetitions of every client x workload (default 5).
 #   --workloads A,B only these workloads (names as in the table, e.g. get-c1,get-t16).
 #   --instructions  instead of the timed runs: user-space instructions per small GET, one at
@@ -16,6 +19,15 @@
 #                   request headers, --headers 5), with callgrind.
 #   --profile       instead of the timed runs: callgrind profiles of CurlXHR (2000 sync GETs
 #                   one at a time; async, 64 in flight), annotated, in Benchmarks/results/.
+#   --memory        instead of the timed runs: resident memory growth over 200 small
+#                   synchronous GETs one at a time (a new HttpRequest each) of CurlXHR
+#                   (curlxhr-memory) and raw libcurl with CurlXHR's engine thread (memory-peer),
+#                   each from two baselines: `started` (VmRSS after the library started through
+#                   a call that sends nothing: the comparable one) and `cold` (before anything
+#                   of the library ran: libcurl's one-time start-up included); growth is VmHWM
+#                   after the requests minus the baseline. --reps runs of each (default 5); the
+#                   table (median, min-max; target: CurlXHR `started` <= 1536 KiB) goes to
+#                   Benchmarks/results/<time>-memory.md. With --smoke: 20 GETs, 1 run, no target.
 #   --skip-build    use the clients already built.
 #   --skip-install  do not check for (or apt-get install) nginx and the build dependencies.
 #
@@ -45,9 +57,10 @@ while [ $# -gt 0 ]; do
     --workloads) only="${2:?--workloads needs a list}"; shift ;;
     --instructions) mode=instructions ;;
     --profile) mode=profile ;;
+    --memory) mode=memory ;;
     --skip-build) skip_build=1 ;;
     --skip-install) skip_install=1 ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 64 ;;
   esac
   shift
@@ -87,7 +100,7 @@ if [ $skip_install -eq 0 ]; then
   # libcurl and MIT Kerberos headers to build CurlXHR; nginx for the server; gcc for the
   # raw libcurl client; curl to check the server; valgrind for the callgrind modes.
   packages=(nginx libcurl4-openssl-dev libkrb5-dev gcc binutils python3 curl util-linux coreutils)
-  [ $mode != timed ] && packages+=(valgrind)
+  case $mode in instructions|profile) packages+=(valgrind) ;; esac
   install_packages "${packages[@]}"
 fi
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
@@ -96,6 +109,7 @@ nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 # ---- Build ------------------------------------------------------------------------------
 
 curl_bin=$here/.build/curl-bench
+peer_bin=$here/.build/memory-peer
 clients_bin=$here/Clients/.build/release
 ahc_bin=$here/AHC/.build/release
 
@@ -113,13 +127,18 @@ if [ $skip_build -eq 0 ]; then
   mkdir -p "$here/.build"
   build_started=$SECONDS
   gcc -O2 -Wall -o "$curl_bin" "$here/curl-bench.c" -lcurl -lpthread
+  gcc -O2 -Wall -o "$peer_bin" "$here/memory-peer.c" -lcurl -lpthread
   build_swift_package "the CurlXHR and URLSession clients" "$here/Clients"
-  # The instruction counts and profiles need only curl-bench and curlxhr-bench.
+  # The instruction counts, profiles and memory runs need only the C clients and this package.
   [ $mode = timed ] && build_swift_package "the AsyncHTTPClient client" "$here/AHC"
   log "all builds took $((SECONDS - build_started)) s (swift build -j $jobs)"
 fi
 needed=("$curl_bin" "$clients_bin/curlxhr-bench")
 [ $mode = timed ] && needed+=("$clients_bin/urlsession-bench" "$ahc_bin/ahc-bench")
+# The memory programs: --memory, and the smoke run's check that they complete.
+if [ $mode = memory ] || { [ $mode = timed ] && [ $smoke -eq 1 ]; }; then
+  needed+=("$peer_bin" "$clients_bin/curlxhr-memory")
+fi
 for binary in "${needed[@]}"; do
   [ -x "$binary" ] || { echo "run.sh: missing $binary (run without --skip-build)" >&2; exit 1; }
 done
@@ -299,6 +318,86 @@ if [ $mode = profile ]; then
   exit 0
 fi
 
+# ---- Memory: resident memory growth over small synchronous GETs ---------------------------
+
+# Runs each memory program once per baseline kind, `repetitions` times, with `requests` GETs of
+# /100b each, and appends "REP<TAB>JSON" lines to the results file; counts the runs that
+# failed (no JSON line, or a non-zero exit: an error) in memory_failures. The order of the four
+# runs rotates with the repetition. The programs bound themselves (alarm: 60 s + 0.1 s a
+# request; each GET 30 s); timeout is the last resort.
+memory_failures=0
+memory_runs() {  # results-file repetitions requests
+  local results=$1 repetitions=$2 requests=$3
+  local configurations=("curlxhr started" "curlxhr cold" "libcurl started" "libcurl cold")
+  local rep shift_by order configuration program kind binary output status line
+  # CurlXHR reads its cookie jar when its engine starts (and creates the jar's folder and lock
+  # file): an empty one in the server's temp dir, not the user's, so every run starts alike.
+  mkdir -p "$server_dir/xdg"
+  for rep in $(seq "$repetitions"); do
+    shift_by=$(( (rep - 1) % ${#configurations[@]} ))
+    order=("${configurations[@]:$shift_by}" "${configurations[@]:0:$shift_by}")
+    for configuration in "${order[@]}"; do
+      read -r program kind <<< "$configuration"
+      binary=$peer_bin
+      [ "$program" = curlxhr ] && binary=$clients_bin/curlxhr-memory
+      set +e
+      output=$(XDG_DATA_HOME=$server_dir/xdg taskset -c "$client_cpu" timeout -k 5 $((requests / 10 + 90)) \
+        "$binary" "$base/100b" "$requests" "$kind" 2> "$server_dir/memory.err")
+      status=$?
+      set -e
+      line=$(printf '%s\n' "$output" | tail -n 1)
+      if [ "${line:0:1}" != "{" ]; then
+        log "memory rep $rep $program $kind: no result (exit $status): $(tail -c 300 "$server_dir/memory.err")"
+        line="{\"client\":\"$program\",\"workload\":\"memory\",\"baseline\":\"$kind\",\"requests\":0,\"errors\":-1,\"failed\":true}"
+        memory_failures=$((memory_failures + 1))
+      elif [ $status -ne 0 ] || [ -s "$server_dir/memory.err" ]; then
+        log "memory rep $rep $program $kind (exit $status): $(tail -c 300 "$server_dir/memory.err")"
+        [ $status -eq 0 ] || memory_failures=$((memory_failures + 1))
+      fi
+      printf '%s\t%s\n' "$rep" "$line" >> "$results"
+    done
+  done
+}
+
+if [ $mode = memory ]; then
+  requests=200
+  report_args=(--memory --require-clean)
+  if [ $smoke -eq 1 ]; then
+    requests=20
+    stamp=$stamp-smoke
+    report_args+=(--no-targets)
+  fi
+  results=$here/results/$stamp-memory.jsonl
+  output=${results%.jsonl}.md
+  : > "$results"
+  load_before=$(load_average)
+  run_started=$SECONDS
+  memory_runs "$results" "$reps" "$requests"
+  load_after=$(load_average)
+  {
+    echo "# Memory: resident memory growth over small synchronous GETs, $(date -u '+%Y-%m-%d %H:%M UTC')$([ $smoke -eq 1 ] && echo ' (smoke)')"
+    echo
+    machine
+    echo "- load average (1, 5, 15 min): $load_before before, $load_after after the runs"
+    echo "- $requests GETs of 100 bytes one at a time (synchronous); $reps run(s) of each program and baseline, which took $((SECONDS - run_started)) s"
+    echo "- baselines: \`started\`: VmRSS after the library started (CurlXHR: \`CookieStore.shared.allCookies()\`," \
+         "which starts its engine and sends nothing; raw libcurl: curl_global_init, the multi and share handles, the engine thread);" \
+         "\`cold\`: VmRSS before anything of the library ran (the growth includes libcurl's one-time start-up)"
+    echo
+  } > "$output"
+  set +e
+  python3 "$here/report.py" "${report_args[@]}" "$results" >> "$output"
+  report_status=$?
+  set -e
+  cat "$output"
+  log "results in ${results%.jsonl}.{jsonl,md}; $((SECONDS - started_at)) s in all"
+  if [ $report_status -ne 0 ] || [ $memory_failures -ne 0 ]; then
+    echo "run.sh: FAILED: $memory_failures memory run(s) exited with an error; report.py exit $report_status" >&2
+    exit 1
+  fi
+  exit 0
+fi
+
 # ---- Timed runs ---------------------------------------------------------------------------
 
 # name path mode concurrency requests(full) requests(smoke) expected-bytes post-bytes clients...
@@ -372,6 +471,15 @@ for rep in $(seq "$reps"); do
   done
   log "repetition $rep of $reps done ($((SECONDS - run_started)) s)"
 done
+# The smoke run also checks that the memory programs complete (20 GETs, each baseline once);
+# their numbers are not judged.
+if [ $smoke -eq 1 ]; then
+  memory_results=${results%.jsonl}-memory.jsonl
+  : > "$memory_results"
+  memory_started=$SECONDS
+  memory_runs "$memory_results" 1 20
+  log "memory programs done ($((SECONDS - memory_started)) s)"
+fi
 load_after=$(load_average)
 
 report_args=()
@@ -388,10 +496,21 @@ table=${results%.jsonl}.md
 set +e
 python3 "$here/report.py" "${report_args[@]}" "$results" >> "$table"
 report_status=$?
+memory_status=0
+if [ $smoke -eq 1 ]; then
+  {
+    echo
+    echo "## Memory programs (20 GETs each; checked to complete, numbers not judged)"
+    echo
+    python3 "$here/report.py" --memory --require-clean --no-targets "$memory_results"
+  } >> "$table"
+  memory_status=$?
+fi
 set -e
 cat "$table"
 log "results in ${results%.jsonl}.{jsonl,md}; $((SECONDS - started_at)) s in all"
-if [ $report_status -ne 0 ] || [ $failures -ne 0 ]; then
-  echo "run.sh: FAILED: $failures client run(s) exited with an error; report.py exit $report_status" >&2
+if [ $report_status -ne 0 ] || [ $failures -ne 0 ] || [ $memory_status -ne 0 ] || [ $memory_failures -ne 0 ]; then
+  echo "run.sh: FAILED: $failures client run(s) and $memory_failures memory run(s) exited with an error;" \
+       "report.py exit $report_status (memory: $memory_status)" >&2
   exit 1
 fi

@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
-// The CurlXHR and URLSession benchmark clients. A package of its own that uses the root
-// package by path, so the library never depends on anything here.
+// The CurlXHR and URLSession benchmark clients, and CurlXHR's memory benchmark. A package of
+// its own that uses the root package by path, so the library never depends on anything here.
 import PackageDescription
 
 let package = Package(
@@ -15,6 +15,16 @@ let package = Package(
             dependencies: [
                 .product(name: "CurlXHR", package: "CurlXHR"),
                 .product(name: "BenchSupport", package: "BenchSupport"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The memory benchmark: RSS growth over small synchronous GETs. Imports CurlXHR and
+        // Glibc only (no Foundation, no BenchSupport), so the process holds what the library
+        // brings and little else.
+        .executableTarget(
+            name: "curlxhr-memory",
+            dependencies: [
+                .product(name: "CurlXHR", package: "CurlXHR"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
