@@ -38,13 +38,10 @@ final class EasyHandle {
     }
 
     /// libcurl's receive buffer (`CURLOPT_BUFFERSIZE`; its default is 16 KiB): fewer, larger
-    /// reads on large responses. libcurl 7.88 allocates it, plus a byte, for every transfer and
-    /// frees it at the end, so its size decides how the engine's heap behaves. At 256 KiB glibc
-    /// handed the heap back to the kernel about every 15 requests at 16 in flight (every 8
-    /// from 16 threads) and faulted it in again; at 120 KiB, half the runs faulted in about a
-    /// page a request; at 64 KiB neither happens. A synchronous 100 MiB download reads about
-    /// 12 % slower than in 256 KiB, and 15 % faster than in 16 KiB. Set on a new handle and
-    /// after every reset, which returns it to the default.
+    /// reads on large responses. libcurl 7.88 allocates it for every transfer and frees it at
+    /// the end, so its size decides how the engine's heap behaves: larger sizes made glibc hand
+    /// the heap back to the kernel and fault it in again (BENCHMARKS.md has the measurements).
+    /// Set on a new handle and after every reset, which returns it to the default.
     static let receiveBufferSize = 64 * 1024
 
     private func setReceiveBufferSize() {

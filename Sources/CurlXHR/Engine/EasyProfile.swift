@@ -89,8 +89,7 @@ extension EasyProfile.Fields {
         let contentTypeLine = contentType.map { $0.isEmpty ? "Content-Type:" : "Content-Type: \($0)" }
         handle.hopContentType = contentTypeLine
         // The default User-Agent goes in the header list, formatted once: set as
-        // CURLOPT_USERAGENT, libcurl 7.88 formats it twice a request, a character at a time
-        // (about 10,000 instructions).
+        // CURLOPT_USERAGENT, libcurl 7.88 formats it twice a request, a character at a time.
         let ownUserAgent = headers.first { MessageValidation.sameFieldName($0.name.utf8, "User-Agent".utf8) }
         let userAgentLine = ownUserAgent == nil ? Transfer.defaultUserAgentLine : nil
         for line in headers.map(\.curlLine) + [contentTypeLine, userAgentLine].compactMap({ $0 }) {

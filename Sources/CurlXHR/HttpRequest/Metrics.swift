@@ -69,9 +69,3 @@ struct SendRecord {
     var startTransferMicroseconds: Int64 = 0
     var totalMicroseconds: Int64 = 0
 }
-
-/// The library's version, as the default `User-Agent` names it: `CURLXHR_VERSION` of
-/// curlxhr.h (a test checks they agree).
-enum CurlXHRVersion {
-    static let string = "0.2.0"
-}
