@@ -87,14 +87,14 @@ struct ReportScheduler: Sendable {
         return true
     }
 
-    /// The next reports for the delivery run, at most `limit`; an empty batch ends the run
-    /// (the next report starts another).
+    /// The next reports for the delivery run, at least one and at most `limit`; an empty batch
+    /// ends the run (the next report starts another).
     mutating func nextBatch(upTo limit: Int) -> ReportBatch {
         if queue.isEmpty {
             isDelivering = false
             return ReportBatch()
         }
-        return queue.take(upTo: limit)
+        return queue.take(upTo: max(limit, 1))
     }
 }
 

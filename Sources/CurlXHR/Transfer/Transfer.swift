@@ -149,6 +149,7 @@ final class Transfer: @unchecked Sendable {
         fileDescriptor = -1
     }
 
+    /// Marks the transfer complete; returns the bit to wake (``Wakeups/wake(_:)``) for the
     /// synchronous send that may wait for it, or 0 for an asynchronous one. The last touch of
     /// whoever ends the transfer (the engine; the request when the engine never had it): from
     /// here on the request may prepare the transfer again, once no one else refers to it.
@@ -216,5 +217,4 @@ final class Transfer: @unchecked Sendable {
             head.withRecorded { recorded in withOwner { $0.transferReceivedHead(self, recorded) } }
         }
     }
-
 }

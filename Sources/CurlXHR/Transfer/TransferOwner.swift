@@ -1,6 +1,7 @@
 /// What a transfer tells the object it carries a send for: the final response's head, its
-/// body bytes, the body bytes sent, and the end. The engine thread calls these, one at a time
-/// for a transfer, while the transfer is in flight.
+/// body bytes, the body bytes sent, and the end. They come one at a time for a transfer,
+/// while it is in flight, from the engine thread (or, for a send the engine never had, such
+/// as one whose Kerberos tickets could not be obtained, the end from the thread that knew).
 ///
 /// ``HttpRequest`` is one owner. The seam lets a transfer run for any front over the same
 /// engine, and lets tests drive an owner with no server.

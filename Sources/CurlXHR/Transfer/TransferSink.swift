@@ -65,6 +65,9 @@ struct MemorySink: TransferSink {
 
     var unreadCount: Int { taken ? 0 : buffer.count }
 
+    /// The bytes the sink holds, read or not: a kept buffer's too.
+    var heldBytes: Int { buffer.count }
+
     mutating func write(_ bytes: UnsafeRawBufferPointer, announcedLength: @autoclosure () -> Int?) {
         defer { written += bytes.count }
         if unreadCount == 0, bytes.count >= Self.sizingChunk,

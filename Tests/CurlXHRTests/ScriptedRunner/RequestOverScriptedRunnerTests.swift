@@ -67,7 +67,7 @@ import Testing
     /// engine is told to stop the send, and what the transfer reports later is refused.
     @Test(arguments: [State.unsent, .opened, .sent, .headersReceived, .loading, .done])
     func abortIn(_ state: State) throws {
-        let runner = ScriptedRunner()
+        let runner = ScriptedRunner(completesStopsAtOnce: false)
         let (request, recorder, queue) = Self.asyncRequest(runner)
         if state != .unsent { #expect(request.open("GET", url: "http://127.0.0.1:1/", async: true)) }
         if state.rawValue >= State.sent.rawValue { #expect(request.send()) }
@@ -88,10 +88,12 @@ import Testing
         #expect(request.getReceiveBuffer().isEmpty)
         #expect(request.getFailureKind() == .aborted)
         #expect(runner.commands.last == .cancel(send: 1))
-        // The engine's later news of the stopped send changes nothing.
+        // News of the stopped send that was on its way before the engine took the cancel
+        // changes nothing; then the engine completes it.
         #expect(runner.body(transfer, "late") == .refused)
         transfer.withOwner { $0.transferFinished(transfer, failure: nil, fallbackStatus: 200, record: SendRecord()) }
-        #expect(request.getStatus() == 0)
+        #expect(request.getStatus() == 0 && request.getState() == .done)
+        runner.completeStopped(transfer)
         #expect(recorder.waitForDone())
         queue.sync {}
         let seen = recorder.result
@@ -124,7 +126,7 @@ import Testing
     }
 
     @Test func aReopenInFlightStopsTheSendAndTheNextSendStartsAfresh() throws {
-        let runner = ScriptedRunner()
+        let runner = ScriptedRunner(completesStopsAtOnce: false)
         let (request, recorder, queue) = Self.asyncRequest(runner)
         #expect(request.open("GET", url: "http://127.0.0.1:1/first", async: true))
         #expect(request.send())
@@ -136,6 +138,7 @@ import Testing
         #expect(request.getReceiveBuffer().isEmpty)
         #expect(runner.commands == [.start(send: 1), .cancel(send: 1)])
         #expect(runner.body(first, "stale") == .refused)
+        runner.completeStopped(first)
         #expect(request.send())
         let second = try #require(runner.transfer)
         runner.head(second, status: 204)
@@ -180,6 +183,14 @@ import Testing
         #expect(recorder.result.body.count == accepted)
     }
 
+    @Test func anAsyncRequestReservesNoMoreThanALoadingCallbackLetsPileUp() {
+        let request = HttpRequest(runner: ScriptedRunner())
+        #expect(request.open("GET", url: "http://127.0.0.1:1/", async: true))
+        #expect(request.withCore { $0.sink.reservationLimit } == ReportScheduler.pauseThreshold)
+        #expect(request.open("GET", url: "http://127.0.0.1:1/"))
+        #expect(request.withCore { $0.sink.reservationLimit } == MemorySink.maxReservation)
+    }
+
     @Test func closeInDoneAsksTheEngineToCloseAndStopsNothing() throws {
         let runner = ScriptedRunner { runner, transfer in
             runner.head(transfer)
@@ -194,10 +205,17 @@ import Testing
     }
 
     @Test func anAbortFromAnotherThreadEndsASynchronousSend() throws {
-        let runner = ScriptedRunner { runner, transfer in runner.head(transfer) }  // never finishes
+        let started = DispatchSemaphore(value: 0)
+        let runner = ScriptedRunner { runner, transfer in
+            runner.head(transfer)  // and never finishes
+            started.signal()
+        }
         let request = HttpRequest(runner: runner)
         #expect(request.open("GET", url: "http://127.0.0.1:1/"))
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { _ = request.abort() }
+        DispatchQueue.global().async {
+            started.wait()  // the send is in flight
+            _ = request.abort()
+        }
         #expect(request.send())  // returns once the abort completed the send
         #expect(request.getState() == .done && request.getStatus() == 0)
         #expect(request.getFailureKind() == .aborted)

@@ -5,7 +5,9 @@ import Foundation
 /// (start, cancel, resume, close), and the test plays the engine's part, event by event, with
 /// ``head(_:status:fields:)``, ``body(_:_:)`` and ``finish(_:failure:)``, as the engine thread
 /// would call the transfer's owner. `onStart` may answer a send at once (on the sending
-/// thread, before a synchronous send waits).
+/// thread, before a synchronous send waits). A stopped send (cancel, close) is completed at
+/// once, or, with `completesStopsAtOnce` false, when the test calls ``completeStopped(_:)``:
+/// as the engine may, the test can first deliver news the transfer had on its way.
 final class ScriptedRunner: TransferRunner, @unchecked Sendable {
     enum Command: Equatable, CustomStringConvertible {
         case start(send: Int)
@@ -23,43 +25,45 @@ final class ScriptedRunner: TransferRunner, @unchecked Sendable {
         }
     }
 
-    private let state = Locked((commands: [Command](), completed: Set<String>()))
+    private let state = Locked([Command]())
     /// The transfer of the last start, held weakly: a request reuses its finished transfer
     /// only when nothing else refers to it.
     private weak var lastTransfer: Transfer?
     /// Answers a started send, on the thread that started it.
     let onStart: (@Sendable (ScriptedRunner, Transfer) -> Void)?
     let resumed = DispatchSemaphore(value: 0)
+    let completesStopsAtOnce: Bool
 
-    init(onStart: (@Sendable (ScriptedRunner, Transfer) -> Void)? = nil) {
+    init(completesStopsAtOnce: Bool = true, onStart: (@Sendable (ScriptedRunner, Transfer) -> Void)? = nil) {
+        self.completesStopsAtOnce = completesStopsAtOnce
         self.onStart = onStart
     }
 
-    var commands: [Command] { state.withLock { $0.commands } }
+    var commands: [Command] { state.withLock { $0 } }
     /// The transfer of the last start.
     var transfer: Transfer? { state.withLock { _ in lastTransfer } }
 
     func start(_ transfer: Transfer) {
         state.withLock {
-            $0.commands.append(.start(send: transfer.sends))
+            $0.append(.start(send: transfer.sends))
             lastTransfer = transfer
         }
         onStart?(self, transfer)
     }
 
     func cancel(_ transfer: Transfer, send: Int) {
-        state.withLock { $0.commands.append(.cancel(send: send)) }
-        complete(transfer, send: send)
+        state.withLock { $0.append(.cancel(send: send)) }
+        if completesStopsAtOnce { complete(transfer, send: send) }
     }
 
     func resume(_ transfer: Transfer) {
-        state.withLock { $0.commands.append(.resume) }
+        state.withLock { $0.append(.resume) }
         resumed.signal()
     }
 
     func close(_ transfer: (Transfer, send: Int)?, connections: [ConnectionID]) {
-        state.withLock { $0.commands.append(.close(send: transfer?.send)) }
-        if let (transfer, send) = transfer { complete(transfer, send: send) }
+        state.withLock { $0.append(.close(send: transfer?.send)) }
+        if completesStopsAtOnce, let (transfer, send) = transfer { complete(transfer, send: send) }
     }
 
     // MARK: Playing the engine
@@ -91,10 +95,15 @@ final class ScriptedRunner: TransferRunner, @unchecked Sendable {
         complete(transfer, send: transfer.sends)
     }
 
-    /// Completes the send once (the engine's last touch), waking a synchronous send.
+    /// Completes a stopped send (``completesStopsAtOnce`` false): the engine's last touch.
+    func completeStopped(_ transfer: Transfer) {
+        complete(transfer, send: transfer.sends)
+    }
+
+    /// Completes the send once (the engine's last touch), waking a synchronous send; a send
+    /// completed already, or followed by another, is left alone.
     private func complete(_ transfer: Transfer, send: Int) {
-        let key = "\(ObjectIdentifier(transfer).hashValue)/\(send)"
-        let first = state.withLock { $0.completed.insert(key).inserted }
-        if first, send == transfer.sends { Wakeups.wake(transfer.complete()) }
+        guard send == transfer.sends, !transfer.isComplete.load(ordering: .acquiring) else { return }
+        Wakeups.wake(transfer.complete())
     }
 }

@@ -144,49 +144,4 @@ import Testing
         #expect(machine.open() == .open)
         #expect(machine.send() == .start)
     }
-
-    @Test func reportQueueKeepsOrderWhileFilledAndEmptiedInTurns() {
-        var queue = ReportQueue()
-        func taken() -> [ReportQueue.Report] {
-            let batch = queue.take()
-            return (0..<batch.count).map { (batch[$0], batch.generation) }
-        }
-        #expect(queue.isEmpty && taken().isEmpty)
-        queue.append(.opened, generation: 1)
-        queue.append(.sent, generation: 1)
-        #expect(taken().elementsEqual([(.opened, 1), (.sent, 1)], by: ==))
-        queue.append(.headersReceived, generation: 1)
-        queue.append(.loading, generation: 1)
-        queue.append(.done, generation: 1)
-        queue.append(.opened, generation: 2)
-        // A batch holds the reports of one open.
-        #expect(taken().elementsEqual([(.headersReceived, 1), (.loading, 1), (.done, 1)], by: ==))
-        queue.append(.sent, generation: 2)  // while one is still waiting
-        #expect(taken().elementsEqual([(.opened, 2), (.sent, 2)], by: ==))
-        #expect(queue.isEmpty)
-        // More than a batch holds: the rest waits, in order, while new ones join it.
-        for state in [State.opened, .sent, .headersReceived, .loading, .loading, .loading, .loading, .loading, .loading] {
-            queue.append(state, generation: 3)
-        }
-        #expect(taken().elementsEqual([(.opened, 3), (.sent, 3), (.headersReceived, 3)] + Array(repeating: (.loading, 3), count: 5), by: ==))
-        queue.append(.done, generation: 3)
-        #expect(queue.take(upTo: 1).count == 1)
-        #expect(taken().elementsEqual([(.done, 3)], by: ==))
-        #expect(queue.discards == 0)
-        for state in [State.opened, .sent, .headersReceived] { queue.append(state, generation: 4) }  // reuses the slots
-        #expect(queue.take(upTo: 1).count == 1)  // OPENED of open 4 is being delivered
-        // An abort of open 4 drops its waiting reports, and makes the one taken stale.
-        queue.discard(generation: 4)
-        #expect(queue.isEmpty && queue.discards == 1)
-        queue.append(.done, generation: 4)
-        for state in [State.opened, .sent] { queue.append(state, generation: 5) }
-        // An abort of open 5 drops only its own reports: open 4's DONE stays, and nothing
-        // taken (of open 4) is stale.
-        queue.discard(generation: 5)
-        #expect(queue.discards == 1)
-        queue.append(.done, generation: 5)
-        #expect(taken().elementsEqual([(.done, 4)], by: ==))
-        #expect(taken().elementsEqual([(.done, 5)], by: ==))
-        #expect(taken().isEmpty && queue.discards == 1)
-    }
 }
