@@ -115,7 +115,9 @@ ahc_bin=$here/AHC/.build/release
 
 build_swift_package() {  # label directory
   local build_log=$here/.build/build-$1.log started=$SECONDS
-  if ! swift build -c release -j "$jobs" --package-path "$2" > "$build_log" 2>&1; then
+  # No cached build manifest: a file added to the root package (which the clients use by
+  # path) is otherwise left out of the plan until the manifest changes.
+  if ! swift build -c release -j "$jobs" --disable-build-manifest-caching --package-path "$2" > "$build_log" 2>&1; then
     tail -n 40 "$build_log" >&2
     echo "run.sh: building $1 failed (full log: $build_log)" >&2
     exit 1
