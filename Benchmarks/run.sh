@@ -320,6 +320,33 @@ if [ $mode = profile ]; then
   exit 0
 fi
 
+# ---- Running one client ------------------------------------------------------------------
+
+# Runs one client process pinned to the client CPU and bounded by `seconds`, with its standard
+# error in `errfile`, and sets `line` to the JSON line it printed last, or to `fallback` when it
+# printed none. Returns 1 when the run failed (no JSON line, or a non-zero exit); standard error
+# output is logged either way.
+line=""
+run_client() {  # label seconds errfile fallback command...
+  local label=$1 seconds=$2 errfile=$3 fallback=$4 output status
+  shift 4
+  set +e
+  output=$(taskset -c "$client_cpu" timeout -k 5 "$seconds" "$@" 2> "$errfile")
+  status=$?
+  set -e
+  line=$(printf '%s\n' "$output" | tail -n 1)
+  if [ "${line:0:1}" != "{" ]; then
+    log "$label: no result (exit $status): $(tail -c 300 "$errfile")"
+    line=$fallback
+    return 1
+  fi
+  if [ $status -ne 0 ] || [ -s "$errfile" ]; then
+    log "$label (exit $status): $(tail -c 300 "$errfile")"
+    [ $status -eq 0 ] || return 1
+  fi
+  return 0
+}
+
 # ---- Memory: resident memory growth over small synchronous GETs ---------------------------
 
 # Runs each memory program once per baseline kind, `repetitions` times, with `requests` GETs of
@@ -331,7 +358,7 @@ memory_failures=0
 memory_runs() {  # results-file repetitions requests
   local results=$1 repetitions=$2 requests=$3
   local configurations=("curlxhr started" "curlxhr cold" "libcurl started" "libcurl cold")
-  local rep shift_by order configuration program kind binary output status line
+  local rep shift_by order configuration program kind binary line
   # CurlXHR reads its cookie jar when its engine starts (and creates the jar's folder and lock
   # file): an empty one in the server's temp dir, not the user's, so every run starts alike.
   mkdir -p "$server_dir/xdg"
@@ -342,20 +369,10 @@ memory_runs() {  # results-file repetitions requests
       read -r program kind <<< "$configuration"
       binary=$peer_bin
       [ "$program" = curlxhr ] && binary=$clients_bin/curlxhr-memory
-      set +e
-      output=$(XDG_DATA_HOME=$server_dir/xdg taskset -c "$client_cpu" timeout -k 5 $((requests / 10 + 90)) \
-        "$binary" "$base/100b" "$requests" "$kind" 2> "$server_dir/memory.err")
-      status=$?
-      set -e
-      line=$(printf '%s\n' "$output" | tail -n 1)
-      if [ "${line:0:1}" != "{" ]; then
-        log "memory rep $rep $program $kind: no result (exit $status): $(tail -c 300 "$server_dir/memory.err")"
-        line="{\"client\":\"$program\",\"workload\":\"memory\",\"baseline\":\"$kind\",\"requests\":0,\"errors\":-1,\"failed\":true}"
-        memory_failures=$((memory_failures + 1))
-      elif [ $status -ne 0 ] || [ -s "$server_dir/memory.err" ]; then
-        log "memory rep $rep $program $kind (exit $status): $(tail -c 300 "$server_dir/memory.err")"
-        [ $status -eq 0 ] || memory_failures=$((memory_failures + 1))
-      fi
+      run_client "memory rep $rep $program $kind" $((requests / 10 + 90)) "$server_dir/memory.err" \
+        "{\"client\":\"$program\",\"workload\":\"memory\",\"baseline\":\"$kind\",\"requests\":0,\"errors\":-1,\"failed\":true}" \
+        env XDG_DATA_HOME="$server_dir/xdg" "$binary" "$base/100b" "$requests" "$kind" \
+        || memory_failures=$((memory_failures + 1))
       printf '%s\t%s\n' "$rep" "$line" >> "$results"
     done
   done
@@ -455,19 +472,9 @@ for rep in $(seq "$reps"); do
       command+=(--workload "$name" --url "$base/$path" --concurrency "$concurrency"
                 --requests "$count" --expect-bytes "$expect" --post-bytes "$post"
                 --max-seconds "$max_seconds")
-      set +e
-      output=$(taskset -c "$client_cpu" timeout -k 5 $((max_seconds + 60)) "${command[@]}" 2> "$server_dir/client.err")
-      status=$?
-      set -e
-      line=$(printf '%s\n' "$output" | tail -n 1)
-      if [ "${line:0:1}" != "{" ]; then
-        log "rep $rep $name $client: no result (exit $status): $(tail -c 300 "$server_dir/client.err")"
-        line="{\"client\":\"$client\",\"workload\":\"$name\",\"requests\":0,\"errors\":-1,\"failed\":true}"
-        failures=$((failures + 1))
-      elif [ $status -ne 0 ] || [ -s "$server_dir/client.err" ]; then
-        log "rep $rep $name $client (exit $status): $(tail -c 300 "$server_dir/client.err")"
-        [ $status -eq 0 ] || failures=$((failures + 1))
-      fi
+      run_client "rep $rep $name $client" $((max_seconds + 60)) "$server_dir/client.err" \
+        "{\"client\":\"$client\",\"workload\":\"$name\",\"requests\":0,\"errors\":-1,\"failed\":true}" \
+        "${command[@]}" || failures=$((failures + 1))
       printf '%s\t%s\n' "$rep" "$line" >> "$results"
     done
   done
