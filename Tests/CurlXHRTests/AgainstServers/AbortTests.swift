@@ -61,7 +61,7 @@ import Testing
         request.startWindowHook = nil
         #expect(request.open("GET", url: try env.faultURL + "/status?code=200"))
         #expect(request.send())
-        #expect(request.getStatus() == 200)
+        #expect(request.getStatus() == 200, "\(request.getStatusText() ?? "no text")")
         // One DONE (the abort drops its open's reports still waiting: OPENED and SENT).
         if async { #expect(recorder.result.states.filter { $0 == .done }.count == 1) }
     }
