@@ -74,22 +74,26 @@ def fmt_cpu(seconds):
     return f"{seconds * 1e6:,.1f} µs"
 
 
+def result_lines(path):
+    """The (repetition, result) of each "REP<TAB>JSON" line of a results file."""
+    with open(path) as lines:
+        for line in lines:
+            if line.strip():
+                rep, text = line.rstrip("\n").split("\t", 1)
+                yield rep, json.loads(text)
+
+
 def load(path):
     runs = {}  # (workload, client) -> {rep: result}
     workloads, clients = [], {}
-    with open(path) as lines:
-        for line in lines:
-            if not line.strip():
-                continue
-            rep, text = line.rstrip("\n").split("\t", 1)
-            result = json.loads(text)
-            workload, client = result["workload"], result["client"]
-            if workload not in workloads:
-                workloads.append(workload)
-                clients[workload] = []
-            if client not in clients[workload]:
-                clients[workload].append(client)
-            runs.setdefault((workload, client), {})[int(rep)] = result
+    for rep, result in result_lines(path):
+        workload, client = result["workload"], result["client"]
+        if workload not in workloads:
+            workloads.append(workload)
+            clients[workload] = []
+        if client not in clients[workload]:
+            clients[workload].append(client)
+        runs.setdefault((workload, client), {})[int(rep)] = result
     return runs, workloads, clients
 
 
@@ -151,17 +155,12 @@ def memory_report(path, require_clean, no_targets):
     """The table of the memory programs' lines (see the module's docstring)."""
     runs = {}  # (client, baseline) -> [result]
     order = []
-    with open(path) as lines:
-        for line in lines:
-            if not line.strip():
-                continue
-            _, text = line.rstrip("\n").split("\t", 1)
-            result = json.loads(text)
-            key = (result["client"], result.get("baseline", "?"))
-            if key not in runs:
-                runs[key] = []
-                order.append(key)
-            runs[key].append(result)
+    for _, result in result_lines(path):
+        key = (result["client"], result.get("baseline", "?"))
+        if key not in runs:
+            runs[key] = []
+            order.append(key)
+        runs[key].append(result)
     rank = {name: index for index, name in enumerate(MEMORY_PROGRAMS)}
     order.sort(key=lambda key: (rank.get(key[0], len(rank)), list(MEMORY_BASELINES).index(key[1])
                                 if key[1] in MEMORY_BASELINES else len(MEMORY_BASELINES)))
