@@ -21,8 +21,13 @@
  * The write callback counts body bytes and keeps none. Options: URL, NOSIGNAL, no proxy
  * from the environment (as CurlXHR), the write callback, a timeout, for POST the body
  * (POSTFIELDS, not copied), and with --headers N the first N of the request headers every
- * Swift client sends too (BenchSupport's benchRequestHeaders), as one list set on each handle. A request is an error unless it ends with CURLE_OK, status 200
- * and exactly --expect-bytes body bytes.
+ * Swift client sends too (BenchSupport's benchRequestHeaders), as one list set on each handle.
+ * A request always carries a User-Agent line, as CurlXHR's (which sends
+ * `CurlXHR/<version> libcurl/<version>` unless the request names its own) and curl's tool do:
+ * below two headers, where the list has none, `curl-bench/1.0 libcurl/<version>` joins it, so
+ * raw libcurl sends the same header lines as CurlXHR and formats them at the same cost. A
+ * request is an error unless it ends with CURLE_OK, status 200 and exactly --expect-bytes body
+ * bytes.
  *
  * Prints the same JSON line as the Swift clients (Benchmarks/BenchSupport).
  * Build: cc -O2 -o curl-bench curl-bench.c -lcurl -lpthread
@@ -500,6 +505,11 @@ int main(int argc, char **argv)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     for (long i = 0; i < opt.headers; i++)
         header_list = curl_slist_append(header_list, request_headers[i]);
+    if (opt.headers < 2) { /* the list's second line is its User-Agent */
+        char line[128];
+        snprintf(line, sizeof line, "User-Agent: curl-bench/1.0 libcurl/%s", curl_version_info(CURLVERSION_NOW)->version);
+        header_list = curl_slist_append(header_list, line);
+    }
     post_body = malloc((size_t)opt.post_bytes + 1);
     for (long i = 0; i < opt.post_bytes; i++)
         post_body[i] = (char)(i % 251);
