@@ -105,6 +105,22 @@ public func cxhr_set_ca_certificate_file(_ handle: OpaquePointer?, _ path: Unsaf
 }
 
 @c @implementation
+public func cxhr_set_timeouts(_ handle: OpaquePointer?, _ connect: Double, _ headers: Double,
+                              _ idle: Double, _ total: Double) -> Bool {
+    CRequest.find(handle)?.call { $0.setTimeouts(connect: connect, headers: headers, idle: idle, total: total) } ?? false
+}
+
+@c @implementation
+public func cxhr_set_range(_ handle: OpaquePointer?, _ start: Int64, _ end: Int64) -> Bool {
+    CRequest.find(handle)?.call { $0.setRange(from: start, to: end < 0 ? nil : end) } ?? false
+}
+
+@c @implementation
+public func cxhr_disable_content_decoding(_ handle: OpaquePointer?) -> Bool {
+    CRequest.find(handle)?.call { $0.disableContentDecoding() } ?? false
+}
+
+@c @implementation
 public func cxhr_set_default_ca_certificate_file(_ path: UnsafePointer<CChar>?) {
     HttpRequest.caCertificateFile = path.map { String(cString: $0) }
 }

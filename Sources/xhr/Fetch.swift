@@ -16,6 +16,11 @@ struct Fetch: ParsableCommand {
         DIFFERENCES FROM CURL
           Redirects are followed by default (-L is accepted and changes nothing); \
         --no-location returns them.
+          Compressed bodies are asked for and decoded by default (--compressed changes \
+        nothing); --no-compressed gets the body as sent.
+          -r takes one range, START-END or START-.
+          %{size_download} counts the body bytes written (decoded), where curl counts the \
+        bytes received.
           -i, -I, -D and -v show the final response's head only, not each redirect's.
           Cookies: every run uses a persistent cookie jar (by default the library's store \
         file); -c FILE makes FILE that store (read at the start, kept up to date) and writes \
@@ -41,7 +46,7 @@ struct Fetch: ParsableCommand {
           22  -f or --fail-with-body, and an HTTP status of 400 or more
           23  the output file could not be written (or -O found no file name in the URL)
           26  the file to send could not be read
-          28  the --max-time ran out
+          28  a timeout ran out (--max-time, --connect-timeout, --headers-timeout, --idle-timeout)
           35  TLS handshake or certificate verification failed
           42  the request was aborted
           47  too many redirects
@@ -132,6 +137,22 @@ struct Fetch: ParsableCommand {
     @Option(name: [.customShort("m"), .customLong("max-time")], help: ArgumentHelp("Seconds for the whole request (default: no limit).", valueName: "SECONDS"))
     var maxTime: Double = 0
 
+    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Seconds until the connection (and TLS) is up (default: libcurl's 300).", valueName: "SECONDS"))
+    var connectTimeout: Double = 0
+
+    @Option(name: .customLong("headers-timeout"), help: ArgumentHelp("Seconds from the request sent to the response's head (xhr's own; default: no limit).", valueName: "SECONDS"))
+    var headersTimeout: Double = 0
+
+    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds without a byte sent or received (xhr's own; default: no limit).", valueName: "SECONDS"))
+    var idleTimeout: Double = 0
+
+    @Option(name: [.customShort("r"), .customLong("range")], help: ArgumentHelp("Only bytes START to END of the body (both included; START- to the end).", valueName: "START-[END]"))
+    var range: String?
+
+    @Flag(name: .customLong("compressed"), inversion: .prefixedNo, exclusivity: .chooseLast,
+          help: "Ask for a compressed body (gzip, deflate, br, zstd) and decode it: the default here; --no-compressed gets the body as sent.")
+    var compressed = true
+
     @Flag(name: .customLong("sync"), help: "Send synchronously (default: asynchronously, with callbacks).")
     var sync = false
 
@@ -185,7 +206,14 @@ struct Fetch: ParsableCommand {
         if head, bodies > 0, !get { throw ValidationError("-I sends HEAD, which has no body: use -G to put -d data in the URL") }
         if fail, failWithBody { throw ValidationError("-f and --fail-with-body cannot be used together") }
         if output != nil, remoteName { throw ValidationError("use one of -o and -O") }
-        if maxTime < 0 || !maxTime.isFinite { throw ValidationError("--max-time must be 0 or more seconds") }
+        for (name, value) in [("--max-time", maxTime), ("--connect-timeout", connectTimeout),
+                              ("--headers-timeout", headersTimeout), ("--idle-timeout", idleTimeout)]
+        where value < 0 || !value.isFinite {
+            throw ValidationError("\(name) must be 0 or more seconds")
+        }
+        if let range, Self.byteRange(range) == nil {
+            throw ValidationError("-r '\(range)' is not START-END or START- (bytes, END at or after START)")
+        }
         for header in headers where !header.contains(":") {
             throw ValidationError("-H '\(header)' is not 'Name: value'")
         }
@@ -270,6 +298,9 @@ struct Fetch: ParsableCommand {
         if !location { try check(request.disableFollowLocation()) }
         if let caFile { try check(request.setCACertificateFile(caFile)) }
         if noCookies { try check(request.disableCookieHandling()) }
+        try check(request.setTimeouts(connect: connectTimeout, headers: headersTimeout, idle: idleTimeout))
+        if let range, let (start, end) = Self.byteRange(range) { try check(request.setRange(from: start, to: end)) }
+        if !compressed { try check(request.disableContentDecoding()) }
         if let proxy, let address = ProxyAddress(proxy) {
             let credentials = proxyUser.map(Self.split)
             try check(request.enableHttpProxy(host: address.host, port: address.port, user: credentials?.user,
@@ -313,6 +344,15 @@ struct Fetch: ParsableCommand {
             throw console.exit(2, request.lastError?.message ?? "-b: the cookies cannot be sent")
         }
         return nil
+    }
+
+    /// `-r START-END` or `START-` → its bytes (nil: not a range this tool sends).
+    static func byteRange(_ text: String) -> (start: Int64, end: Int64?)? {
+        let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let start = Int64(parts[0]), start >= 0 else { return nil }
+        if parts[1].isEmpty { return (start, nil) }
+        guard let end = Int64(parts[1]), end >= start else { return nil }
+        return (start, end)
     }
 
     /// `user:password` → its parts (no colon: an empty password).

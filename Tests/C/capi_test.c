@@ -1,8 +1,8 @@
 /* Checks the C interface as a C program uses it: misuse is refused, requests work sync and
  * async, destroying a request mid-transfer or from its own callback is safe, cookies reach
  * the store file before DONE, proxies are used and dropped, failures have their kind, sent
- * bytes are counted, sends are measured, and the cookie jar is listed, set and deleted, from
- * many threads too.
+ * bytes are counted, sends are measured, phases are timed out, ranges and encoded bodies
+ * arrive as asked, and the cookie jar is listed, set and deleted, from many threads too.
  *   capi_test HTTP_URL FAULT_URL [SELF_SIGNED_HTTPS_URL]     (the loopback servers' URLs)
  * Prints one line per failed check and a last line "N passed, M failed". */
 #define _GNU_SOURCE /* memmem */
@@ -657,6 +657,71 @@ static void cookie_store_from_threads(void)
   cxhr_cookies_free(all, count);
 }
 
+static double seconds_since(const struct timespec *start)
+{
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/* setTimeouts, setRange and content decoding from C. */
+static void transfer_control(void)
+{
+  cxhr_request *request = cxhr_request_create();
+  CHECK(!cxhr_set_timeouts(request, -1, 0, 0, 0));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);
+  CHECK(!cxhr_set_timeouts(NULL, 0, 0, 0, 0));
+  CHECK(cxhr_set_timeouts(request, 0, 0.6, 0, 0));
+  struct timespec start;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/stall?n=10&head_ms=3000"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 0));
+  double took = seconds_since(&start);
+  CHECK(took > 0.35 && took < 0.85);
+  CHECK(cxhr_get_status(request) == 0);
+  CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_TIMEOUT);
+  const char *text = cxhr_get_status_text(request);
+  CHECK(text && strncmp(text, "header timeout", 14) == 0);
+
+  CHECK(cxhr_set_timeouts(request, 0, 0, 0.5, 0));                   /* idle, mid-body */
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/stall?n=2000&mid_ms=3000"), false, NULL, NULL, NULL));
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  CHECK(cxhr_send(request, NULL, 0, 0));
+  took = seconds_since(&start);
+  CHECK(took > 0.25 && took < 0.75);
+  CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_TIMEOUT);
+  text = cxhr_get_status_text(request);
+  CHECK(text && strncmp(text, "idle timeout", 12) == 0);
+
+  CHECK(cxhr_set_timeouts(request, 0, 0, 0, 0));
+  CHECK(!cxhr_set_range(request, -5, -1));
+  CHECK(!cxhr_set_range(request, 10, 5));
+  CHECK(cxhr_set_range(request, 100, 199));
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/file?size=1000"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 0));
+  CHECK(cxhr_get_status(request) == 206);
+  size_t length = 0;
+  const uint8_t *bytes = cxhr_get_receive_buffer(request, &length);
+  CHECK(length == 100);
+  int pattern = length == 100;
+  for(size_t i = 0; pattern && i < length; i++)
+    pattern = bytes[i] == (uint8_t)((100 + i) % 251);
+  CHECK(pattern);
+  cxhr_request_destroy(request);
+
+  request = cxhr_request_create();                                   /* decoding on, then off */
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/encoded?enc=gzip&n=5000"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 0));
+  bytes = cxhr_get_receive_buffer(request, &length);
+  CHECK(length == 5000 && bytes && bytes[4000] == 4000 % 251);
+  CHECK(cxhr_disable_content_decoding(request));
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/encoded?enc=gzip&n=5000&force=1"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 0));
+  bytes = cxhr_get_receive_buffer(request, &length);
+  CHECK(length > 2 && length < 5000 && bytes[0] == 0x1f && bytes[1] == 0x8b);
+  cxhr_request_destroy(request);
+}
+
 static void process_wide_settings(void)
 {
   cxhr_kerberos_set_cache_file("/tmp/curlxhr-capi-test/krb5cc");
@@ -696,6 +761,7 @@ int main(int argc, char **argv)
   bytes_sent();
   impossible_lengths_are_refused_in_every_state();
   metrics();
+  transfer_control();
   cookie_store(store);
   cookie_store_from_threads();
   process_wide_settings();

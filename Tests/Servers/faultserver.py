@@ -3,27 +3,66 @@
 
 It answers slowly, drip-feeds, resets mid-body, sends malformed or huge responses, speaks
 100-continue, redirects in chains and loops, streams large bodies in both directions, and
-records requests so tests can prove what a client sent. Standard library only.
+records requests so tests can prove what a client sent. Standard library only, but for
+brotli and zstd in /encoded (Debian's python3-brotli and python3-zstandard).
 
 Usage: faultserver.py PORT
-Body pattern of /bytes and /drip: byte i is i % 251.
+Body pattern of /bytes, /drip, /stall and /encoded: byte i is i % 251.
+
+Besides the fault routes:
+  /file?size=N&version=V[&cut=K][&key=K2]   a file whose byte i is (i + V) % 251: ETag,
+      Last-Modified, one Range (206/416), If-Range, HEAD; cut=K resets after K body bytes;
+      requests with a key are logged, /file-log?key=K2[&clear=1] lists them.
+  /retry?key=K&fail=N&code=C[&after=S][&mode=status|reset]   the first N requests with the key
+      fail (status C with Retry-After: S, or a reset), later ones get 200; /retry-count?key=K.
+  /encoded?enc=gzip|deflate|br|zstd&n=N[&force=1]   N pattern bytes in that content coding if
+      Accept-Encoding allows it (or force=1), else identity; X-Identity-Length/-SHA256.
+  /stall?n=N[&head_ms=A][&after_head_ms=B][&mid_ms=C]   pauses before the head, after it and
+      halfway through the body.
+  /blackhole   {"port": P}: a loopback port whose full accept queue lets connect() hang.
+  /multipart   parses a multipart/form-data body as it streams in: each part's name, filename,
+      contentType, size and sha256.
 """
+import calendar
+import email.utils
+import fcntl
 import hashlib
 import json
+import re
+import select
 import socket
 import socketserver
 import struct
 import sys
+import termios
 import threading
 import time
 import urllib.parse
+import zlib
+
+try:
+    import brotli  # Debian: python3-brotli
+except ImportError:
+    brotli = None
+try:
+    import zstandard  # Debian: python3-zstandard
+except ImportError:
+    zstandard = None
 
 PATTERN = bytes(i % 251 for i in range(251 * 1024))  # whole periods: chunks join seamlessly
+PATTERN_VIEW = memoryview(PATTERN)
 RECORDED = []
 # Client connections by their port: "open", or "closed" once the handler saw them end.
 CONNECTIONS = {}
 CONNECTIONS_LOCK = threading.Lock()
 RECORDED_LOCK = threading.Lock()
+# State of /file-log, /retry-count, /encoded and /blackhole, under STATE_LOCK.
+FILE_LOGS = {}  # key: [{"method", "range", "ifRange", "status"}, ...]
+RETRIES = {}  # key: {"count", "methods"}
+ENCODED = {}  # (coding, n): encoded body; (None, n): SHA-256 of the identity body
+BLACKHOLE = {}  # "port", "listener", "fillers"
+STATE_LOCK = threading.Lock()
+FILE_EPOCH = calendar.timegm((2026, 1, 1, 0, 0, 0))  # Last-Modified of /file version 0
 
 
 def pattern(start, length):
@@ -35,6 +74,16 @@ def pattern(start, length):
         out += PATTERN[offset:offset + take]
         offset = 0
     return bytes(out)
+
+
+def write_pattern(handler, start, length):
+    """Writes length bytes of the pattern beginning at offset start, a piece at a time."""
+    sent = 0
+    while sent < length:
+        offset = (start + sent) % 251
+        take = min(len(PATTERN) - offset, length - sent, 1 << 18)
+        handler.wfile.write(PATTERN_VIEW[offset:offset + take])
+        sent += take
 
 
 class Request:
@@ -174,7 +223,9 @@ class Handler(socketserver.StreamRequestHandler):
         self.connection.close()
 
 
-REASONS = {200: "OK", 201: "Created", 302: "Found", 400: "Bad Request", 404: "Not Found"}
+REASONS = {200: "OK", 201: "Created", 206: "Partial Content", 302: "Found", 400: "Bad Request",
+           404: "Not Found", 405: "Method Not Allowed", 416: "Range Not Satisfiable",
+           429: "Too Many Requests", 501: "Not Implemented", 503: "Service Unavailable"}
 
 
 def log(text):
@@ -346,11 +397,384 @@ def status(handler, request):
     handler.send_simple(request.int_arg("code", 200), b"status", reason=request.arg("reason", ""))
 
 
+def expect_continue(handler, request):
+    """Answers Expect: 100-continue at once, so clients need not wait before sending a body."""
+    if (request.header("Expect") or "").lower() == "100-continue":
+        handler.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        handler.wfile.flush()
+
+
+def parse_range(value, size):
+    """(first, last) of a single `bytes=` range, "unsatisfiable", or None to ignore the header."""
+    match = re.fullmatch(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*", value, re.IGNORECASE | re.ASCII)
+    if not match or match.group(1) == match.group(2) == "":
+        return None  # several ranges, another unit or bad syntax: the whole file
+    if match.group(1) == "":  # bytes=-n: the last n bytes
+        suffix = int(match.group(2))
+        return "unsatisfiable" if suffix == 0 or size == 0 else (max(0, size - suffix), size - 1)
+    first = int(match.group(1))
+    if match.group(2) and int(match.group(2)) < first:
+        return None
+    last = min(int(match.group(2) or size - 1), size - 1)
+    return "unsatisfiable" if first >= size else (first, last)
+
+
+def file(handler, request):
+    """size bytes whose byte i is (i + version) % 251, with validators, one Range and If-Range."""
+    size, version, key = request.int_arg("size", 0), request.int_arg("version", 0), request.arg("key")
+    cut = request.int_arg("cut", -1)  # negative: no cut
+    handler.discard_body(request)
+    etag = f'"f{version}-{size}"'
+    modified = email.utils.formatdate(FILE_EPOCH + version * 86400, usegmt=True)
+    headers = [("Accept-Ranges", "bytes"), ("ETag", etag), ("Last-Modified", modified)]
+    range_, if_range = request.header("Range"), request.header("If-Range")
+    if request.method not in ("GET", "HEAD"):
+        status = 405
+    elif range_ is not None and if_range in (None, etag, modified):
+        span = parse_range(range_, size)
+        status = 200 if span is None else 416 if span == "unsatisfiable" else 206
+    else:
+        status = 200
+    if key is not None:
+        with STATE_LOCK:
+            FILE_LOGS.setdefault(key, []).append(
+                {"method": request.method, "range": range_, "ifRange": if_range, "status": status})
+    if status == 405:
+        handler.send_simple(405, b"GET or HEAD\n", [("Allow", "GET, HEAD")])
+        return
+    if status == 416:
+        handler.send_simple(416, b"range not satisfiable\n", headers + [
+            ("Content-Type", "text/plain"), ("Content-Range", f"bytes */{size}")])
+        return
+    first, last = span if status == 206 else (0, size - 1)
+    headers.insert(0, ("Content-Type", "application/octet-stream"))
+    if status == 206:
+        headers.append(("Content-Range", f"bytes {first}-{last}/{size}"))
+    length = last - first + 1
+    handler.send_head(status, REASONS[status], headers, length)
+    if request.method == "HEAD":
+        handler.wfile.flush()
+        return
+    limit = length if cut < 0 else min(cut, length)
+    write_pattern(handler, first + version, limit)
+    if limit < length:
+        drain(handler)  # a reset discards what is still queued: the client must get all K bytes
+        handler.reset()
+        return False
+    handler.wfile.flush()
+
+
+def drain(handler, stuck=2.0):
+    """Waits until the client has acknowledged all sent bytes, or `stuck` s pass without progress."""
+    last, since = None, time.monotonic()
+    while True:
+        queued = struct.unpack("i", fcntl.ioctl(handler.connection, termios.TIOCOUTQ, b"\0" * 4))[0]
+        if queued == 0:
+            return
+        if queued != last:
+            last, since = queued, time.monotonic()
+        elif time.monotonic() - since > stuck:
+            return
+        time.sleep(0.002)
+
+
+def file_log(handler, request):
+    """The requests /file saw with this key; clear=1 forgets them."""
+    handler.discard_body(request)
+    key = request.arg("key", "")
+    with STATE_LOCK:
+        entries = list(FILE_LOGS.get(key, []))
+        if request.arg("clear") == "1":
+            FILE_LOGS.pop(key, None)
+    handler.send_json(200, entries)
+
+
+def retry(handler, request):
+    """The first `fail` requests with this key fail (status `code`, or a reset), then 200 ok."""
+    key, fail, code = request.arg("key", ""), request.int_arg("fail", 1), request.int_arg("code", 503)
+    with STATE_LOCK:
+        seen = RETRIES.setdefault(key, {"count": 0, "methods": []})
+        seen["count"] += 1
+        seen["methods"].append(request.method)
+        number = seen["count"]
+    if number <= fail and request.arg("mode", "status") == "reset":
+        if (request.header("Expect") or "").lower() != "100-continue":  # else no body comes yet
+            handler.discard_body(request)
+        handler.reset()
+        return False
+    expect_continue(handler, request)
+    handler.discard_body(request)
+    if number > fail:
+        handler.send_simple(200, b"ok")
+    else:
+        after = request.arg("after")
+        handler.send_simple(code, b"retry later", [] if after is None else [("Retry-After", after)])
+
+
+def retry_count(handler, request):
+    handler.discard_body(request)
+    with STATE_LOCK:
+        seen = RETRIES.get(request.arg("key", ""), {"count": 0, "methods": []})
+        value = {"count": seen["count"], "methods": list(seen["methods"])}
+    handler.send_json(200, value)
+
+
+def accepts(header, coding):
+    """Whether an Accept-Encoding value names coding with a q-value above 0."""
+    for item in (header or "").split(","):
+        token, *params = [part.strip() for part in item.split(";")]
+        if token.lower() != coding:
+            continue
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    return float(value) > 0
+                except ValueError:
+                    pass
+        return True
+    return False
+
+
+def compressor(coding, n):
+    """(compress, finish) functions of a fresh compressor for the content coding."""
+    if coding in ("gzip", "deflate"):
+        engine = zlib.compressobj(6, zlib.DEFLATED, 31 if coding == "gzip" else 15)
+        return engine.compress, engine.flush
+    if coding == "br":
+        engine = brotli.Compressor(quality=5)
+        return engine.process, engine.finish
+    engine = zstandard.ZstdCompressor(level=3).compressobj(size=n)
+    return engine.compress, engine.flush
+
+
+def encoded_body(coding, n):
+    """The n pattern bytes in the coding (None: their SHA-256), made once and cached."""
+    with STATE_LOCK:
+        cached = ENCODED.get((coding, n))
+    if cached is not None:
+        return cached
+    if coding is None:
+        digest = hashlib.sha256()
+        compress, finish = digest.update, digest.hexdigest
+    else:
+        out = []
+        compress, finish = compressor(coding, n)
+    for start in range(0, n, len(PATTERN)):
+        result = compress(PATTERN_VIEW[:min(len(PATTERN), n - start)])
+        if coding is not None:
+            out.append(result)
+    value = finish() if coding is None else b"".join(out) + finish()
+    with STATE_LOCK:
+        ENCODED[(coding, n)] = value
+    return value
+
+
+def encoded(handler, request):
+    """n pattern bytes in the content coding `enc` when Accept-Encoding allows it or force=1."""
+    coding, n = (request.arg("enc") or "").lower(), request.int_arg("n", 0)
+    handler.discard_body(request)
+    if coding not in ("gzip", "deflate", "br", "zstd"):
+        handler.send_simple(400, b"enc is gzip, deflate, br or zstd\n")
+        return
+    module = {"br": (brotli, "python3-brotli"), "zstd": (zstandard, "python3-zstandard")}.get(coding)
+    if module and module[0] is None:
+        handler.send_simple(501, f"{coding} needs the Debian package {module[1]}\n".encode())
+        return
+    use = request.arg("force") == "1" or accepts(request.header("Accept-Encoding"), coding)
+    body = encoded_body(coding, n) if use else None
+    headers = [("Content-Type", "application/octet-stream"), ("Vary", "Accept-Encoding"),
+               ("X-Identity-Length", n), ("X-Identity-SHA256", encoded_body(None, n))]
+    if use:
+        headers.append(("Content-Encoding", coding))
+    handler.send_head(200, "OK", headers, n if body is None else len(body))
+    if request.method != "HEAD":
+        if body is None:
+            write_pattern(handler, 0, n)
+        else:
+            handler.wfile.write(body)
+    handler.wfile.flush()
+
+
+def pause(handler, seconds):
+    """Sleeps; False early if the client closes its end meanwhile."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        if not select.select([handler.connection], [], [], left)[0]:
+            return True
+        try:
+            if not handler.connection.recv(1, socket.MSG_PEEK):
+                return False
+        except OSError:
+            return False
+        time.sleep(max(0.0, deadline - time.monotonic()))  # a pipelined request waits its turn
+    return True
+
+
+def stall(handler, request):
+    """n pattern bytes after head_ms, then after_head_ms after the head, mid_ms halfway."""
+    n = request.int_arg("n", 0)
+    handler.discard_body(request)
+    if not pause(handler, request.int_arg("head_ms", 0) / 1000):
+        return False
+    handler.send_head(200, "OK", [("Content-Type", "application/octet-stream")], n)
+    handler.wfile.flush()
+    if request.method == "HEAD":
+        return
+    if not pause(handler, request.int_arg("after_head_ms", 0) / 1000):
+        return False
+    write_pattern(handler, 0, n // 2)
+    handler.wfile.flush()
+    if not pause(handler, request.int_arg("mid_ms", 0) / 1000):
+        return False
+    write_pattern(handler, n // 2, n - n // 2)
+    handler.wfile.flush()
+
+
+def blackhole(handler, request):
+    """A loopback port that never accepts and whose accept queue is full: connects hang."""
+    handler.discard_body(request)
+    with STATE_LOCK:
+        if "port" not in BLACKHOLE:
+            listener = socket.socket()
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(0)  # Linux queues one connection then drops SYNs
+            port, fillers = listener.getsockname()[1], []
+            while len(fillers) < 8:  # fill the queue until a connect no longer completes
+                filler = socket.socket()
+                filler.settimeout(0.3)
+                try:
+                    filler.connect(("127.0.0.1", port))
+                except OSError:
+                    filler.close()
+                    break
+                fillers.append(filler)
+            BLACKHOLE.update(port=port, listener=listener, fillers=fillers)
+        port = BLACKHOLE["port"]
+    handler.send_json(200, {"port": port})
+
+
+def header_params(value):
+    """The parameters of a header value such as `form-data; name="a"; filename="b.txt"`."""
+    params = {}
+    for match in re.finditer(r';\s*([^=;\s]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)', value):
+        raw = match.group(2).strip()
+        if raw.startswith('"'):
+            raw = re.sub(r"\\(.)", r"\1", raw[1:-1])
+        params[match.group(1).lower()] = raw
+    return params
+
+
+class Multipart:
+    """An incremental multipart/form-data parser: feed() pieces, then finish()."""
+
+    def __init__(self, boundary):
+        self.delimiter = b"\r\n--" + boundary
+        self.buffer = b"\r\n"  # so the first boundary line looks like all the others
+        self.state = "preamble"  # then delimiter, headers, body, delimiter, ..., epilogue
+        self.parts, self.digest = [], None
+
+    def feed(self, data):
+        self.buffer += data
+        while self.step():
+            pass
+
+    def finish(self):
+        if self.state != "epilogue":
+            raise ValueError("the body ended before the closing boundary")
+
+    def step(self):
+        """Consumes what it can of the buffer; True if another step may consume more."""
+        buffer = self.buffer
+        if self.state in ("preamble", "body"):
+            index = buffer.find(self.delimiter)
+            end = index if index >= 0 else max(0, len(buffer) - len(self.delimiter) + 1)
+            if self.state == "body" and end:
+                self.digest.update(memoryview(buffer)[:end])
+                self.parts[-1]["size"] += end
+            if index < 0:
+                self.buffer = buffer[end:]
+                return False
+            if self.state == "body":
+                self.parts[-1]["sha256"] = self.digest.hexdigest()
+            self.buffer, self.state = buffer[index + len(self.delimiter):], "delimiter"
+            return True
+        if self.state == "delimiter":  # "--" closes the body; else optional blanks and CRLF
+            if buffer.startswith(b"--"):
+                self.buffer, self.state = b"", "epilogue"
+                return False
+            end = buffer.find(b"\r\n")
+            if end < 0:
+                if len(buffer) > 1024:
+                    raise ValueError("no line end after a boundary")
+                return False
+            if buffer[:end].strip(b" \t"):
+                raise ValueError("text after a boundary")
+            self.buffer, self.state = buffer[end + 2:], "headers"
+            return True
+        if self.state == "headers":
+            if buffer.startswith(b"\r\n"):  # a part without headers
+                block, self.buffer = b"", buffer[2:]
+            elif (end := buffer.find(b"\r\n\r\n")) >= 0:
+                block, self.buffer = buffer[:end], buffer[end + 4:]
+            elif len(buffer) > 65536:
+                raise ValueError("part headers too long")
+            else:
+                return False
+            self.start_part(block)
+            self.state = "body"
+            return True
+        self.buffer = b""  # the epilogue is ignored
+        return False
+
+    def start_part(self, block):
+        headers = {}
+        for line in filter(None, block.split(b"\r\n")):
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError:
+                text = line.decode("latin-1")
+            name, _, value = text.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        params = header_params(headers.get("content-disposition", ""))
+        self.parts.append({"name": params.get("name"), "filename": params.get("filename"),
+                           "contentType": headers.get("content-type"), "size": 0, "sha256": None})
+        self.digest = hashlib.sha256()
+
+
+def multipart(handler, request):
+    """Parses a multipart/form-data body as it streams in: each part's name, size and SHA-256."""
+    content_type = request.header("Content-Type") or ""
+    boundary = header_params(content_type).get("boundary")
+    expect_continue(handler, request)
+    if not content_type.lower().startswith("multipart/form-data") or not boundary:
+        handler.discard_body(request)
+        handler.send_simple(400, b"not multipart/form-data with a boundary\n")
+        return
+    parser, error = Multipart(boundary.encode("latin-1")), None
+    for piece in handler.body_chunks(request):
+        if error is None:
+            try:
+                parser.feed(piece)
+            except ValueError as problem:
+                error = str(problem)
+    if error is None:
+        try:
+            parser.finish()
+        except ValueError as problem:
+            error = str(problem)
+    if error is not None:
+        handler.send_json(400, {"error": error})
+        return
+    handler.send_json(200, {"parts": parser.parts})
+
 ROUTES = {
     "/delay": delay, "/drip": drip, "/bytes": send_bytes, "/reset": reset, "/malformed": malformed,
     "/hugeheader": huge_header, "/cuthead": cut_head, "/continue": continue_, "/sink": sink, "/redirect/chain": chain,
     "/redirect/loop": loop, "/redirect/to": redirect_to, "/headers": headers, "/record": record,
     "/recorded": recorded, "/status": status, "/connection": connection,
+    "/file": file, "/file-log": file_log, "/retry": retry, "/retry-count": retry_count,
+    "/encoded": encoded, "/stall": stall, "/blackhole": blackhole, "/multipart": multipart,
 }
 
 

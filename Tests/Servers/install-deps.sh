@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the loopback test servers need: Debian packages (Apache with mod_auth_gssapi,
-# an MIT KDC, squid, …) and a Python virtual environment with PyPI's pyspnego, the NTLM
-# acceptor of the NTLM server and of squid's NTLM helper.
+# an MIT KDC, squid, brotli and zstd for the fault server's /encoded, …) and a Python virtual
+# environment with PyPI's pyspnego, the NTLM acceptor of the NTLM server and of squid's NTLM
+# helper.
 #
 #   install-deps.sh               install what is missing (quick when nothing is)
 #   install-deps.sh --venv-path   print where the virtual environment lives
@@ -24,7 +25,7 @@ if [ "${1:-}" = --venv-path ]; then
 fi
 
 packages=(apache2 apache2-utils libapache2-mod-auth-gssapi openssl python3 python3-venv python3-cryptography curl
-          krb5-kdc krb5-admin-server krb5-user squid)
+          krb5-kdc krb5-admin-server krb5-user squid python3-brotli python3-zstandard)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

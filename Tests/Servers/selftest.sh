@@ -58,4 +58,33 @@ for scheme in basic digest ntlm; do
   check "$scheme proxy CONNECT" 200 -x "$proxy" --proxy-"$scheme" -U "$PU:$PP" --cacert "$TESTENV_CA_FILE" "$TESTENV_HTTPS_URL/echo"
 done
 check "ntlm proxy + digest server" 200 -x "127.0.0.1:$TESTENV_PROXY_NTLM_PORT" --proxy-ntlm -U "$PU:$PP" --digest -u "$U:$P" "$TESTENV_DIGEST_URL"
+F=$TESTENV_FAULT_URL
+key=selftest-$$-$RANDOM
+check "fault bytes" 200 "$F/bytes?n=1000"
+check "fault file" 200 "$F/file?size=1000&version=1&key=$key"
+check "fault file range" 206 -r 10-19 "$F/file?size=1000&version=1&key=$key"
+check "fault file range not satisfiable" 416 -r 1000- "$F/file?size=1000&version=1&key=$key"
+check "fault file If-Range of another version" 200 -r 10-19 -H 'If-Range: "f0-1000"' "$F/file?size=1000&version=1&key=$key"
+contains "fault file log" '"status": 416' "$F/file-log?key=$key&clear=1"
+if [ "$(curl -s -o /dev/null -w '%{size_download}' --max-time 10 "$F/file?size=1000&cut=100")" = 100 ]; then
+  echo "ok    fault file cut after 100 bytes"
+else
+  echo "FAIL  fault file cut"; failed=1
+fi
+check "fault retry fails first" 503 "$F/retry?key=$key&fail=1&after=1"
+check "fault retry then succeeds" 200 "$F/retry?key=$key&fail=1&after=1"
+contains "fault retry count" '"count": 2' "$F/retry-count?key=$key"
+for coding in gzip deflate br zstd; do
+  contains "fault encoded $coding" "Content-Encoding: $coding" -D - -o /dev/null -H "Accept-Encoding: $coding" "$F/encoded?enc=$coding&n=1000"
+done
+check "fault stall" 200 "$F/stall?n=100&head_ms=10&after_head_ms=10&mid_ms=10"
+port=$(curl -s --max-time 10 "$F/blackhole" | sed -n 's/.*"port": *\([0-9]*\).*/\1/p')
+curl -s -o /dev/null --connect-timeout 1 "http://127.0.0.1:${port:-1}/"
+rc=$?
+if [ -n "$port" ] && [ "$rc" = 28 ]; then
+  echo "ok    fault blackhole: a connect times out"
+else
+  echo "FAIL  fault blackhole: port '$port', curl exit status $rc, expected 28"; failed=1
+fi
+contains "fault multipart" '"name": "c", "sha256": "cd42404d52ad55ccfa9aca4adc828aa5800ad9d385a0671fbcbf724118320619", "size": 5' -F c=value "$F/multipart"
 exit $failed

@@ -135,6 +135,31 @@ CXHR_EXTERN bool cxhr_disable_http_proxy(cxhr_request *_Nullable request);
 CXHR_EXTERN void cxhr_set_use_environment_proxy(bool use);
 CXHR_EXTERN bool cxhr_get_use_environment_proxy(void);
 
+/*
+ * Limits each phase of the request, in seconds (0: no limit). connect_s: until the connection
+ * (and for https its TLS handshake) is up; headers_s: from the request sent (head and whole
+ * body) to the response's head; idle_s: the longest time without a byte sent or received;
+ * total_s: the whole request (a timeout_s given to cxhr_send replaces it for that send). A limit
+ * that runs out ends the request in CXHR_DONE, status 0, CXHR_FAILURE_TIMEOUT and a status text
+ * naming the phase ("connect", "header", "idle" or "total"). False for a negative or
+ * non-finite value.
+ */
+CXHR_EXTERN bool cxhr_set_timeouts(cxhr_request *_Nullable request, double connect_s, double headers_s,
+                                   double idle_s, double total_s);
+
+/*
+ * Asks for bytes start to end of the body (both included; end < 0: to its end) with a Range
+ * header: 206 with those bytes where the server honours it, 200 with the whole body where it
+ * does not, 416 for a range beyond the end. False for a negative start or an end before it.
+ */
+CXHR_EXTERN bool cxhr_set_range(cxhr_request *_Nullable request, int64_t start, int64_t end);
+
+/*
+ * Receives the body as the server encoded it: no Accept-Encoding of the library's own and no
+ * decoding. (By default a request asks for gzip, deflate, br and zstd and decodes them.)
+ */
+CXHR_EXTERN bool cxhr_disable_content_decoding(cxhr_request *_Nullable request);
+
 /* Trusts only the CAs in the PEM file at path for this request. False if unreadable. */
 CXHR_EXTERN bool cxhr_set_ca_certificate_file(cxhr_request *_Nullable request,
                                               const char *_Nullable path);

@@ -35,6 +35,11 @@ final class EasyProfile {
         let body: BodyShape
         let timeoutMilliseconds: Int
         let pipelining: Bool
+        /// An https request that may multiplex: libcurl waits for a connection to the origin
+        /// being set up to learn whether it speaks HTTP/2 (`CURLOPT_PIPEWAIT`). Not for plain
+        /// http, which never multiplexes here: there it made a request wait for another one's
+        /// connection, busy with a slow response, instead of opening its own.
+        let waitsForMultiplexing: Bool
         /// libcurl may read the proxy environment variables (no proxy of the request's own).
         let environmentProxy: Bool
         /// libcurl may answer a Negotiate challenge with tickets from a credential cache.
@@ -78,6 +83,12 @@ extension EasyProfile.Fields {
         options.check(cxhr_easy_set_header_function(easy, cxhr_head_callback))
         options.check(cxhr_easy_set_socket_functions(easy, LibcurlSockets.openCallback, LibcurlSockets.closeCallback))
         if timeoutMilliseconds > 0 { options.set(CURLOPT_TIMEOUT_MS, timeoutMilliseconds) }
+        let connectMilliseconds = Timeouts.milliseconds(switches.timeouts.connect)
+        if connectMilliseconds > 0 { options.set(CURLOPT_CONNECTTIMEOUT_MS, connectMilliseconds) }
+        if let range = switches.range { options.set(CURLOPT_RANGE, range.curlValue) }
+        // "": every encoding this libcurl decodes (gzip, deflate, br, zstd here), asked for
+        // and decoded; without it libcurl decodes nothing, so the body comes as sent.
+        if switches.contentDecoding { options.set(CURLOPT_ACCEPT_ENCODING, "") }
         options.set(CURLOPT_SSL_VERIFYPEER, switches.verifyPeer ? 1 : 0)
         options.set(CURLOPT_SSL_VERIFYHOST, switches.verifyHost ? 2 : 0)
         if let caFile {
@@ -101,7 +112,7 @@ extension EasyProfile.Fields {
         }
         options.set(CURLOPT_HTTPHEADER, slist: handle.headerList)
         if pipelining {
-            options.set(CURLOPT_PIPEWAIT, 1)
+            if waitsForMultiplexing { options.set(CURLOPT_PIPEWAIT, 1) }
         } else {
             options.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
         }

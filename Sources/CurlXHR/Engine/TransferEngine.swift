@@ -69,6 +69,8 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
     @exclusivity(unchecked) private var settings: ProcessSettings?
     @exclusivity(unchecked) private var settingsVersion = 0
     private static let maxIdleHandles = 256
+    /// The transfers with headers or idle timeouts, and their clocks.
+    @exclusivity(unchecked) private var phaseWatch = PhaseWatch()
     /// Profiles of recent transfers, newest last (see `profile(for:_:)`).
     @exclusivity(unchecked) private var recentProfiles: [EasyProfile] = []
     private static let maxRecentProfiles = 8
@@ -219,6 +221,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
             pending.removeAllKeepingBuffer()
             curl_multi_perform(multi, &running)
             collectFinished()
+            if !phaseWatch.isEmpty { endExpired() }
             if !pendingCloses.isEmpty {
                 let waiting = pendingCloses
                 pendingCloses.removeAll()
@@ -244,7 +247,11 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
                 inbox.loopWaits = inbox.commands.isEmpty
                 return inbox.loopWaits
             }
-            if waits { curl_multi_poll(multi, nil, 0, 1000, nil) }
+            if waits {
+                // No longer than the nearest headers or idle deadline.
+                let wait = phaseWatch.isEmpty ? 1000 : min(1000, phaseWatch.millisecondsToDeadline() ?? 1000)
+                curl_multi_poll(multi, nil, 0, wait, nil)
+            }
         }
     }
 
@@ -292,6 +299,15 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
         guard code == CURLM_OK else {
             end(transfer, failure: TransferFailure(kind: .other, text: String(cString: curl_multi_strerror(code))))
             return
+        }
+        if transfer.switches.timeouts.needsPhaseClock { phaseWatch.watch(transfer, timeouts: transfer.switches.timeouts) }
+    }
+
+    /// Ends the transfers whose headers or idle timeout ran out.
+    private func endExpired() {
+        for (transfer, phase) in phaseWatch.expired() {
+            let limit = phase == .idle ? transfer.switches.timeouts.idle : transfer.switches.timeouts.headers
+            end(transfer, failure: TransferFailure(kind: .timeout, text: Timeouts.text(phase, after: limit)))
         }
     }
 
@@ -410,6 +426,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
         transfer.isFinished = true
         let connection = ConnectionID(handle.easy)
         remove(transfer, handle)
+        phaseWatch.forget(transfer)
         if handle.headParser.sawSetCookie {
             // On disk before DONE is reported.
             CookieStore.shared.persist(from: cookieHandle)

@@ -76,6 +76,51 @@ extension HttpRequest {
         changeSwitches { $0.proxy = nil }
     }
 
+    /// Limits each phase of the request, in seconds (0: no limit). A limit that runs out ends
+    /// the request in DONE with status 0, ``getFailureKind()`` `.timeout` and a status text
+    /// that names the phase (`connect`, `header`, `idle` or `total`).
+    ///
+    /// - Parameters:
+    ///   - connect: until the connection, and for https its TLS handshake, is up.
+    ///   - headers: from the request sent (its head and whole body) to the response's head; an
+    ///     authentication round or a redirect starts it again.
+    ///   - idle: the longest time without a byte sent or received.
+    ///   - total: the whole request, redirects and authentication rounds included; a
+    ///     `timeout` given to `send` replaces it for that send.
+    /// - Returns: `false` with ``lastError`` for a negative or non-finite value, or a request
+    ///   in flight.
+    @discardableResult
+    public func setTimeouts(connect: Double = 0, headers: Double = 0, idle: Double = 0, total: Double = 0) -> Bool {
+        if let problem = Timeouts.problem(connect: connect, headers: headers, idle: idle, total: total) {
+            return refuse(.invalidArgument, problem)
+        }
+        return changeSwitches { $0.timeouts = Timeouts(connect: connect, headers: headers, idle: idle, total: total) }
+    }
+
+    /// Asks for bytes `start` to `end` of the body (both included; `nil`: to its end) with a
+    /// `Range` header. A server that honours it answers 206 with those bytes; one that does
+    /// not answers 200 with the whole body; a range beyond the end gets 416. The response is
+    /// reported as it comes: check ``getStatus()``.
+    /// - Returns: `false` with ``lastError`` for a negative start, an end before the start, or
+    ///   a request in flight.
+    @discardableResult
+    public func setRange(from start: Int64, to end: Int64? = nil) -> Bool {
+        if let problem = ByteRange.problem(start: start, end: end) {
+            return refuse(.invalidArgument, problem)
+        }
+        return changeSwitches { $0.range = ByteRange(start: start, end: end) }
+    }
+
+    /// Receives the body as the server encoded it. By default a request asks for compressed
+    /// bodies (`Accept-Encoding` with every encoding this libcurl decodes: gzip, deflate, br
+    /// and zstd where built in) and gets them decoded; after this call it sends no
+    /// `Accept-Encoding` of its own and decodes nothing, even when a header set with
+    /// ``setRequestHeader(_:value:)`` asks for an encoding.
+    @discardableResult
+    public func disableContentDecoding() -> Bool {
+        changeSwitches { $0.contentDecoding = false }
+    }
+
     /// Whether requests without a proxy of their own use the proxy named by the `http_proxy`,
     /// `https_proxy`, `all_proxy` and `no_proxy` environment variables, as the curl tool does.
     /// Process-wide; default `false`, so the environment never redirects a request the

@@ -279,7 +279,9 @@ public final class HttpRequest: Sendable {
                 return .failure(HttpRequestError(rejection))
             }
             let transfer = core.reusableTransfer() ?? Transfer(owner: self)
-            transfer.prepare(message: core.message, body: body, switches: core.switches, timeout: timeout,
+            // A send's own timeout replaces the total of `setTimeouts` for that send.
+            transfer.prepare(message: core.message, body: body, switches: core.switches,
+                             timeout: timeout > 0 ? timeout : core.switches.timeouts.total,
                              pipelining: core.enablePipelining, fileDescriptor: fileDescriptor, fileSize: fileSize)
             TransferEngine.transfersInFlight.add(1, ordering: .relaxed)  // until `complete()`
             core.switches.freshConnection = false

@@ -38,6 +38,11 @@ struct RequestMessage: Sendable {
     /// Form values in the order they were set.
     var formValues: [(key: String, value: String)] = []
 
+    /// The URL is https (`open` accepts only http and https).
+    var isSecure: Bool {
+        url.utf8.prefix(6).lazy.map { $0 | 0x20 }.elementsEqual("https:".utf8)
+    }
+
     func hasHeader(_ name: String) -> Bool {
         headers.contains { MessageValidation.sameFieldName($0.name.utf8, name.utf8) }
     }

@@ -13,7 +13,7 @@ extension Transfer {
         return EasyProfile.Fields(
             body: bodyShape,
             timeoutMilliseconds: timeoutMilliseconds,
-            pipelining: pipelining,
+            pipelining: pipelining, waitsForMultiplexing: waitsForMultiplexing,
             environmentProxy: switches.proxy == nil && settings.environmentProxy,
             negotiate: negotiate, delegation: negotiate && settings.allowDelegation,
             method: message.method, headers: message.headers, contentType: contentType,
@@ -29,6 +29,7 @@ extension Transfer {
         guard profile.fields.body == bodyShape
             && profile.fields.timeoutMilliseconds == timeoutMilliseconds
             && profile.fields.pipelining == pipelining
+            && profile.fields.waitsForMultiplexing == waitsForMultiplexing
             && profile.fields.environmentProxy == (switches.proxy == nil && settings.environmentProxy)
             && profile.fields.negotiate == negotiate && profile.fields.delegation == (negotiate && settings.allowDelegation)
             && profile.fields.method == message.method
@@ -39,6 +40,10 @@ extension Transfer {
         let caFileMatches = if let own = switches.caFile { profile.fields.caFile == own } else { profile.fields.caFile == settings.caFile }
         guard caFileMatches else { return false }
         return negotiate ? profile.fields.credentials == nil : profile.fields.credentials == message.credentials
+    }
+
+    private var waitsForMultiplexing: Bool {
+        pipelining && message.isSecure
     }
 
     private var bodyShape: BodyShape {
@@ -75,7 +80,7 @@ extension Transfer {
     }
 
     private var timeoutMilliseconds: Int {
-        timeout > 0 ? Int(min(timeout * 1000, Double(Int32.max)).rounded(.up)) : 0
+        Timeouts.milliseconds(timeout)
     }
 
     /// Makes `handle` carry this transfer's options: all of them after a reset when the

@@ -60,6 +60,8 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var isAdded = false
     @exclusivity(unchecked) var isFinished = false
     @exclusivity(unchecked) var progress = Progress()
+    /// The headers and idle clocks, while the engine watches them (``PhaseWatch``).
+    @exclusivity(unchecked) var clock: PhaseClock?
 
     /// What the engine learns of a send as it goes.
     struct Progress {
@@ -70,6 +72,9 @@ final class Transfer: @unchecked Sendable {
         var pendingHead: ResponseHead?
         /// A complete response head arrived (final or not).
         var sawHead = false
+        /// Heads other than interim (1xx) ones so far, and whether the request was given one.
+        var headsSeen = 0
+        var headReported = false
         /// The status of the last head other than an interim (1xx) one; 0 before any.
         var lastStatus = 0
         /// A 401 or 407 head arrived: libcurl may keep authentication state in the handle.
@@ -142,11 +147,21 @@ final class Transfer: @unchecked Sendable {
         isAdded = false
         isFinished = false
         progress = Progress()
+        clock = nil
     }
 
     private func closeFile() {
         if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }
         fileDescriptor = -1
+    }
+
+    /// The bytes of the request's body (0 for none).
+    var bodySize: Int64 {
+        switch body {
+        case .none: 0
+        case .bytes(let bytes, _): Int64(bytes.count)
+        case .file: fileSize
+        }
     }
 
     /// Marks the transfer complete; returns the bit to wake (``Wakeups/wake(_:)``) for the
@@ -191,6 +206,7 @@ final class Transfer: @unchecked Sendable {
             return  // 100-continue and other interim responses
         default:
             progress.lastStatus = head.status
+            progress.headsSeen += 1
             progress.httpVersion = head.httpVersion
             if head.status == 401 || head.status == 407 { progress.sawChallenge = true }
             progress.followsRedirect = switches.followLocation && RedirectStep.isRedirect(head.status) && head.hasField("Location")
@@ -199,6 +215,7 @@ final class Transfer: @unchecked Sendable {
                 progress.pendingHead = ResponseHead(head)
             } else {
                 progress.pendingHead = nil
+                progress.headReported = true
                 withOwner { $0.transferReceivedHead(self, head) }
             }
         }
@@ -214,6 +231,7 @@ final class Transfer: @unchecked Sendable {
     func flushPendingHead() {
         if let head = progress.pendingHead {
             progress.pendingHead = nil
+            progress.headReported = true
             head.withRecorded { recorded in withOwner { $0.transferReceivedHead(self, recorded) } }
         }
     }

@@ -45,7 +45,7 @@ extension Transfer {
             // libcurl reports a header beyond its 100 KiB limit as out of memory, silently.
             return TransferFailure(kind: .response, text: "Response header too large (libcurl accepts up to 100 KiB) or out of memory")
         case CURLE_COULDNT_RESOLVE_HOST: return TransferFailure(kind: .dns, text: detail)
-        case CURLE_OPERATION_TIMEDOUT: return TransferFailure(kind: .timeout, text: detail)
+        case CURLE_OPERATION_TIMEDOUT: return timeoutFailure(detail)
         case CURLE_TOO_MANY_REDIRECTS: return TransferFailure(kind: .redirects, text: detail)
         case CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE:
             return TransferFailure(kind: .connection, text: detail)
@@ -54,6 +54,29 @@ extension Transfer {
         default:
             return TransferFailure(kind: .other, text: detail)
         }
+    }
+
+    /// libcurl's connect or total timeout ran out: the text names the phase whose limit it
+    /// was (the smaller one while connecting), then gives libcurl's words.
+    private func timeoutFailure(_ detail: String) -> TransferFailure {
+        let connect = switches.timeouts.connect
+        // Up once the TCP connection is, and for https its TLS handshake too.
+        var connected: curl_off_t = 0, handshaken: curl_off_t = 0
+        if let easy = handle?.easy {
+            _ = cxhr_easy_get_offset(easy, CURLINFO_CONNECT_TIME_T, &connected)
+            _ = cxhr_easy_get_offset(easy, CURLINFO_APPCONNECT_TIME_T, &handshaken)
+        }
+        let up = connected > 0 && (!message.isSecure || handshaken > 0)
+        let phase: Timeouts.Phase? = if connect > 0, !up, timeout == 0 || connect <= timeout {
+            .connect
+        } else if timeout > 0 {
+            .total
+        } else {
+            nil
+        }
+        guard let phase else { return TransferFailure(kind: .timeout, text: detail) }
+        let text = Timeouts.text(phase, after: phase == .connect ? connect : timeout)
+        return TransferFailure(kind: .timeout, text: "\(text) (\(detail))")
     }
 
     private static let tlsFailures: Set<UInt32> = [

@@ -11,4 +11,26 @@ struct TransferSwitches: Sendable, Equatable {
     var caFile: String?
     /// Set by `close()`: the next transfer opens a new connection and a full TLS handshake.
     var freshConnection = false
+    /// The limits of each phase (`setTimeouts`).
+    var timeouts = Timeouts()
+    /// The bytes of the body asked for (`setRange`), or nil for all of it.
+    var range: ByteRange?
+    /// Asks for compressed bodies and decodes them (`disableContentDecoding` turns it off).
+    var contentDecoding = true
+}
+
+/// A request's byte range (`Range: bytes=start-end`, end inclusive; nil: to the end).
+struct ByteRange: Sendable, Equatable {
+    var start: Int64
+    var end: Int64?
+
+    /// libcurl's form of it (`CURLOPT_RANGE`).
+    var curlValue: String { "\(start)-" + (end.map { String($0) } ?? "") }
+
+    /// Why `start` and `end` make no range, or nil.
+    static func problem(start: Int64, end: Int64?) -> String? {
+        if start < 0 { return "the range must start at byte 0 or later" }
+        if let end, end < start { return "the range must end at or after its start (\(end) < \(start))" }
+        return nil
+    }
 }

@@ -143,7 +143,7 @@ import Testing
         #expect(request.send())
         #expect(recorder.waitForDone())
         #expect(recorder.result.states == [.opened, .sent, .headersReceived, .loading, .done])
-        #expect(request.getStatus() == 201, "the second open's URL")
+        #expect(request.getStatus() == 201, "the second open's URL; status text: \(request.getStatusText() ?? "")")
         // From DONE, open reports OPENED again.
         #expect(request.open("GET", url: try env.faultURL + "/status?code=202", async: true))
         Thread.sleep(forTimeInterval: 0.2)

@@ -272,6 +272,15 @@ import Testing
             Incantation(arguments: ["-s", "-f", "-i", "{F}/status?code=503&reason=Busy"]),
             Incantation(arguments: ["-s", "-f", "{F}/bytes?n=10"]),
             Incantation(arguments: ["-s", "--fail-with-body", "{F}/status?code=404&reason=Not%20Found"]),
+            // Transfer control: ranges, decoding, timeouts (exit 28 and nothing on standard output).
+            Incantation(arguments: ["-s", "-r", "100-199", "-i", "{F}/file?size=1000"]),
+            Incantation(arguments: ["-s", "-r", "900-", "{F}/file?size=1000"]),
+            Incantation(arguments: ["-s", "-r", "5000-", "-w", "%{http_code}", "{F}/file?size=1000"]),
+            Incantation(arguments: ["-s", "-i", "{F}/encoded?enc=gzip&n=3000"]),
+            Incantation(arguments: ["-s", "--no-compressed", "{F}/encoded?enc=zstd&n=3000&force=1"]),
+            Incantation(arguments: ["-s", "--compressed", "-w", "%{http_code}", "-o", "out.bin", "{F}/encoded?enc=br&n=3000"], written: ["out.bin"]),
+            Incantation(arguments: ["-s", "-m", "0.5", "{F}/stall?n=10&head_ms=3000"]),
+            Incantation(arguments: ["-s", "--connect-timeout", "0.5", "-w", "%{http_code}", "{B}/"]),
             // HTTP/2 (Apache through ALPN): the protocol in -w.
             Incantation(arguments: ["-s", "--cacert", "{CA}", "-o", "/dev/null", "-w", "%{http_code} %{http_version} %{size_download}\\n",
                                     "{H2}/files/100b"]),
@@ -294,6 +303,13 @@ import Testing
         return (try? JSONSerialization.data(withJSONObject: echo, options: [.sortedKeys])) ?? output
     }
 
+    /// A loopback URL whose connection never comes up (the fault server's full accept queue).
+    func blackholeURL() throws -> String {
+        let answer = fetchSync("GET", try env.faultURL + "/blackhole").1
+        let port = try #require((try JSONSerialization.jsonObject(with: answer) as? [String: Any])?["port"] as? Int)
+        return "http://127.0.0.1:\(port)"
+    }
+
     /// A cookie file's cookies, one per line, sorted (curl writes the newest first).
     static func cookieLines(_ text: String) -> [String] {
         text.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") || $0.hasPrefix("#HttpOnly_") }.sorted()
@@ -312,12 +328,14 @@ import Testing
                 try Data(content.utf8).write(to: URL(fileURLWithPath: directory + "/" + name))
             }
             let h2 = try env["TESTENV_HTTPS_H2_URL"], ca = try env.caFile
-            let arguments = arguments.map {
+            let arguments = try arguments.map {
                 $0.replacingOccurrences(of: "{F}", with: fault).replacingOccurrences(of: "{H2}", with: h2)
                     .replacingOccurrences(of: "{CA}", with: ca)
+                    .replacingOccurrences(of: "{B}", with: $0.contains("{B}") ? try blackholeURL() : "")
             }
             // XDG_DATA_HOME: xhr's cookie store starts empty, as curl's jar does. -q: no ~/.curlrc.
-            let run = try Self.run(program, (tool == "curl" ? ["-q"] : []) + arguments,
+            // --compressed: what xhr does by default.
+            let run = try Self.run(program, (tool == "curl" ? ["-q", "--compressed"] : []) + arguments,
                                    environment: ["XDG_DATA_HOME": directory + "/data"], directory: directory)
             return (run, directory)
         }

@@ -1,0 +1,68 @@
+import CCurlShim
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The transfers whose headers or idle timeouts the engine keeps (``PhaseClock``), and what
+/// it reads of each at the end of a round. Engine thread only; a transfer without those
+/// timeouts is never listed, so a round without any costs one `isEmpty`.
+struct PhaseWatch {
+    private var transfers: [Transfer] = []
+
+    var isEmpty: Bool { transfers.isEmpty }
+
+    /// Milliseconds of the monotonic clock.
+    static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+
+    /// Starts the clocks of a transfer libcurl has just been given.
+    mutating func watch(_ transfer: Transfer, timeouts: Timeouts) {
+        transfer.clock = PhaseClock(headers: Int64(Timeouts.milliseconds(timeouts.headers)),
+                                    idle: Int64(Timeouts.milliseconds(timeouts.idle)), startedAt: Self.now())
+        transfers.append(transfer)
+    }
+
+    /// Stops watching a transfer that ended.
+    mutating func forget(_ transfer: Transfer) {
+        guard transfer.clock != nil else { return }
+        transfer.clock = nil
+        if let index = transfers.firstIndex(where: { $0 === transfer }) { transfers.remove(at: index) }
+    }
+
+    /// Observes every watched transfer; returns those whose limit ran out, with the phase.
+    mutating func expired() -> [(Transfer, Timeouts.Phase)] {
+        let now = Self.now()
+        var expired: [(Transfer, Timeouts.Phase)] = []
+        for transfer in transfers {
+            guard let handle = transfer.handle, var clock = transfer.clock else { continue }
+            if let phase = clock.observe(Self.observation(of: transfer, handle), at: now) { expired.append((transfer, phase)) }
+            transfer.clock = clock
+        }
+        return expired
+    }
+
+    /// Milliseconds until the nearest deadline (at least 1), or nil when none.
+    func millisecondsToDeadline() -> Int32? {
+        let deadlines = transfers.compactMap { $0.clock?.deadline }
+        guard let nearest = deadlines.min() else { return nil }
+        return Int32(clamping: max(1, nearest - Self.now()))
+    }
+
+    private static func observation(of transfer: Transfer, _ handle: EasyHandle) -> PhaseClock.Observation {
+        let easy = handle.easy
+        var received: curl_off_t = 0, sent: curl_off_t = 0
+        var headBytes = 0, requestBytes = 0
+        _ = cxhr_easy_get_offset(easy, CURLINFO_SIZE_DOWNLOAD_T, &received)
+        _ = cxhr_easy_get_offset(easy, CURLINFO_SIZE_UPLOAD_T, &sent)
+        _ = cxhr_easy_get_long(easy, CURLINFO_HEADER_SIZE, &headBytes)
+        _ = cxhr_easy_get_long(easy, CURLINFO_REQUEST_SIZE, &requestBytes)
+        return PhaseClock.Observation(
+            bytesMoved: Int64(received) + Int64(sent) + Int64(headBytes) + Int64(requestBytes),
+            requestSent: requestBytes > 0 && Int64(sent) >= transfer.bodySize,
+            headsSeen: transfer.progress.headsSeen,
+            headReported: transfer.progress.headReported)
+    }
+}
