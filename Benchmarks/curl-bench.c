@@ -194,6 +194,8 @@ static void set_up(struct slot *slot)
     curl_easy_setopt(slot->easy, CURLOPT_FOLLOWLOCATION, 1L);
     /* As CurlXHR does: no proxy from http_proxy and friends in the environment. */
     curl_easy_setopt(slot->easy, CURLOPT_PROXY, "");
+    /* As CurlXHR does by default (curl --compressed): ask for every encoding libcurl decodes. */
+    curl_easy_setopt(slot->easy, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(slot->easy, CURLOPT_WRITEFUNCTION, discard);
     curl_easy_setopt(slot->easy, CURLOPT_WRITEDATA, slot);
     curl_easy_setopt(slot->easy, CURLOPT_PRIVATE, slot);

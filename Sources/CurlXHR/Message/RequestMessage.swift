@@ -28,7 +28,11 @@ struct RequestMessage: Sendable {
     }
 
     var method = "GET"
-    var url = ""
+    var url = "" {
+        didSet { isSecure = Self.isHTTPS(url) }
+    }
+    /// The URL is https (`open` accepts only http and https); found once, when it is set.
+    private(set) var isSecure = false
     var isAsync = false
     var credentials: Credentials?
     /// The URL carries its own user name (`http://user:password@host/`).
@@ -38,9 +42,20 @@ struct RequestMessage: Sendable {
     /// Form values in the order they were set.
     var formValues: [(key: String, value: String)] = []
 
-    /// The URL is https (`open` accepts only http and https).
-    var isSecure: Bool {
-        url.utf8.prefix(6).lazy.map { $0 | 0x20 }.elementsEqual("https:".utf8)
+    init(method: String = "GET", url: String = "", isAsync: Bool = false, credentials: Credentials? = nil) {
+        self.method = method
+        self.url = url
+        self.isAsync = isAsync
+        self.credentials = credentials
+        isSecure = Self.isHTTPS(url)
+    }
+
+    private static func isHTTPS(_ url: String) -> Bool {
+        var bytes = url.utf8.makeIterator()
+        for expected in "https:".utf8 {
+            guard let byte = bytes.next(), byte | 0x20 == expected | 0x20 else { return false }
+        }
+        return true
     }
 
     func hasHeader(_ name: String) -> Bool {

@@ -186,4 +186,15 @@ import Testing
         _ = feed("HTTP/1.0 503\r\n")
         #expect(feed("\r\n")?.reason == "Service Unavailable")
     }
+
+    @Test func aMessageKnowsWhetherItsURLIsHTTPS() {
+        #expect(RequestMessage(url: "https://example.com/").isSecure)
+        #expect(RequestMessage(url: "HTTPS://example.com/").isSecure)
+        #expect(!RequestMessage(url: "http://example.com/").isSecure)
+        #expect(!RequestMessage(url: "https").isSecure)
+        var message = RequestMessage()
+        #expect(!message.isSecure)
+        message.url = "hTtPs://x/"
+        #expect(message.isSecure, "found again when the URL changes")
+    }
 }
