@@ -116,6 +116,11 @@ public func cxhr_set_range(_ handle: OpaquePointer?, _ start: Int64, _ end: Int6
 }
 
 @c @implementation
+public func cxhr_set_retries(_ handle: OpaquePointer?, _ count: Int32, _ backoff: Double) -> Bool {
+    CRequest.find(handle)?.call { $0.setRetries(Int(count), backoff: backoff) } ?? false
+}
+
+@c @implementation
 public func cxhr_disable_content_decoding(_ handle: OpaquePointer?) -> Bool {
     CRequest.find(handle)?.call { $0.disableContentDecoding() } ?? false
 }

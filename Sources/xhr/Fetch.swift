@@ -19,6 +19,8 @@ struct Fetch: ParsableCommand {
           Compressed bodies are asked for and decoded by default (--compressed changes \
         nothing); --no-compressed gets the body as sent.
           -r takes one range, START-END or START-.
+          --retry writes only the last attempt's body and retries only 429 and 503 answers \
+        (curl: also 408, 500, 502, 504).
           %{size_download} counts the body bytes written (decoded), where curl counts the \
         bytes received.
           -i, -I, -D and -v show the final response's head only, not each redirect's.
@@ -146,6 +148,12 @@ struct Fetch: ParsableCommand {
     @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds without a byte sent or received (xhr's own; default: no limit).", valueName: "SECONDS"))
     var idleTimeout: Double = 0
 
+    @Option(name: .customLong("retry"), help: ArgumentHelp("Try again up to N times after no response, a 429 or a 503 (GET, HEAD, PUT, DELETE, OPTIONS).", valueName: "N"))
+    var retry = 0
+
+    @Option(name: .customLong("retry-delay"), help: ArgumentHelp("Seconds before the first retry when the server names none, doubled each time (default 1).", valueName: "SECONDS"))
+    var retryDelay = 1.0
+
     @Option(name: [.customShort("r"), .customLong("range")], help: ArgumentHelp("Only bytes START to END of the body (both included; START- to the end).", valueName: "START-[END]"))
     var range: String?
 
@@ -211,6 +219,8 @@ struct Fetch: ParsableCommand {
         where value < 0 || !value.isFinite {
             throw ValidationError("\(name) must be 0 or more seconds")
         }
+        if retry < 0 { throw ValidationError("--retry must be 0 or more") }
+        if retryDelay < 0 || !retryDelay.isFinite { throw ValidationError("--retry-delay must be 0 or more seconds") }
         if let range, Self.byteRange(range) == nil {
             throw ValidationError("-r '\(range)' is not START-END or START- (bytes, END at or after START)")
         }
@@ -301,6 +311,7 @@ struct Fetch: ParsableCommand {
         try check(request.setTimeouts(connect: connectTimeout, headers: headersTimeout, idle: idleTimeout))
         if let range, let (start, end) = Self.byteRange(range) { try check(request.setRange(from: start, to: end)) }
         if !compressed { try check(request.disableContentDecoding()) }
+        if retry > 0 { try check(request.setRetries(retry, backoff: retryDelay)) }
         if let proxy, let address = ProxyAddress(proxy) {
             let credentials = proxyUser.map(Self.split)
             try check(request.enableHttpProxy(host: address.host, port: address.port, user: credentials?.user,

@@ -709,6 +709,17 @@ static void transfer_control(void)
   CHECK(pattern);
   cxhr_request_destroy(request);
 
+  request = cxhr_request_create();                                   /* retries */
+  CHECK(!cxhr_set_retries(request, -1, 0.1));
+  CHECK(!cxhr_set_retries(request, 1, -0.1));
+  CHECK(cxhr_set_retries(request, 2, 0.01));
+  char retry_path[128];
+  snprintf(retry_path, sizeof retry_path, "/retry?key=capi-%d-%ld&fail=2&code=503", (int)getpid(), (long)time(NULL));
+  CHECK(cxhr_open(request, "GET", url(fault_url, retry_path), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 0));
+  CHECK(cxhr_get_status(request) == 200);
+  cxhr_request_destroy(request);
+
   request = cxhr_request_create();                                   /* decoding on, then off */
   CHECK(cxhr_open(request, "GET", url(fault_url, "/encoded?enc=gzip&n=5000"), false, NULL, NULL, NULL));
   CHECK(cxhr_send(request, NULL, 0, 0));

@@ -155,6 +155,15 @@ CXHR_EXTERN bool cxhr_set_timeouts(cxhr_request *_Nullable request, double conne
 CXHR_EXTERN bool cxhr_set_range(cxhr_request *_Nullable request, int64_t start, int64_t end);
 
 /*
+ * Tries the request again up to count times after the first attempt when it got no response
+ * (connection failed or broke, connect/headers/idle limit before the head) or a 429 or 503;
+ * GET, HEAD, PUT, DELETE and OPTIONS only. Retry-After up to 60 s is honoured, else the n-th
+ * retry waits backoff_s * 2^(n-1) with a jitter of +-50 %. Invisible to the ready states.
+ * False for a negative count or backoff.
+ */
+CXHR_EXTERN bool cxhr_set_retries(cxhr_request *_Nullable request, int count, double backoff_s);
+
+/*
  * Receives the body as the server encoded it: no Accept-Encoding of the library's own and no
  * decoding. (By default a request asks for gzip, deflate, br and zstd and decodes them.)
  */

@@ -1,7 +1,4 @@
 import CCurlShim
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The transfers whose headers or idle timeouts the engine keeps (``PhaseClock``), and what
 /// it reads of each at the end of a round. Engine thread only; a transfer without those
@@ -11,17 +8,10 @@ struct PhaseWatch {
 
     var isEmpty: Bool { transfers.isEmpty }
 
-    /// Milliseconds of the monotonic clock.
-    static func now() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
-    }
-
     /// Starts the clocks of a transfer libcurl has just been given.
     mutating func watch(_ transfer: Transfer, timeouts: Timeouts) {
         transfer.clock = PhaseClock(headers: Int64(Timeouts.milliseconds(timeouts.headers)),
-                                    idle: Int64(Timeouts.milliseconds(timeouts.idle)), startedAt: Self.now())
+                                    idle: Int64(Timeouts.milliseconds(timeouts.idle)), startedAt: MonotonicTime.milliseconds())
         transfers.append(transfer)
     }
 
@@ -34,7 +24,7 @@ struct PhaseWatch {
 
     /// Observes every watched transfer; returns those whose limit ran out, with the phase.
     mutating func expired() -> [(Transfer, Timeouts.Phase)] {
-        let now = Self.now()
+        let now = MonotonicTime.milliseconds()
         var expired: [(Transfer, Timeouts.Phase)] = []
         for transfer in transfers {
             guard let handle = transfer.handle, var clock = transfer.clock else { continue }
@@ -48,7 +38,7 @@ struct PhaseWatch {
     func millisecondsToDeadline() -> Int32? {
         let deadlines = transfers.compactMap { $0.clock?.deadline }
         guard let nearest = deadlines.min() else { return nil }
-        return Int32(clamping: max(1, nearest - Self.now()))
+        return Int32(clamping: max(1, nearest - MonotonicTime.milliseconds()))
     }
 
     private static func observation(of transfer: Transfer, _ handle: EasyHandle) -> PhaseClock.Observation {

@@ -69,8 +69,11 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
     @exclusivity(unchecked) private var settings: ProcessSettings?
     @exclusivity(unchecked) private var settingsVersion = 0
     private static let maxIdleHandles = 256
-    /// The transfers with headers or idle timeouts, and their clocks.
-    @exclusivity(unchecked) private var phaseWatch = PhaseWatch()
+    /// The transfers with headers or idle timeouts, and their clocks (these two, `add`,
+    /// `remove` and `end`: engine thread only, also from TransferEngine+Deadlines).
+    @exclusivity(unchecked) var phaseWatch = PhaseWatch()
+    /// Transfers waiting to be tried again.
+    @exclusivity(unchecked) var retryWaits = RetryWaits()
     /// Profiles of recent transfers, newest last (see `profile(for:_:)`).
     @exclusivity(unchecked) private var recentProfiles: [EasyProfile] = []
     private static let maxRecentProfiles = 8
@@ -222,6 +225,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
             curl_multi_perform(multi, &running)
             collectFinished()
             if !phaseWatch.isEmpty { endExpired() }
+            if !retryWaits.isEmpty { startDueRetries() }
             if !pendingCloses.isEmpty {
                 let waiting = pendingCloses
                 pendingCloses.removeAll()
@@ -248,8 +252,10 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
                 return inbox.loopWaits
             }
             if waits {
-                // No longer than the nearest headers or idle deadline.
-                let wait = phaseWatch.isEmpty ? 1000 : min(1000, phaseWatch.millisecondsToDeadline() ?? 1000)
+                // No longer than the nearest headers or idle deadline, or retry.
+                var wait: Int32 = 1000
+                if !phaseWatch.isEmpty { wait = min(wait, phaseWatch.millisecondsToDeadline() ?? wait) }
+                if !retryWaits.isEmpty { wait = min(wait, retryWaits.millisecondsToNext() ?? wait) }
                 curl_multi_poll(multi, nil, 0, wait, nil)
             }
         }
@@ -295,6 +301,12 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
             end(transfer, failure: TransferFailure(kind: .other, text: failure))
             return
         }
+        handToLibcurl(transfer, handle)
+    }
+
+    /// Adds a transfer (a new one, or one tried again) to libcurl and starts its clocks; ends
+    /// it when libcurl refuses it.
+    func handToLibcurl(_ transfer: Transfer, _ handle: EasyHandle) {
         let code = add(transfer, handle)
         guard code == CURLM_OK else {
             end(transfer, failure: TransferFailure(kind: .other, text: String(cString: curl_multi_strerror(code))))
@@ -303,16 +315,8 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
         if transfer.switches.timeouts.needsPhaseClock { phaseWatch.watch(transfer, timeouts: transfer.switches.timeouts) }
     }
 
-    /// Ends the transfers whose headers or idle timeout ran out.
-    private func endExpired() {
-        for (transfer, phase) in phaseWatch.expired() {
-            let limit = phase == .idle ? transfer.switches.timeouts.idle : transfer.switches.timeouts.headers
-            end(transfer, failure: TransferFailure(kind: .timeout, text: Timeouts.text(phase, after: limit)))
-        }
-    }
-
     /// Hands the transfer on `handle` to libcurl.
-    private func add(_ transfer: Transfer, _ handle: EasyHandle) -> CURLMcode {
+    func add(_ transfer: Transfer, _ handle: EasyHandle) -> CURLMcode {
         let code = curl_multi_add_handle(multi, handle.easy)
         guard code == CURLM_OK else { return code }
         transfer.isAdded = true
@@ -326,7 +330,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
     }
 
     /// Takes the transfer on `handle` out of libcurl.
-    private func remove(_ transfer: Transfer, _ handle: EasyHandle) {
+    func remove(_ transfer: Transfer, _ handle: EasyHandle) {
         guard transfer.isAdded else { return }
         transfer.isAdded = false
         curl_multi_remove_handle(multi, handle.easy)
@@ -398,6 +402,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
                   let transfer = Unmanaged<EasyHandle>.fromOpaque(context).takeUnretainedValue().transfer?.takeUnretainedValue()
             else { continue }
             let outcome = transfer.outcome(code, easy: easy)
+            if let failure = outcome.failure, retryLater(transfer, after: failure) { continue }
             if outcome.failure == nil, let handle = transfer.handle {
                 remove(transfer, handle)
                 switch transfer.next(handle) {
@@ -407,6 +412,10 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
                     let added = add(transfer, handle)
                     if added == CURLM_OK { continue }
                     end(transfer, failure: TransferFailure(kind: .other, text: String(cString: curl_multi_strerror(added))))
+                    continue
+                case .retry(let delay):
+                    transfer.usedConnection(ConnectionID(handle.easy))
+                    waitToRetry(transfer, delay)
                     continue
                 case .fail(let failure):
                     end(transfer, failure: failure)
@@ -421,12 +430,13 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
     /// already knows, as after an abort), and releases the engine's hold on it. Returns the
     /// connection the transfer ran on last.
     @discardableResult
-    private func end(_ transfer: Transfer, failure: TransferFailure?, status: Int = 0, report: Bool = true) -> ConnectionID? {
+    func end(_ transfer: Transfer, failure: TransferFailure?, status: Int = 0, report: Bool = true) -> ConnectionID? {
         guard !transfer.isFinished, let handle = transfer.handle else { return nil }
         transfer.isFinished = true
         let connection = ConnectionID(handle.easy)
         remove(transfer, handle)
         phaseWatch.forget(transfer)
+        retryWaits.forget(transfer)
         if handle.headParser.sawSetCookie {
             // On disk before DONE is reported.
             CookieStore.shared.persist(from: cookieHandle)

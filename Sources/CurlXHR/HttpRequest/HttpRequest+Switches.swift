@@ -111,6 +111,23 @@ extension HttpRequest {
         return changeSwitches { $0.range = ByteRange(start: start, end: end) }
     }
 
+    /// Tries the request again, up to `count` times after the first attempt, when it got no
+    /// response (the connection failed or broke, a connect, headers or idle limit ran out
+    /// before the head) or a 429 or 503 answer. Only GET, HEAD, PUT, DELETE and OPTIONS are
+    /// retried: a POST or PATCH is sent once. A `Retry-After` of up to a minute is honoured
+    /// (longer: the answer stands); otherwise the n-th retry waits `backoff × 2ⁿ⁻¹` seconds
+    /// with a jitter of ±50 %. No retry goes beyond the total limit. Retries are invisible to
+    /// the ready states: only the last attempt's response is reported.
+    /// - Returns: `false` with ``lastError`` for a negative count or backoff, or a request in
+    ///   flight.
+    @discardableResult
+    public func setRetries(_ count: Int, backoff: Double = 0.5) -> Bool {
+        if let problem = RetryPolicy.problem(count: count, backoff: backoff) {
+            return refuse(.invalidArgument, problem)
+        }
+        return changeSwitches { $0.retries = RetryPolicy(count: count, backoff: backoff) }
+    }
+
     /// Receives the body as the server encoded it. By default a request asks for compressed
     /// bodies (`Accept-Encoding` with every encoding this libcurl decodes: gzip, deflate, br
     /// and zstd where built in) and gets them decoded; after this call it sends no

@@ -134,3 +134,35 @@ struct RecordedHead {
     /// The protocol the status line names (``HttpRequest/Metrics/httpVersion``).
     var httpVersion: String? = nil
 }
+
+extension RecordedHead {
+    /// Whether a field named `name` (case-insensitive) is among the head's lines, read in
+    /// place.
+    func hasField(_ name: String) -> Bool {
+        fieldValueBytes(name) != nil
+    }
+
+    /// The value of the first field named `name` (case-insensitive), without its surrounding
+    /// spaces; read in place, copied only when found.
+    func fieldValue(_ name: String) -> String? {
+        guard let bytes = fieldValueBytes(name) else { return nil }
+        var end = bytes.endIndex
+        while end > bytes.startIndex, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        return String(decoding: bytes[..<end], as: UTF8.self)
+    }
+
+    private func fieldValueBytes(_ name: String) -> Slice<UnsafeBufferPointer<UInt8>>? {
+        var rest = lines[...]
+        while !rest.isEmpty {
+            let end = rest.firstIndex(of: 0x0A) ?? rest.endIndex
+            var line = rest[rest.startIndex..<end]
+            if line.last == 0x0D { line = line.dropLast() }
+            if let first = line.first, first != 0x20, first != 0x09, let colon = line.firstIndex(of: 0x3A),
+               MessageValidation.sameFieldName(line[..<colon], name.utf8) {
+                return line[(colon + 1)...].drop { $0 == 0x20 || $0 == 0x09 }
+            }
+            rest = end < rest.endIndex ? rest[(end + 1)...] : rest[rest.endIndex...]
+        }
+        return nil
+    }
+}

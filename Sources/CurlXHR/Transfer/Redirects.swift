@@ -96,24 +96,6 @@ struct RedirectStep: Equatable {
     }
 }
 
-extension RecordedHead {
-    /// Whether a field named `name` (case-insensitive) is among the head's lines, read in
-    /// place.
-    func hasField(_ name: String) -> Bool {
-        var rest = lines[...]
-        while !rest.isEmpty {
-            let end = rest.firstIndex(of: 0x0A) ?? rest.endIndex
-            let line = rest[rest.startIndex..<end]
-            if let first = line.first, first != 0x20, first != 0x09, let colon = line.firstIndex(of: 0x3A),
-               MessageValidation.sameFieldName(line[..<colon], name.utf8) {
-                return true
-            }
-            rest = end < rest.endIndex ? rest[(end + 1)...] : rest[rest.endIndex...]
-        }
-        return false
-    }
-}
-
 /// Following redirects: the engine asks after each hop whether to go on, and the handle is
 /// set up for the next one.
 extension Transfer {
@@ -124,12 +106,15 @@ extension Transfer {
         case end
         /// The handle is set up for the next hop of a redirect: add it to libcurl again.
         case follow
+        /// The answer (a 429 or 503) is to be retried after this many seconds.
+        case retry(after: Double)
         case fail(TransferFailure)
     }
 
     /// After libcurl finished a hop without error: whether a redirect is to be followed, and
     /// if so the handle set up for it (``RedirectStep``). Engine thread, handle out of libcurl.
     func next(_ handle: EasyHandle) -> Next {
+        if let delay = progress.retryDelay { return .retry(after: delay) }
         guard progress.followsRedirect else { return .end }
         var target: UnsafePointer<CChar>?
         // libcurl resolves the Location against the URL even when it does not follow it.
@@ -156,11 +141,12 @@ extension Transfer {
         if let failure = configureHop(handle, url: url, step: step, methodChanged: step.method != method) {
             return .fail(TransferFailure(kind: .other, text: failure))
         }
+        if let failure = limitToRemainingTotal(handle) { return .fail(failure) }
         return .follow
     }
 
     /// The method that goes out: a file goes with PUT unless `open` was given another method.
-    private var sentMethod: String {
+    var sentMethod: String {
         if case .file = body, Self.sendsFileWithPut(message.method) { return "PUT" }
         return message.method
     }

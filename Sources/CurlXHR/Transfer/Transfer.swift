@@ -75,6 +75,13 @@ final class Transfer: @unchecked Sendable {
         /// Heads other than interim (1xx) ones so far, and whether the request was given one.
         var headsSeen = 0
         var headReported = false
+        /// When the engine began the send (``MonotonicTime``), for the total limit across
+        /// redirects and retries.
+        var startedAt: Int64 = 0
+        /// Retries done, and the seconds to wait before the next one when this attempt's head
+        /// (a 429 or 503) is to be retried: its body is dropped.
+        var retries = 0
+        var retryDelay: Double?
         /// The status of the last head other than an interim (1xx) one; 0 before any.
         var lastStatus = 0
         /// A 401 or 407 head arrived: libcurl may keep authentication state in the handle.
@@ -147,6 +154,7 @@ final class Transfer: @unchecked Sendable {
         isAdded = false
         isFinished = false
         progress = Progress()
+        progress.startedAt = MonotonicTime.milliseconds()
         clock = nil
     }
 
@@ -210,7 +218,12 @@ final class Transfer: @unchecked Sendable {
             progress.httpVersion = head.httpVersion
             if head.status == 401 || head.status == 407 { progress.sawChallenge = true }
             progress.followsRedirect = switches.followLocation && RedirectStep.isRedirect(head.status) && head.hasField("Location")
-            if progress.followsRedirect || mayBeIntermediate(head) {
+            if !progress.followsRedirect, switches.retries.count > 0, RetryPolicy.mayRetry(status: head.status),
+               let delay = retryDelay(forStatus: head) {
+                // Tried again after the delay: neither this head nor its body is reported.
+                progress.retryDelay = delay
+                progress.pendingHead = nil
+            } else if progress.followsRedirect || mayBeIntermediate(head) {
                 // An authentication round or a redirect: reported only if it turns out final.
                 progress.pendingHead = ResponseHead(head)
             } else {
@@ -222,7 +235,8 @@ final class Transfer: @unchecked Sendable {
     }
 
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
-        if progress.followsRedirect { return .accepted }  // a redirect's body: dropped
+        // The body of a redirect followed or of an answer to be retried: dropped.
+        if progress.followsRedirect || progress.retryDelay != nil { return .accepted }
         flushPendingHead()
         return withOwner { $0.transferReceivedBody(self, bytes) }
     }

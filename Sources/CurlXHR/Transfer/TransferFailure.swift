@@ -4,6 +4,8 @@ import CCurlShim
 struct TransferFailure: Sendable, Equatable {
     var kind: FailureKind
     var text: String
+    /// No response came: a retry may mend it (``RetryPolicy``).
+    var beforeResponse = false
 }
 
 /// How a finished transfer ended, in the library's terms.
@@ -48,7 +50,7 @@ extension Transfer {
         case CURLE_OPERATION_TIMEDOUT: return timeoutFailure(detail)
         case CURLE_TOO_MANY_REDIRECTS: return TransferFailure(kind: .redirects, text: detail)
         case CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE:
-            return TransferFailure(kind: .connection, text: detail)
+            return TransferFailure(kind: .connection, text: detail, beforeResponse: !progress.sawHead)
         case CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_UNSUPPORTED_PROTOCOL:
             return TransferFailure(kind: .response, text: detail)
         default:
@@ -76,7 +78,7 @@ extension Transfer {
         }
         guard let phase else { return TransferFailure(kind: .timeout, text: detail) }
         let text = Timeouts.text(phase, after: phase == .connect ? connect : timeout)
-        return TransferFailure(kind: .timeout, text: "\(text) (\(detail))")
+        return TransferFailure(kind: .timeout, text: "\(text) (\(detail))", beforeResponse: phase == .connect)
     }
 
     private static let tlsFailures: Set<UInt32> = [

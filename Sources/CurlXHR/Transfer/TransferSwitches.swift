@@ -17,6 +17,8 @@ struct TransferSwitches: Sendable, Equatable {
     var range: ByteRange?
     /// Asks for compressed bodies and decodes them (`disableContentDecoding` turns it off).
     var contentDecoding = true
+    /// When a send is tried again (`setRetries`).
+    var retries = RetryPolicy()
 }
 
 /// A request's byte range (`Range: bytes=start-end`, end inclusive; nil: to the end).

@@ -280,6 +280,11 @@ import Testing
             Incantation(arguments: ["-s", "--no-compressed", "{F}/encoded?enc=zstd&n=3000&force=1"]),
             Incantation(arguments: ["-s", "--compressed", "-w", "%{http_code}", "-o", "out.bin", "{F}/encoded?enc=br&n=3000"], written: ["out.bin"]),
             Incantation(arguments: ["-s", "-m", "0.5", "{F}/stall?n=10&head_ms=3000"]),
+            // (curl also writes the refused attempt's body to standard output; xhr only the last.)
+            Incantation(arguments: ["-s", "--retry", "2", "--retry-delay", "0", "-o", "/dev/null", "-w", "%{http_code}",
+                                    "{F}/retry?key=xhr-tool&fail=1&code=503"],
+                        curlArguments: ["-s", "--retry", "2", "--retry-delay", "0", "-o", "/dev/null", "-w", "%{http_code}",
+                                        "{F}/retry?key=curl-tool&fail=1&code=503"]),
             Incantation(arguments: ["-s", "--connect-timeout", "0.5", "-w", "%{http_code}", "{B}/"]),
             // HTTP/2 (Apache through ALPN): the protocol in -w.
             Incantation(arguments: ["-s", "--cacert", "{CA}", "-o", "/dev/null", "-w", "%{http_code} %{http_version} %{size_download}\\n",
