@@ -116,6 +116,11 @@ public func cxhr_set_range(_ handle: OpaquePointer?, _ start: Int64, _ end: Int6
 }
 
 @c @implementation
+public func cxhr_set_response_file(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ resume: Bool) -> Bool {
+    CRequest.find(handle)?.call { $0.setResponseFile(path.map { String(cString: $0) }, resume: resume) } ?? false
+}
+
+@c @implementation
 public func cxhr_set_retries(_ handle: OpaquePointer?, _ count: Int32, _ backoff: Double) -> Bool {
     CRequest.find(handle)?.call { $0.setRetries(Int(count), backoff: backoff) } ?? false
 }
@@ -316,6 +321,7 @@ public func cxhr_get_last_error_code(_ handle: OpaquePointer?) -> cxhr_error_cod
     case .invalidState?: return CXHR_ERROR_INVALID_STATE
     case .invalidArgument?: return CXHR_ERROR_INVALID_ARGUMENT
     case .fileUnreadable?: return CXHR_ERROR_FILE_UNREADABLE
+    case .fileUnwritable?: return CXHR_ERROR_FILE_UNWRITABLE
     default: return CXHR_ERROR_OTHER
     }
 }

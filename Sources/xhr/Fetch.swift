@@ -19,6 +19,8 @@ struct Fetch: ParsableCommand {
           Compressed bodies are asked for and decoded by default (--compressed changes \
         nothing); --no-compressed gets the body as sent.
           -r takes one range, START-END or START-.
+          -C - (with -o FILE) continues FILE.part, which the library writes while a body \
+        arrives and renames to FILE when it is complete, rather than FILE itself.
           --retry writes only the last attempt's body and retries only 429 and 503 answers \
         (curl: also 408, 500, 502, 504).
           %{size_download} counts the body bytes written (decoded), where curl counts the \
@@ -167,6 +169,10 @@ struct Fetch: ParsableCommand {
     @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Write the body to FILE (created at the first byte; none after a failure).", valueName: "FILE"))
     var output: String?
 
+    @Option(name: [.customShort("C"), .customLong("continue-at")],
+            help: ArgumentHelp("With -o FILE: '-' continues FILE.part, left by an interrupted run, where it ends (the library writes FILE.part and renames it to FILE when the body is complete).", valueName: "-"))
+    var continueAt: String?
+
     @Flag(name: [.customShort("O"), .customLong("remote-name")], help: "Write the body to a file in the current directory named as the URL's last path segment.")
     var remoteName = false
 
@@ -214,6 +220,10 @@ struct Fetch: ParsableCommand {
         if head, bodies > 0, !get { throw ValidationError("-I sends HEAD, which has no body: use -G to put -d data in the URL") }
         if fail, failWithBody { throw ValidationError("-f and --fail-with-body cannot be used together") }
         if output != nil, remoteName { throw ValidationError("use one of -o and -O") }
+        if let continueAt {
+            guard continueAt == "-" else { throw ValidationError("-C takes only '-' here (continue where FILE.part ends)") }
+            guard output != nil else { throw ValidationError("-C - needs -o FILE") }
+        }
         for (name, value) in [("--max-time", maxTime), ("--connect-timeout", connectTimeout),
                               ("--headers-timeout", headersTimeout), ("--idle-timeout", idleTimeout)]
         where value < 0 || !value.isFinite {
@@ -249,6 +259,8 @@ struct Fetch: ParsableCommand {
                 throw console.exit(23, "-O: the URL has no file name to write to")
             }
             sink = .file(name)
+        } else if continueAt != nil {
+            sink = .discard()  // the library writes the file (setResponseFile)
         } else {
             sink = output.map { .file($0) } ?? .standardOutput()
         }
@@ -312,6 +324,9 @@ struct Fetch: ParsableCommand {
         if let range, let (start, end) = Self.byteRange(range) { try check(request.setRange(from: start, to: end)) }
         if !compressed { try check(request.disableContentDecoding()) }
         if retry > 0 { try check(request.setRetries(retry, backoff: retryDelay)) }
+        if continueAt != nil, let output {
+            if !request.setResponseFile(output, resume: true) { throw console.exit(23, request.lastError?.message ?? "-o: cannot write") }
+        }
         if let proxy, let address = ProxyAddress(proxy) {
             let credentials = proxyUser.map(Self.split)
             try check(request.enableHttpProxy(host: address.host, port: address.port, user: credentials?.user,

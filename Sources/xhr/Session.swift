@@ -31,17 +31,22 @@ struct Console {
 final class Output: @unchecked Sendable {
     private let path: String?
     private var handle: FileHandle?
+    /// Takes bytes and keeps none (the library writes the file itself: -C -).
+    private let discards: Bool
 
-    private init(path: String?, handle: FileHandle?) {
+    private init(path: String?, handle: FileHandle?, discards: Bool = false) {
         self.path = path
         self.handle = handle
+        self.discards = discards
     }
 
     static func standardOutput() -> Output { Output(path: nil, handle: FileHandle.standardOutput) }
     static func file(_ path: String) -> Output { Output(path: path, handle: nil) }
+    static func discard() -> Output { Output(path: nil, handle: nil, discards: true) }
 
     /// Writes `data`; false (the path in `failure`) when the file cannot be created or written.
     func write(_ data: Data) -> Bool {
+        if discards { return true }
         guard let handle = open() else { return false }
         do {
             try handle.write(contentsOf: data)
@@ -53,7 +58,7 @@ final class Output: @unchecked Sendable {
 
     /// Creates the file if nothing was written (an empty body); false if it cannot be.
     func finish() -> Bool {
-        open() != nil
+        discards || open() != nil
     }
 
     var name: String { path ?? "standard output" }

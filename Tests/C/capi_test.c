@@ -709,6 +709,46 @@ static void transfer_control(void)
   CHECK(pattern);
   cxhr_request_destroy(request);
 
+  request = cxhr_request_create();                                   /* a response file, resumed */
+  char file[256], part[300], range_path[160];
+  snprintf(file, sizeof file, "/tmp/curlxhr-capi-file-%d.bin", (int)getpid());
+  snprintf(part, sizeof part, "%s.part", file);
+  CHECK(!cxhr_set_response_file(request, "/nonexistent-folder/x.bin", false));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_FILE_UNWRITABLE);
+  CHECK(cxhr_set_response_file(request, file, true));
+  snprintf(range_path, sizeof range_path, "/file?size=300000&key=capi-%d&cut=120000", (int)getpid());
+  CHECK(cxhr_open(request, "GET", url(fault_url, range_path), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 0));
+  CHECK(cxhr_get_status(request) == 0);
+  CHECK(access(file, F_OK) != 0);
+  FILE *kept = fopen(part, "rb");
+  CHECK(kept != NULL);
+  if(kept) {
+    fseek(kept, 0, SEEK_END);
+    CHECK(ftell(kept) == 120000);
+    fclose(kept);
+  }
+  snprintf(range_path, sizeof range_path, "/file?size=300000&key=capi-%d", (int)getpid());
+  CHECK(cxhr_open(request, "GET", url(fault_url, range_path), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 0));
+  CHECK(cxhr_get_status(request) == 206);
+  cxhr_get_receive_buffer(request, &length);
+  CHECK(length == 0);
+  FILE *whole = fopen(file, "rb");
+  CHECK(whole != NULL);
+  if(whole) {
+    long count = 0;
+    int same = 1, byte;
+    while((byte = fgetc(whole)) != EOF)
+      same = same && byte == (int)(count++ % 251);
+    CHECK(count == 300000 && same);
+    fclose(whole);
+  }
+  CHECK(access(part, F_OK) != 0);
+  unlink(file);
+  CHECK(cxhr_set_response_file(request, NULL, false));
+  cxhr_request_destroy(request);
+
   request = cxhr_request_create();                                   /* retries */
   CHECK(!cxhr_set_retries(request, -1, 0.1));
   CHECK(!cxhr_set_retries(request, 1, -0.1));

@@ -5,6 +5,9 @@
 //   curlxhr-probe download URL          GET, draining the body in LOADING callbacks and
 //                                       checking it against the pattern byte i = i % 251
 //   curlxhr-probe upload URL FILE       PUT of FILE with sendWithFile
+//   curlxhr-probe download-file URL FILE
+//                                       a synchronous GET with setResponseFile(FILE), then
+//                                       checks FILE against the pattern, 1 MiB at a time
 //   curlxhr-probe get URL USER PASSWORD AUTH
 //                                       one synchronous authenticated GET, for tests that
 //                                       need a process with an environment of its own
@@ -203,6 +206,26 @@ let warmup = HttpRequest()
 warmup.open("GET", url: warmupURL.string!)
 warmup.send()
 let baseline = peakKiB()
+
+if mode == "download-file", arguments.count == 4 {
+    let request = HttpRequest()
+    request.setResponseFile(arguments[3])
+    request.open("GET", url: url)
+    let started = Date()
+    request.send()
+    let seconds = Date().timeIntervalSince(started)
+    let peak = peakKiB()  // before the check reads the file
+    var bytes = 0, patternOK = true
+    if let file = FileHandle(forReadingAtPath: arguments[3]) {
+        while let chunk = try? file.read(upToCount: 1 << 20), !chunk.isEmpty {
+            if !Drain.continuesPattern(chunk, at: bytes) { patternOK = false }
+            bytes += chunk.count
+        }
+    }
+    report(["status": request.getStatus(), "status_text": request.getStatusText() ?? "", "bytes": bytes,
+            "pattern_ok": patternOK, "buffered": request.getReceiveBuffer().count,
+            "baseline_kib": baseline, "peak_kib": peak, "seconds": seconds])
+}
 
 let request = HttpRequest()
 let drain = Drain()

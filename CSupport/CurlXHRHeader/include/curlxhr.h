@@ -155,6 +155,18 @@ CXHR_EXTERN bool cxhr_set_timeouts(cxhr_request *_Nullable request, double conne
 CXHR_EXTERN bool cxhr_set_range(cxhr_request *_Nullable request, int64_t start, int64_t end);
 
 /*
+ * Streams the body of a 2xx response into the file at path instead of the receive buffer:
+ * written as path.part, renamed over path when the response completes (a failure leaves the
+ * .part, a response other than 2xx leaves path alone and its body goes to the receive buffer).
+ * CXHR_LOADING is still reported; the receive buffer stays empty. resume: a send that finds a
+ * .part and its validator (path.part.validator) asks for the rest with Range and If-Range,
+ * appends a 206 from that byte, starts over on a 200, and fails on any other range. NULL path:
+ * bodies go to the receive buffer again. False (CXHR_ERROR_FILE_UNWRITABLE) when the folder is
+ * missing or not writable or path is a folder.
+ */
+CXHR_EXTERN bool cxhr_set_response_file(cxhr_request *_Nullable request, const char *_Nullable path, bool resume);
+
+/*
  * Tries the request again up to count times after the first attempt when it got no response
  * (connection failed or broke, connect/headers/idle limit before the head) or a 429 or 503;
  * GET, HEAD, PUT, DELETE and OPTIONS only. Retry-After up to 60 s is honoured, else the n-th
@@ -383,7 +395,8 @@ typedef enum {
   CXHR_ERROR_INVALID_STATE,     /* the call is not allowed in the request's state */
   CXHR_ERROR_INVALID_ARGUMENT,  /* an argument was NULL, malformed or out of range */
   CXHR_ERROR_FILE_UNREADABLE,   /* a file to send or trust could not be read */
-  CXHR_ERROR_OTHER              /* a refusal of a kind newer than this header */
+  CXHR_ERROR_OTHER,             /* a refusal of a kind newer than this header */
+  CXHR_ERROR_FILE_UNWRITABLE    /* a response file's folder is missing or not writable */
 } cxhr_error_code;
 
 /* The kind of the last call's refusal; CXHR_ERROR_NONE when it succeeded. */

@@ -31,6 +31,10 @@ extension HttpRequest {
         var usedConnections: [ConnectionID] = []
         /// Body bytes until ``HttpRequest/getReceiveBuffer()`` takes them.
         var sink = MemorySink()
+        /// Where `setResponseFile` sends bodies (nil: the receive buffer), and the file of the
+        /// send in flight.
+        var responseFile: FileSink.Setting?
+        var fileSink: FileSink?
         var transfer: Transfer?
         /// The last transfer, kept for the next send once the engine is done with it.
         var finishedTransfer: Transfer?
@@ -63,6 +67,23 @@ extension HttpRequest {
             forgetResponse()
             response = ResponseHead(head, reusing: &spareHeadStorage)
             sink.responseStarted()
+            if let resumeOffset = fileSink?.resumeOffset {
+                let plan = FileSink.plan(status: head.status, contentRange: head.fieldValue("Content-Range"), resumeOffset: resumeOffset)
+                fileSink?.begin(plan, validator: FileSink.validator(etag: head.fieldValue("ETag"),
+                                                                    lastModified: head.fieldValue("Last-Modified")))
+            }
+        }
+
+        /// The send's response file, done with: on success the `.part` becomes the file (a
+        /// failure when it cannot); otherwise it stays for a resume. Returns the failure the
+        /// send ends with.
+        mutating func finishResponseFile(_ failure: TransferFailure?) -> TransferFailure? {
+            guard var file = fileSink.take() else { return failure }
+            if failure == nil, let problem = file.complete() { return TransferFailure(kind: .other, text: problem) }
+            file.discard()
+            // A write that failed stopped libcurl: its words are less precise than the file's.
+            if failure != nil, let own = file.failure { return TransferFailure(kind: .other, text: own) }
+            return failure
         }
 
         mutating func forgetResponse() {
@@ -86,6 +107,8 @@ extension HttpRequest {
         /// Forgets the transfer in flight after the machine moved to DONE by abort or close.
         mutating func stopTransfer(reason: String, effects: inout Effects) -> Transfer? {
             let stopped = transfer
+            fileSink?.discard()
+            fileSink = nil
             forgetTransfer()
             forgetResponse()
             failure = TransferFailure(kind: .aborted, text: reason)

@@ -128,6 +128,27 @@ extension HttpRequest {
         return changeSwitches { $0.retries = RetryPolicy(count: count, backoff: backoff) }
     }
 
+    /// Streams the body of a 2xx response into the file at `path` instead of the receive
+    /// buffer, never holding it in memory: written as `path.part`, renamed over `path` when
+    /// the response completes. A failure or an abort leaves the `.part`; a response other than
+    /// 2xx leaves `path` alone and its body goes to the receive buffer as usual. LOADING is
+    /// reported as the bytes arrive; ``getReceiveBuffer()`` stays empty.
+    ///
+    /// With `resume`, a send that finds a `.part` (and the validator kept beside it,
+    /// `path.part.validator`) asks only for the rest (`Range` with `If-Range`): a 206 from that
+    /// byte is appended, a 200 (the file changed) starts over, and any other range fails the
+    /// send rather than make a file of two versions. `nil` sends bodies to the receive buffer
+    /// again.
+    /// - Returns: `false` with ``lastError`` when the folder does not exist or is not writable,
+    ///   `path` is a folder, or the request is in flight.
+    @discardableResult
+    public func setResponseFile(_ path: String?, resume: Bool = false) -> Bool {
+        if let path, let problem = FileSink.Setting.problem(path) {
+            return refuse(.fileUnwritable, problem)
+        }
+        return changeCore { $0.responseFile = path.map { FileSink.Setting(path: $0, resume: resume) } }
+    }
+
     /// Receives the body as the server encoded it. By default a request asks for compressed
     /// bodies (`Accept-Encoding` with every encoding this libcurl decodes: gzip, deflate, br
     /// and zstd where built in) and gets them decoded; after this call it sends no
@@ -194,12 +215,17 @@ extension HttpRequest {
 
 
     func changeSwitches(_ change: (inout TransferSwitches) -> Void) -> Bool {
+        changeCore { change(&$0.switches) }
+    }
+
+    /// Changes a pre-send switch (UNSENT, OPENED, DONE).
+    func changeCore(_ change: (inout Core) -> Void) -> Bool {
         withCore { core in
             if case .reject(let rejection) = core.machine.configureSwitch() {
                 core.lastError = HttpRequestError(rejection)
                 return false
             }
-            change(&core.switches)
+            change(&core)
             core.lastError = nil
             return true
         }

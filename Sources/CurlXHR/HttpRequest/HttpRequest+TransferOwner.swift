@@ -12,6 +12,11 @@ extension HttpRequest: TransferOwner {
     func transferReceivedBody(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
         let outcome = withCore { core -> (BodyDisposition, Effects) in
             guard core.transfer === transfer else { return (.refused, Effects()) }
+            if let file = core.fileSink, file.isActive || file.failure != nil {
+                core.fileSink?.write(bytes, announcedLength: nil)
+                if core.fileSink?.failure != nil { return (.refused, Effects()) }
+                return (.accepted, core.apply(core.machine.bodyReceived()))
+            }
             // Backpressure: while a LOADING callback is pending or running and has not drained
             // the buffer, stop reading rather than buffer without bound. The end of that
             // callback resumes the transfer, so a consumer that only reads at DONE still
@@ -39,7 +44,7 @@ extension HttpRequest: TransferOwner {
             core.usedConnections.removeAll(keepingCapacity: true)
             transfer.forEachConnectionUsed { core.usedConnections.append($0) }
             core.scheduler.transferEnded()
-            if let failure {
+            if let failure = core.finishResponseFile(failure) {
                 core.forgetResponse()
                 core.failure = failure
                 return core.apply(core.machine.failed())

@@ -275,12 +275,24 @@ public final class HttpRequest: Sendable {
             if core.message.method == "HEAD", case .bytes = body {
                 return .failure(HttpRequestError(.invalidArgument, "a HEAD request cannot carry a body"))
             }
+            // A response file (not for HEAD, which has no body), resumed where its .part ends.
+            let file = core.responseFile.flatMap { core.message.method == "HEAD" ? nil : FileSink($0) }
+            if let file, file.resumeOffset > 0, core.switches.range != nil {
+                return .failure(HttpRequestError(.invalidArgument, "a range cannot be combined with resuming a response file"))
+            }
             if case .reject(let rejection) = core.machine.send() {
                 return .failure(HttpRequestError(rejection))
             }
             let transfer = core.reusableTransfer() ?? Transfer(owner: self)
+            var message = core.message
+            var switches = core.switches
+            if let file, file.resumeOffset > 0, let validator = file.validator {
+                message.setHeader("If-Range", value: validator)
+                switches.range = ByteRange(start: file.resumeOffset)
+            }
+            core.fileSink = file
             // A send's own timeout replaces the total of `setTimeouts` for that send.
-            transfer.prepare(message: core.message, body: body, switches: core.switches,
+            transfer.prepare(message: message, body: body, switches: switches,
                              timeout: timeout > 0 ? timeout : core.switches.timeouts.total,
                              pipelining: core.enablePipelining, fileDescriptor: fileDescriptor, fileSize: fileSize)
             TransferEngine.transfersInFlight.add(1, ordering: .relaxed)  // until `complete()`

@@ -14,6 +14,8 @@ public struct HttpRequestError: Error, Sendable, Equatable, CustomStringConverti
         public static let invalidArgument = Code("invalidArgument")
         /// A file could not be opened or is not a regular readable file.
         public static let fileUnreadable = Code("fileUnreadable")
+        /// A file to write (a response file) cannot be created in the folder named.
+        public static let fileUnwritable = Code("fileUnwritable")
 
         public var description: String { name }
     }

@@ -193,6 +193,20 @@ import Testing
         #expect(growth < 32 * 1024, "peak memory grew by \(growth) KiB")
     }
 
+    @Test func aHundredMiBDownloadToAFileKeepsMemoryFlat() throws {
+        let size = 100 * 1024 * 1024
+        let path = try env.scratchPath("probe-file") + ".bin"
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try probe(["download-file", try env.faultURL + "/bytes?n=\(size)", path])
+        #expect(result["status"] as? Int == 200, "\(result)")
+        #expect(result["bytes"] as? Int == size)
+        #expect(result["pattern_ok"] as? Bool == true)
+        #expect(result["buffered"] as? Int == 0, "nothing in the receive buffer")
+        let growth = (result["peak_kib"] as? Int ?? .max) - (result["baseline_kib"] as? Int ?? 0)
+        #expect(growth < 4 * 1024, "peak memory grew by \(growth) KiB")
+    }
+
     @Test(arguments: [false, true], [false, true])
     func largeBodiesArriveWholeWithOrWithoutAnnouncedLength(async: Bool, chunked: Bool) throws {
         // The receive buffer is sized ahead from Content-Length, or without one from what a

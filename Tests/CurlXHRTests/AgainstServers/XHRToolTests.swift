@@ -54,6 +54,25 @@ import Testing
         return path
     }
 
+    @Test func continueAtResumesTheDownloadAnInterruptedRunLeft() throws {
+        let directory = try env.scratchPath("xhr-continue")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let file = directory + "/big.bin"
+        let key = UUID().uuidString
+        let broken = try xhr(["-s", "-C", "-", "-o", file, try env.faultURL + "/file?size=1000000&cut=400000&key=\(key)"])
+        #expect(broken.status == 7, "the connection broke: \(broken.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: file))
+        #expect((try? FileManager.default.attributesOfItem(atPath: file + ".part")[.size] as? Int) == 400_000)
+        let resumed = try xhr(["-s", "-C", "-", "-o", file, "-w", "%{http_code}", try env.faultURL + "/file?size=1000000&key=\(key)"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.text == "206")
+        let data = try Data(contentsOf: URL(fileURLWithPath: file))
+        #expect(data.count == 1_000_000 && Pattern.matches(data, at: 0))
+        #expect(!FileManager.default.fileExists(atPath: file + ".part"))
+        #expect(try xhr(["-s", "-C", "10", "-o", file, try env.faultURL + "/file?size=10"]).status == 64, "-C takes only '-'")
+        #expect(try xhr(["-s", "-C", "-", try env.faultURL + "/file?size=10"]).status == 64, "-C - needs -o")
+    }
+
     @Test func theDemoRunsEveryStepAndExitsZero() throws {
         let run = try xhr(["demo"])
         #expect(run.status == 0, "\(run.text)\n\(run.stderr)")
@@ -280,6 +299,7 @@ import Testing
             Incantation(arguments: ["-s", "--no-compressed", "{F}/encoded?enc=zstd&n=3000&force=1"]),
             Incantation(arguments: ["-s", "--compressed", "-w", "%{http_code}", "-o", "out.bin", "{F}/encoded?enc=br&n=3000"], written: ["out.bin"]),
             Incantation(arguments: ["-s", "-m", "0.5", "{F}/stall?n=10&head_ms=3000"]),
+            Incantation(arguments: ["-s", "-C", "-", "-o", "out.bin", "-w", "%{http_code}", "{F}/file?size=200000"], written: ["out.bin"]),
             // (curl also writes the refused attempt's body to standard output; xhr only the last.)
             Incantation(arguments: ["-s", "--retry", "2", "--retry-delay", "0", "-o", "/dev/null", "-w", "%{http_code}",
                                     "{F}/retry?key=xhr-tool&fail=1&code=503"],

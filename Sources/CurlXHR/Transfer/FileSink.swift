@@ -1,0 +1,189 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where `setResponseFile` asked the body to go: `path.part` while it arrives, renamed over
+/// `path` when a 2xx response completes. A failure leaves the `.part` (with the validator
+/// beside it, `path.part.validator`, for a resumed download); a response other than 2xx
+/// leaves both files alone and its body goes to the receive buffer.
+///
+/// Resuming (`resume: true` with a `.part` and its validator present) asks for the rest:
+/// `Range: bytes=<size of the .part>-` with `If-Range: <validator>`. A 206 whose range starts
+/// there is appended; a 200 (the file changed) starts the `.part` over; any other 206 is
+/// refused, so no file is ever made of two versions.
+struct FileSink: TransferSink {
+    /// The request's setting: the file and whether to resume it.
+    struct Setting: Sendable, Equatable {
+        var path: String
+        var resume: Bool
+
+        var partPath: String { path + ".part" }
+        var validatorPath: String { path + ".part.validator" }
+
+        /// Why the body cannot go to `path`, or nil: its folder must exist and be writable,
+        /// and `path` must not be a folder.
+        static func problem(_ path: String) -> String? {
+            guard !path.isEmpty else { return "the response file's path is empty" }
+            var info = stat()
+            if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return "'\(path)' is a folder" }
+            let folder = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+            guard stat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+                return "the folder of '\(path)' does not exist"
+            }
+            guard access(folder, W_OK) == 0 else { return "the folder of '\(path)' is not writable" }
+            return nil
+        }
+    }
+
+    /// What becomes of a response's body.
+    enum Plan: Equatable {
+        /// Into the `.part`: a new one, or appended to what it holds.
+        case file(append: Bool)
+        /// Not the file's: into the receive buffer (a response other than 2xx).
+        case memory
+        /// Refused: the transfer fails with this text.
+        case refuse(String)
+    }
+
+    /// The plan for a response with `status` and `Content-Range`, for a send that asked for the
+    /// bytes from `resumeOffset` on (0: from the start).
+    static func plan(status: Int, contentRange: String?, resumeOffset: Int64) -> Plan {
+        guard (200..<300).contains(status) else { return .memory }
+        guard resumeOffset > 0 else { return .file(append: false) }
+        if status != 206 { return .file(append: false) }  // the whole body: start over
+        guard let start = contentRange.flatMap(rangeStart), start == resumeOffset else {
+            return .refuse("the server resumed at another byte (Content-Range: \(contentRange ?? "none")) than the \(resumeOffset) bytes already received")
+        }
+        return .file(append: true)
+    }
+
+    /// The first byte of `bytes a-b/n`.
+    static func rangeStart(_ contentRange: String) -> Int64? {
+        let parts = contentRange.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bytes", let dash = parts[1].firstIndex(of: "-") else { return nil }
+        return Int64(parts[1][..<dash])
+    }
+
+    let setting: Setting
+    /// Bytes of the `.part` kept from an earlier send, asked to be continued (0: none).
+    let resumeOffset: Int64
+    /// The validator sent with `If-Range` (nil: none).
+    let validator: String?
+    private var descriptor: Int32 = -1
+    /// The current response's body goes to the file.
+    private(set) var isActive = false
+    /// Why writing failed (the transfer fails with it).
+    private(set) var failure: String?
+
+    /// The sink for a send: resumes when asked and a `.part` and its validator are there.
+    init(_ setting: Setting) {
+        self.setting = setting
+        var info = stat()
+        let validator = setting.resume ? Self.readValidator(setting.validatorPath) : nil
+        if let validator, stat(setting.partPath, &info) == 0, info.st_size > 0 {
+            resumeOffset = Int64(info.st_size)
+            self.validator = validator
+        } else {
+            resumeOffset = 0
+            self.validator = nil
+        }
+    }
+
+    /// A final head arrived: opens the `.part` when its body is the file's.
+    mutating func begin(_ plan: Plan, validator newValidator: String?) {
+        closeFile()
+        isActive = false
+        switch plan {
+        case .memory:
+            return
+        case .refuse(let text):
+            failure = text
+            return
+        case .file(let append):
+            descriptor = open(setting.partPath, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0o644)
+            guard descriptor >= 0 else {
+                failure = "cannot write '\(setting.partPath)': \(String(cString: strerror(errno)))"
+                return
+            }
+            isActive = true
+            if !append { saveValidator(newValidator) }
+        }
+    }
+
+    mutating func responseStarted() {}
+
+    var unreadCount: Int { 0 }
+
+    mutating func write(_ bytes: UnsafeRawBufferPointer, announcedLength: @autoclosure () -> Int?) {
+        guard isActive, failure == nil, var next = bytes.baseAddress else { return }
+        var left = bytes.count
+        while left > 0 {
+            let written = Glibc.write(descriptor, next, left)
+            if written < 0 {
+                if errno == EINTR { continue }
+                failure = "cannot write '\(setting.partPath)': \(String(cString: strerror(errno)))"
+                return
+            }
+            left -= written
+            next += written
+        }
+    }
+
+    /// The response completed: the `.part` becomes `path`. Returns why it could not.
+    mutating func complete() -> String? {
+        guard isActive else { return failure }
+        isActive = false
+        let closed = Glibc.close(descriptor) == 0
+        descriptor = -1
+        guard closed, failure == nil else {
+            return failure ?? "cannot write '\(setting.partPath)': \(String(cString: strerror(errno)))"
+        }
+        guard rename(setting.partPath, setting.path) == 0 else {
+            return "cannot rename '\(setting.partPath)' to '\(setting.path)': \(String(cString: strerror(errno)))"
+        }
+        unlink(setting.validatorPath)
+        return nil
+    }
+
+    /// The send ended otherwise (a failure, an abort): the `.part` stays for a resume.
+    mutating func discard() {
+        closeFile()
+        isActive = false
+    }
+
+    private mutating func closeFile() {
+        if descriptor >= 0 { _ = Glibc.close(descriptor) }
+        descriptor = -1
+    }
+
+    /// Keeps the response's validator beside the `.part` (or removes a stale one).
+    private func saveValidator(_ validator: String?) {
+        guard let validator else {
+            unlink(setting.validatorPath)
+            return
+        }
+        let file = open(setting.validatorPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard file >= 0 else { return }
+        let line = Array((validator + "\n").utf8)
+        _ = line.withUnsafeBytes { Glibc.write(file, $0.baseAddress, $0.count) }
+        _ = Glibc.close(file)
+    }
+
+    private static func readValidator(_ path: String) -> String? {
+        let file = open(path, O_RDONLY | O_CLOEXEC)
+        guard file >= 0 else { return nil }
+        defer { _ = Glibc.close(file) }
+        var bytes = [UInt8](repeating: 0, count: 1024)
+        let count = bytes.withUnsafeMutableBytes { Glibc.read(file, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        let line = bytes[..<count].prefix { $0 != 0x0A && $0 != 0x0D }
+        return line.isEmpty ? nil : String(decoding: line, as: UTF8.self)
+    }
+
+    /// The validator `If-Range` may carry for a response: a strong `ETag`, else its
+    /// `Last-Modified` (nil: none, and a later resume starts over).
+    static func validator(etag: String?, lastModified: String?) -> String? {
+        if let etag, etag.hasPrefix("\"") { return etag }
+        return lastModified
+    }
+}
