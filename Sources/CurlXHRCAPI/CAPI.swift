@@ -169,6 +169,17 @@ public func cxhr_set_request_header(_ handle: OpaquePointer?, _ name: UnsafePoin
 }
 
 @c @implementation
+public func cxhr_add_post_file(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ key: UnsafePointer<CChar>?,
+                               _ fileName: UnsafePointer<CChar>?, _ contentType: UnsafePointer<CChar>?) -> Bool {
+    guard let request = CRequest.find(handle) else { return false }
+    guard let path, let key else { return request.refuse("path and key are required") }
+    return request.call {
+        $0.addPostFile(String(cString: path), forKey: String(cString: key),
+                       fileName: fileName.map { String(cString: $0) }, contentType: contentType.map { String(cString: $0) })
+    }
+}
+
+@c @implementation
 public func cxhr_set_post_value(_ handle: OpaquePointer?, _ value: UnsafePointer<CChar>?,
                                 _ key: UnsafePointer<CChar>?) -> Bool {
     guard let request = CRequest.find(handle) else { return false }

@@ -19,6 +19,8 @@ struct Fetch: ParsableCommand {
           Compressed bodies are asked for and decoded by default (--compressed changes \
         nothing); --no-compressed gets the body as sent.
           -r takes one range, START-END or START-.
+          --data-urlencode takes name=value only and encodes a space as + (curl: %20); \
+        -F name=<FILE is not supported.
           -C - (with -o FILE) continues FILE.part, which the library writes while a body \
         arrives and renames to FILE when it is complete, rather than FILE itself.
           --retry writes only the last attempt's body and retries only 429 and 503 answers \
@@ -65,7 +67,7 @@ struct Fetch: ParsableCommand {
     // MARK: The request
 
     @Option(name: [.customShort("X"), .customLong("request")],
-            help: ArgumentHelp("The method (default GET; POST with -d, --data-binary, --json or -F; PUT with -T; HEAD with -I).", valueName: "METHOD"))
+            help: ArgumentHelp("The method (default GET; POST with -d, --data-binary, --json, --data-urlencode or -F; PUT with -T; HEAD with -I).", valueName: "METHOD"))
     var method: String?
 
     @Option(name: [.customShort("H"), .customLong("header")], help: ArgumentHelp("A request header 'Name: value' (repeatable).", valueName: "HEADER"))
@@ -81,8 +83,12 @@ struct Fetch: ParsableCommand {
             help: ArgumentHelp("A JSON body (@FILE reads FILE; repeated values are joined), POSTed with Content-Type and Accept application/json.", valueName: "DATA"))
     var json: [String] = []
 
-    @Option(name: [.customShort("F"), .customLong("form")], help: ArgumentHelp("A form value key=value (repeatable), sent urlencoded.", valueName: "KEY=VALUE"))
+    @Option(name: [.customShort("F"), .customLong("form")],
+            help: ArgumentHelp("A multipart/form-data part (repeatable): name=value, or name=@FILE[;type=TYPE][;filename=NAME] for a file streamed from disk.", valueName: "NAME=VALUE|NAME=@FILE"))
     var form: [String] = []
+
+    @Option(name: .customLong("data-urlencode"), help: ArgumentHelp("A form value name=value (repeatable), sent application/x-www-form-urlencoded.", valueName: "NAME=VALUE"))
+    var dataUrlencode: [String] = []
 
     @Option(name: [.customShort("T"), .customLong("upload-file")], help: ArgumentHelp("Stream FILE as the body, with PUT (or the -X method if it is not GET, HEAD or POST).", valueName: "FILE"))
     var uploadFile: String?
@@ -212,10 +218,11 @@ struct Fetch: ParsableCommand {
     var failWithBody = false
 
     mutating func validate() throws {
-        let bodies = [!data.isEmpty, dataBinary != nil, !json.isEmpty, !form.isEmpty, uploadFile != nil].filter { $0 }.count
-        if bodies > 1 { throw ValidationError("use one of -d, --data-binary, --json, -F and -T") }
-        if get, !json.isEmpty || !form.isEmpty || uploadFile != nil {
-            throw ValidationError("-G sends -d and --data-binary data in the URL; it cannot send --json, -F or -T")
+        let bodies = [!data.isEmpty, dataBinary != nil, !json.isEmpty, !form.isEmpty, !dataUrlencode.isEmpty, uploadFile != nil]
+            .filter { $0 }.count
+        if bodies > 1 { throw ValidationError("use one of -d, --data-binary, --json, --data-urlencode, -F and -T") }
+        if get, !json.isEmpty || !form.isEmpty || !dataUrlencode.isEmpty || uploadFile != nil {
+            throw ValidationError("-G sends -d and --data-binary data in the URL; it cannot send --json, --data-urlencode, -F or -T")
         }
         if head, bodies > 0, !get { throw ValidationError("-I sends HEAD, which has no body: use -G to put -d data in the URL") }
         if fail, failWithBody { throw ValidationError("-f and --fail-with-body cannot be used together") }
@@ -237,8 +244,11 @@ struct Fetch: ParsableCommand {
         for header in headers where !header.contains(":") {
             throw ValidationError("-H '\(header)' is not 'Name: value'")
         }
-        for field in form where !field.contains("=") {
-            throw ValidationError("-F '\(field)' is not key=value")
+        for field in form where FormPart(field) == nil {
+            throw ValidationError("-F '\(field)' is not name=value or name=@FILE[;type=TYPE][;filename=NAME]")
+        }
+        for field in dataUrlencode where !field.contains("=") {
+            throw ValidationError("--data-urlencode '\(field)' is not name=value")
         }
         if let proxy, ProxyAddress(proxy) == nil {
             throw ValidationError("-x '\(proxy)' is not host:port")
@@ -304,7 +314,7 @@ struct Fetch: ParsableCommand {
         if head { return "HEAD" }
         if get { return "GET" }
         if uploadFile != nil { return "PUT" }
-        return !data.isEmpty || dataBinary != nil || !json.isEmpty || !form.isEmpty ? "POST" : "GET"
+        return !data.isEmpty || dataBinary != nil || !json.isEmpty || !form.isEmpty || !dataUrlencode.isEmpty ? "POST" : "GET"
     }
 
     /// Whether -H gives a header of this name (then -A, -e and --json leave it alone, as curl does).
@@ -351,9 +361,17 @@ struct Fetch: ParsableCommand {
             if !hasHeader("Content-Type") { try check(request.setRequestHeader("Content-Type", value: "application/json")) }
             if !hasHeader("Accept") { try check(request.setRequestHeader("Accept", value: "application/json")) }
         }
-        for field in form {
+        for field in dataUrlencode {
             let equals = field.firstIndex(of: "=")!
             request.setPostValue(String(field[field.index(after: equals)...]), forKey: String(field[..<equals]))
+        }
+        if !form.isEmpty { try check(request.sendFormAsMultipart()) }
+        for case let part? in form.map(FormPart.init) {
+            switch part.content {
+            case .value(let value): request.setPostValue(value, forKey: part.name)
+            case .file(let path, let type, let fileName):
+                try check(request.addPostFile(path, forKey: part.name, fileName: fileName, contentType: type))
+            }
         }
     }
 
@@ -533,5 +551,36 @@ struct ProxyAddress {
         guard !host.isEmpty else { return nil }
         self.host = String(host)
         self.port = port
+    }
+}
+
+/// One `-F` argument as curl reads it: `name=value`, or `name=@FILE` with `;type=TYPE` and
+/// `;filename=NAME` after the file.
+struct FormPart: Equatable {
+    enum Content: Equatable {
+        case value(String)
+        case file(path: String, type: String?, fileName: String?)
+    }
+    let name: String
+    let content: Content
+
+    init?(_ argument: String) {
+        guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex else { return nil }
+        name = String(argument[..<equals])
+        let rest = argument[argument.index(after: equals)...]
+        guard rest.first == "@" else {
+            content = .value(String(rest))
+            return
+        }
+        var fields = rest.dropFirst().split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+        let path = fields.removeFirst()
+        guard !path.isEmpty else { return nil }
+        var type: String?, fileName: String?
+        for field in fields {
+            if field.hasPrefix("type=") { type = String(field.dropFirst(5)) }
+            else if field.hasPrefix("filename=") { fileName = String(field.dropFirst(9)) }
+            else { return nil }
+        }
+        content = .file(path: path, type: type, fileName: fileName)
     }
 }

@@ -749,6 +749,29 @@ static void transfer_control(void)
   CHECK(cxhr_set_response_file(request, NULL, false));
   cxhr_request_destroy(request);
 
+  request = cxhr_request_create();                                   /* a multipart form */
+  FILE *form_file = fopen(file, "wb");
+  CHECK(form_file != NULL);
+  if(form_file) {
+    fputs("form file", form_file);
+    fclose(form_file);
+  }
+  CHECK(!cxhr_add_post_file(request, file, "f", NULL, NULL));         /* not OPENED */
+  CHECK(cxhr_open(request, "POST", url(fault_url, "/multipart"), false, NULL, NULL, NULL));
+  CHECK(!cxhr_add_post_file(request, "/nonexistent/file", "f", NULL, NULL));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_FILE_UNREADABLE);
+  CHECK(!cxhr_add_post_file(request, NULL, "f", NULL, NULL));
+  CHECK(cxhr_set_post_value(request, "v", "k"));
+  CHECK(cxhr_add_post_file(request, file, "f", "named.txt", "text/x-test"));
+  CHECK(cxhr_send(request, NULL, 0, 0));
+  CHECK(cxhr_get_status(request) == 200);
+  const char *parts = cxhr_get_receive_buffer(request, &length);
+  CHECK(parts && memmem(parts, length, "\"filename\": \"named.txt\"", strlen("\"filename\": \"named.txt\"")) != NULL);
+  CHECK(parts && memmem(parts, length, "\"contentType\": \"text/x-test\"", strlen("\"contentType\": \"text/x-test\"")) != NULL);
+  CHECK(parts && memmem(parts, length, "\"size\": 9", strlen("\"size\": 9")) != NULL);
+  unlink(file);
+  cxhr_request_destroy(request);
+
   request = cxhr_request_create();                                   /* retries */
   CHECK(!cxhr_set_retries(request, -1, 0.1));
   CHECK(!cxhr_set_retries(request, 1, -0.1));

@@ -5,6 +5,7 @@
 //   curlxhr-probe download URL          GET, draining the body in LOADING callbacks and
 //                                       checking it against the pattern byte i = i % 251
 //   curlxhr-probe upload URL FILE       PUT of FILE with sendWithFile
+//   curlxhr-probe multipart URL FILE…   POST of a multipart form with the FILEs (addPostFile)
 //   curlxhr-probe download-file URL FILE
 //                                       a synchronous GET with setResponseFile(FILE), then
 //                                       checks FILE against the pattern, 1 MiB at a time
@@ -89,7 +90,7 @@ func report(_ fields: [String: Any]) -> Never {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    FileHandle.standardError.write(Data("usage: curlxhr-probe download URL | upload URL FILE\n".utf8))
+    FileHandle.standardError.write(Data("usage: curlxhr-probe download URL | upload URL FILE | multipart URL FILE… | download-file URL FILE\n".utf8))
     exit(2)
 }
 let mode = arguments[1], url = arguments[2]
@@ -230,7 +231,10 @@ if mode == "download-file", arguments.count == 4 {
 let request = HttpRequest()
 let drain = Drain()
 request.delegate = drain
-request.open(mode == "upload" ? "PUT" : "GET", url: url, async: true)
+request.open(mode == "upload" ? "PUT" : mode == "multipart" ? "POST" : "GET", url: url, async: true)
+if mode == "multipart" {
+    for (index, path) in arguments.dropFirst(3).enumerated() { request.addPostFile(path, forKey: "file\(index)") }
+}
 let started = Date()
 let sent = mode == "upload" ? request.sendWithFile(arguments[3]) : request.send()
 guard sent else { report(["error": request.lastError?.message ?? "send refused"]) }

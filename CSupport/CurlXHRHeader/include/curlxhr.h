@@ -278,7 +278,18 @@ CXHR_EXTERN bool cxhr_set_request_header(cxhr_request *_Nullable request, const 
 CXHR_EXTERN bool cxhr_set_post_value(cxhr_request *_Nullable request, const char *_Nullable value,
                                      const char *_Nullable key);
 
-/* Removes every form value. */
+/*
+ * Adds the file at path to the form as the part key: the form then goes as
+ * multipart/form-data (values first, then files in the order added), each file streamed from
+ * disk as it is sent. file_name: the part's file name (NULL: the path's last component);
+ * content_type: its type (NULL: guessed from the name's extension, else
+ * application/octet-stream). False (CXHR_ERROR_FILE_UNREADABLE) for a file that cannot be read.
+ */
+CXHR_EXTERN bool cxhr_add_post_file(cxhr_request *_Nullable request, const char *_Nullable path,
+                                    const char *_Nullable key, const char *_Nullable file_name,
+                                    const char *_Nullable content_type);
+
+/* Removes every form value and file. */
 CXHR_EXTERN bool cxhr_clear_post_values(cxhr_request *_Nullable request);
 
 /* ---- sending: CXHR_OPENED only ---- */

@@ -12,9 +12,11 @@ enum BodyShape: Equatable {
     case streamed
     /// Read from a file as libcurl sends it (`sendWithFile`, an upload).
     case file
+    /// A `multipart/form-data` form built with libcurl's MIME API for each transfer.
+    case multipart
 
     /// Whether ``HttpRequest/getBytesSent()`` follows the upload.
-    var countsProgress: Bool { self == .copied || self == .streamed || self == .file }
+    var countsProgress: Bool { self == .copied || self == .streamed || self == .file || self == .multipart }
 }
 
 /// The options of an easy handle that are not per transfer. A handle set up for a profile
@@ -157,6 +159,9 @@ extension EasyProfile.Fields {
             if method != "POST" { options.set(CURLOPT_CUSTOMREQUEST, method) }
         case .streamed:
             options.set(CURLOPT_POST, 1)
+            if method != "POST" { options.set(CURLOPT_CUSTOMREQUEST, method) }
+        case .multipart:
+            // The transfer sets the form (CURLOPT_MIMEPOST, which makes it a POST).
             if method != "POST" { options.set(CURLOPT_CUSTOMREQUEST, method) }
         case .file:
             options.set(CURLOPT_UPLOAD, 1)

@@ -43,15 +43,16 @@ struct PhaseWatch {
 
     private static func observation(of transfer: Transfer, _ handle: EasyHandle) -> PhaseClock.Observation {
         let easy = handle.easy
-        var received: curl_off_t = 0, sent: curl_off_t = 0
+        var received: curl_off_t = 0, sent: curl_off_t = 0, toSend: curl_off_t = -1
         var headBytes = 0, requestBytes = 0
         _ = cxhr_easy_get_offset(easy, CURLINFO_SIZE_DOWNLOAD_T, &received)
         _ = cxhr_easy_get_offset(easy, CURLINFO_SIZE_UPLOAD_T, &sent)
+        _ = cxhr_easy_get_offset(easy, CURLINFO_CONTENT_LENGTH_UPLOAD_T, &toSend)
         _ = cxhr_easy_get_long(easy, CURLINFO_HEADER_SIZE, &headBytes)
         _ = cxhr_easy_get_long(easy, CURLINFO_REQUEST_SIZE, &requestBytes)
         return PhaseClock.Observation(
             bytesMoved: Int64(received) + Int64(sent) + Int64(headBytes) + Int64(requestBytes),
-            requestSent: requestBytes > 0 && Int64(sent) >= transfer.bodySize,
+            requestSent: requestBytes > 0 && (toSend <= 0 || sent >= toSend),
             headsSeen: transfer.progress.headsSeen,
             headReported: transfer.progress.headReported)
     }

@@ -448,6 +448,11 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
             transfer.withOwner { $0.transferFinished(transfer, failure: failure, fallbackStatus: status, record: record) }
         }
         let heardChallenge = transfer.heardChallenge
+        if let mime = transfer.mime.take() {
+            var options = EasyOptions(handle.easy)
+            options.set(CURLOPT_MIMEPOST, pointer: nil)
+            curl_mime_free(mime)
+        }
         transfer.handle = nil
         handle.transfer = nil
         if !report || failure != nil || heardChallenge {

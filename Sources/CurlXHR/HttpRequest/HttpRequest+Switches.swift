@@ -202,15 +202,50 @@ extension HttpRequest {
     }
 
     /// Adds (or replaces) a form value; the values are sent as an
-    /// `application/x-www-form-urlencoded` body, which excludes any other body. OPENED only;
-    /// in other states it does nothing and sets ``lastError``.
+    /// `application/x-www-form-urlencoded` body (as `multipart/form-data` once a file is added
+    /// with ``addPostFile(_:forKey:fileName:contentType:)``), which excludes any other body.
+    /// OPENED only; in other states it does nothing and sets ``lastError``.
     public func setPostValue(_ value: String, forKey key: String) {
         changeMessage(.setPostValue) { $0.setFormValue(value, forKey: key) }
     }
 
-    /// Removes every form value. OPENED only.
+    /// Adds the file at `path` to the form as the part `key`: the form then goes as
+    /// `multipart/form-data`, the values first, then the files in the order added, each file
+    /// streamed from disk as it is sent (never read whole). OPENED only.
+    /// - Parameters:
+    ///   - fileName: the part's file name; `nil`: the path's last component.
+    ///   - contentType: the part's type; `nil`: libcurl's guess from the name's extension
+    ///     (`text/plain` for `.txt`, …), else `application/octet-stream`.
+    /// - Returns: `false` with ``lastError`` when the file is missing, unreadable or not a
+    ///   regular file (checked again at `send`), or the request is not OPENED.
+    @discardableResult
+    public func addPostFile(_ path: String, forKey key: String, fileName: String? = nil, contentType: String? = nil) -> Bool {
+        if let problem = ReadableFile.problem(path) {
+            return refuse(.fileUnreadable, problem)
+        }
+        for (name, value) in [("key", key), ("file name", fileName), ("content type", contentType)] {
+            if let value, value.utf8.contains(where: { $0 == 0 || $0 == 0x0D || $0 == 0x0A }) {
+                return refuse(.invalidArgument, "the \(name) of a form file contains CR, LF or NUL")
+            }
+        }
+        return changeMessage(.setPostValue) {
+            $0.formFiles.append(FormFile(key: key, path: path, fileName: fileName, contentType: contentType))
+        }
+    }
+
+    /// Sends the form as `multipart/form-data` even without a file, as curl's `-F` does (for
+    /// the `xhr` tool). OPENED only.
+    @discardableResult
+    package func sendFormAsMultipart() -> Bool {
+        changeMessage(.setPostValue) { $0.multipartForm = true }
+    }
+
+    /// Removes every form value and file. OPENED only.
     public func clearPostValues() {
-        changeMessage(.setPostValue) { $0.formValues.removeAll() }
+        changeMessage(.setPostValue) {
+            $0.formValues.removeAll()
+            $0.formFiles.removeAll()
+        }
     }
 
 

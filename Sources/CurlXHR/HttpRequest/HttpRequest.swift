@@ -266,11 +266,19 @@ public final class HttpRequest: Sendable {
                 return .failure(HttpRequestError(.invalidArgument, "the timeout must be 0 or more seconds"))
             }
             var body = body
-            if !core.message.formValues.isEmpty {
+            if !core.message.formValues.isEmpty || !core.message.formFiles.isEmpty {
                 guard case .none = body else {
                     return .failure(HttpRequestError(.invalidArgument, "a body cannot be sent together with form values"))
                 }
-                body = .bytes(Data(core.message.formBody), contentType: "application/x-www-form-urlencoded")
+                if core.message.formFiles.isEmpty, !core.message.multipartForm {
+                    body = .bytes(Data(core.message.formBody), contentType: "application/x-www-form-urlencoded")
+                } else {
+                    // The files must still be there: libcurl opens them as it sends.
+                    if let problem = core.message.formFiles.lazy.compactMap({ ReadableFile.problem($0.path) }).first {
+                        return .failure(HttpRequestError(.fileUnreadable, problem))
+                    }
+                    body = .multipart(values: core.message.formValues, files: core.message.formFiles)
+                }
             }
             if core.message.method == "HEAD", case .bytes = body {
                 return .failure(HttpRequestError(.invalidArgument, "a HEAD request cannot carry a body"))

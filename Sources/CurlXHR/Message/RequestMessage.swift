@@ -41,6 +41,11 @@ struct RequestMessage: Sendable {
     var headers: [HeaderField] = []
     /// Form values in the order they were set.
     var formValues: [(key: String, value: String)] = []
+    /// Files of the form (`addPostFile`), in the order they were added: with any, the form
+    /// goes as `multipart/form-data`.
+    var formFiles: [FormFile] = []
+    /// The form goes as `multipart/form-data` even without files (the `xhr` tool's `-F`).
+    var multipartForm = false
 
     init(method: String = "GET", url: String = "", isAsync: Bool = false, credentials: Credentials? = nil) {
         self.method = method
@@ -93,9 +98,21 @@ struct RequestMessage: Sendable {
     }
 }
 
+/// A file of a `multipart/form-data` form, streamed from disk by libcurl as it is sent.
+struct FormFile: Sendable, Equatable {
+    var key: String
+    var path: String
+    /// The part's file name (nil: the path's last component) and type (nil: libcurl's guess
+    /// from the name's extension, else `application/octet-stream`).
+    var fileName: String?
+    var contentType: String?
+}
+
 /// The body given to `send`.
 enum RequestBody: Sendable {
     case none
+    /// A `multipart/form-data` form: the values, then the files.
+    case multipart(values: [(key: String, value: String)], files: [FormFile])
     /// The caller's bytes, kept (not copied) until libcurl has sent them.
     case bytes(Data, contentType: String?)
     case file(path: String)

@@ -54,6 +54,8 @@ extension Transfer {
             bytes.isEmpty ? .empty : bytes.count <= Self.copiedBodyLimit ? .copied : .streamed
         case .file:
             .file
+        case .multipart:
+            .multipart
         }
     }
 
@@ -72,7 +74,7 @@ extension Transfer {
         case .bytes(_, let type?): type
         case .bytes(_, nil): ""  // no libcurl default
         case .none: Self.sendsEmptyBody(message.method) ? "" : nil
-        case .file: nil
+        case .file, .multipart: nil  // libcurl's multipart type carries the boundary
         }
         // The headers are searched only when there is a type to add.
         guard wanted != nil, !message.hasHeader("Content-Type") else { return nil }
@@ -119,6 +121,14 @@ extension Transfer {
         case .streamed, .file:
             let size = if case .bytes(let bytes, _) = body { Int64(bytes.count) } else { fileSize }
             options.set(profile.fields.body == .file ? CURLOPT_INFILESIZE_LARGE : CURLOPT_POSTFIELDSIZE_LARGE, offset: size)
+        case .multipart:
+            guard case .multipart(let values, let files) = body else { break }
+            switch MultipartForm.build(on: handle.easy, values: values, files: files) {
+            case .failure(let problem): return problem.message
+            case .success(let form):
+                mime = form
+                options.set(CURLOPT_MIMEPOST, pointer: UnsafeMutableRawPointer(form))
+            }
         }
         if options.failure != nil {
             handle.profile = nil  // set up again from a reset, URL included

@@ -62,6 +62,8 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var progress = Progress()
     /// The headers and idle clocks, while the engine watches them (``PhaseWatch``).
     @exclusivity(unchecked) var clock: PhaseClock?
+    /// The multipart form libcurl sends (`CURLOPT_MIMEPOST`), until the engine ends the send.
+    @exclusivity(unchecked) var mime: OpaquePointer?
 
     /// What the engine learns of a send as it goes.
     struct Progress {
@@ -161,15 +163,6 @@ final class Transfer: @unchecked Sendable {
     private func closeFile() {
         if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }
         fileDescriptor = -1
-    }
-
-    /// The bytes of the request's body (0 for none).
-    var bodySize: Int64 {
-        switch body {
-        case .none: 0
-        case .bytes(let bytes, _): Int64(bytes.count)
-        case .file: fileSize
-        }
     }
 
     /// Marks the transfer complete; returns the bit to wake (``Wakeups/wake(_:)``) for the

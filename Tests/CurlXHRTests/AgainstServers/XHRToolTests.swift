@@ -112,9 +112,15 @@ import Testing
         let posted = try Echo(try xhr(["--data-binary", "@" + path, echo]).stdout)
         #expect(posted.method == "POST" && posted.body == binary)
 
-        let form = try Echo(try xhr(["-F", "name=Ada Lovelace", "-F", "city=a&b", echo]).stdout)
+        let form = try Echo(try xhr(["--data-urlencode", "name=Ada Lovelace", "--data-urlencode", "city=a&b", echo]).stdout)
+        #expect(form.method == "POST")
         #expect(form.header("Content-Type") == "application/x-www-form-urlencoded")
         #expect(form.body == Data("name=Ada+Lovelace&city=a%26b".utf8))
+        let multipart = try Echo(try xhr(["-F", "name=Ada Lovelace", echo]).stdout)
+        #expect(multipart.header("Content-Type")?.hasPrefix("multipart/form-data; boundary=") == true)
+        #expect(multipart.body.map { String(decoding: $0, as: UTF8.self).contains("name=\"name\"\r\n\r\nAda Lovelace\r\n") } == true)
+        #expect(try xhr(["-F", "novalue", echo]).status == 64)
+        #expect(try xhr(["--data-urlencode", "novalue", echo]).status == 64)
 
         let put = try Echo(try xhr(["-T", path, echo]).stdout)
         #expect(put.method == "PUT" && put.bodyLength == binary.count)
@@ -299,6 +305,11 @@ import Testing
             Incantation(arguments: ["-s", "--no-compressed", "{F}/encoded?enc=zstd&n=3000&force=1"]),
             Incantation(arguments: ["-s", "--compressed", "-w", "%{http_code}", "-o", "out.bin", "{F}/encoded?enc=br&n=3000"], written: ["out.bin"]),
             Incantation(arguments: ["-s", "-m", "0.5", "{F}/stall?n=10&head_ms=3000"]),
+            // -F is multipart, as with curl: values, files, a type and a file name of one's own.
+            Incantation(arguments: ["-s", "-F", "a=1", "-F", "b=x y", "{F}/multipart"]),
+            Incantation(arguments: ["-s", "-F", "a=1", "-F", "doc=@note.txt", "-F", "raw=@data.bin;type=application/x-test;filename=r.bin",
+                                    "{F}/multipart"],
+                        files: ["note.txt": "a note\n", "data.bin": String(repeating: "0123456789", count: 5000)]),
             Incantation(arguments: ["-s", "-C", "-", "-o", "out.bin", "-w", "%{http_code}", "{F}/file?size=200000"], written: ["out.bin"]),
             // (curl also writes the refused attempt's body to standard output; xhr only the last.)
             Incantation(arguments: ["-s", "--retry", "2", "--retry-delay", "0", "-o", "/dev/null", "-w", "%{http_code}",
