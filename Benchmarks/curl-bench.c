@@ -3,7 +3,7 @@
  *
  *   curl-bench --workload NAME --url URL [--mode async|threads|handoff] [--concurrency N]
  *              [--requests N] [--expect-bytes N] [--post-bytes N] [--headers N]
- *              [--max-seconds S] [--client NAME]
+ *              [--max-seconds S] [--output-file PATH] [--client NAME]
  *
  * --mode async:   one multi handle with `concurrency` easy handles kept busy: when one
  *                 finishes it is removed and added again (same handle, same options, so its
@@ -18,7 +18,14 @@
  *                 once after a hand-off that left nothing in flight, as CurlXHR's does).
  *                 What the hand-off costs in plain C, as a peer for CurlXHR async. Client name
  *                 "libcurl-handoff" unless --client.
- * The write callback counts body bytes and keeps none. Options: URL, NOSIGNAL, no proxy
+ * The write callback counts body bytes and keeps none; with --output-file PATH (concurrency 1
+ * only) it also writes each chunk to PATH, as a program saving a download does: PATH is
+ * opened with O_TRUNC before each request (the previous download's pages are dropped) and
+ * closed when the request ends, before it is counted. Each chunk is one write(2), as
+ * CurlXHR's setResponseFile does, not fwrite: stdio's 4 KiB buffer turns each 16 KiB chunk
+ * that does not start on a 4 KiB boundary into two system calls, which would price stdio
+ * rather than libcurl. A failed write fails the transfer (CURLE_WRITE_ERROR), and so does a
+ * failed close. Body bytes are counted as they arrive, as without a file. Options: URL, NOSIGNAL, no proxy
  * from the environment (as CurlXHR), the write callback, a timeout, for POST the body
  * (POSTFIELDS, not copied), and with --headers N the first N of the request headers every
  * Swift client sends too (BenchSupport's benchRequestHeaders), as one list set on each handle.
@@ -33,6 +40,8 @@
  * Build: cc -O2 -o curl-bench curl-bench.c -lcurl -lpthread
  */
 #include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -66,6 +75,8 @@ static const char *const request_headers[] = {
 };
 static struct curl_slist *header_list;
 static char *post_body;
+/* --output-file: where each response body is written (NULL: nowhere). */
+static const char *output_path;
 
 /* ---- The tally: count and time bounds, outcomes ---- */
 
@@ -169,6 +180,8 @@ static void *watchdog(void *unused)
 struct slot {
     CURL *easy;
     long received;
+    /* --output-file: the file of the request in flight (-1 between requests). */
+    int file;
     /* Handoff mode: how the transfer ended, read by the engine thread for the callback thread. */
     CURLcode result;
     long status;
@@ -181,8 +194,52 @@ static size_t discard(char *data, size_t size, size_t count, void *context)
     return size * count;
 }
 
+/* --output-file's write callback: the chunk goes to the file (and is counted as above). */
+static size_t save(char *data, size_t size, size_t count, void *context)
+{
+    struct slot *slot = context;
+    size_t bytes = size * count, left = bytes;
+    slot->received += (long)bytes;
+    while (left > 0) {
+        ssize_t written = write(slot->file, data, left);
+        if (written < 0) {
+            if (errno == EINTR)
+                continue;
+            return 0; /* CURLE_WRITE_ERROR */
+        }
+        data += written;
+        left -= (size_t)written;
+    }
+    return bytes;
+}
+
+/* Before each request: the counter reset and, with --output-file, the file opened (truncated). */
+static void start_request(struct slot *slot)
+{
+    slot->received = 0;
+    if (!output_path)
+        return;
+    slot->file = open(output_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (slot->file < 0) {
+        fprintf(stderr, "curl-bench: cannot open %s: %s\n", output_path, strerror(errno));
+        exit(1);
+    }
+}
+
+/* When a request ended, before it is counted: the file closed. Returns the request's result,
+ * or CURLE_WRITE_ERROR if closing the file failed. */
+static CURLcode end_request(struct slot *slot, CURLcode result)
+{
+    if (slot->file < 0)
+        return result;
+    int closed = close(slot->file) == 0;
+    slot->file = -1;
+    return closed || result != CURLE_OK ? result : CURLE_WRITE_ERROR;
+}
+
 static void set_up(struct slot *slot)
 {
+    slot->file = -1;
     slot->easy = curl_easy_init();
     if (!slot->easy) {
         fprintf(stderr, "curl_easy_init failed\n");
@@ -196,7 +253,7 @@ static void set_up(struct slot *slot)
     curl_easy_setopt(slot->easy, CURLOPT_PROXY, "");
     /* As CurlXHR does by default (curl --compressed): ask for every encoding libcurl decodes. */
     curl_easy_setopt(slot->easy, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(slot->easy, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(slot->easy, CURLOPT_WRITEFUNCTION, output_path ? save : discard);
     curl_easy_setopt(slot->easy, CURLOPT_WRITEDATA, slot);
     curl_easy_setopt(slot->easy, CURLOPT_PRIVATE, slot);
     curl_easy_setopt(slot->easy, CURLOPT_TIMEOUT_MS, (long)((opt.max_seconds + 10) * 1000));
@@ -225,6 +282,7 @@ static void run_multi(void)
     for (long i = 0; i < opt.concurrency; i++) {
         set_up(&slots[i]);
         if (claim()) {
+            start_request(&slots[i]);
             curl_multi_add_handle(multi, slots[i].easy);
             active++;
         }
@@ -240,11 +298,12 @@ static void run_multi(void)
             CURLcode result = message->data.result;
             struct slot *slot;
             curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&slot);
+            result = end_request(slot, result);
             finish(result, status_of(easy), slot->received);
             curl_multi_remove_handle(multi, easy);
             active--;
             if (claim()) {
-                slot->received = 0;
+                start_request(slot);
                 curl_multi_add_handle(multi, easy);
                 active++;
             }
@@ -264,8 +323,8 @@ static void *blocking_loop(void *unused)
     struct slot slot = {0};
     set_up(&slot);
     while (claim()) {
-        slot.received = 0;
-        CURLcode result = curl_easy_perform(slot.easy);
+        start_request(&slot);
+        CURLcode result = end_request(&slot, curl_easy_perform(slot.easy));
         finish(result, status_of(slot.easy), slot.received);
     }
     curl_easy_cleanup(slot.easy);
@@ -401,9 +460,9 @@ static void *callback_loop(void *unused)
         pthread_mutex_unlock(&handoff.done_lock);
         for (long i = 0; i < count; i++) {
             struct slot *slot = batch[i];
-            finish(slot->result, slot->status, slot->received);
+            finish(end_request(slot, slot->result), slot->status, slot->received);
             if (claim()) {
-                slot->received = 0;
+                start_request(slot);
                 post_start(slot);
             } else {
                 handoff.in_flight--;
@@ -433,8 +492,10 @@ static void run_handoff(void)
         fprintf(stderr, "pthread_create failed\n");
         exit(1);
     }
-    for (long i = 0; i < claimed; i++)
+    for (long i = 0; i < claimed; i++) {
+        start_request(&slots[i]);
         post_start(&slots[i]);
+    }
 
     /* Nothing is in flight once the callback thread returns: stop the engine. */
     pthread_join(callbacks, NULL);
@@ -459,7 +520,7 @@ static void usage(const char *problem)
     fprintf(stderr,
             "%s\nusage: curl-bench --workload NAME --url URL [--mode async|threads|handoff] "
             "[--concurrency N] [--requests N] [--expect-bytes N] [--post-bytes N] "
-            "[--headers N] [--max-seconds S] [--client NAME]\n",
+            "[--headers N] [--max-seconds S] [--output-file PATH] [--client NAME]\n",
             problem);
     exit(64);
 }
@@ -496,11 +557,15 @@ int main(int argc, char **argv)
             opt.headers = atol(value);
         else if (!strcmp(name, "--max-seconds") && atof(value) > 0)
             opt.max_seconds = atof(value);
+        else if (!strcmp(name, "--output-file") && value[0])
+            output_path = value;
         else
             usage("unknown option or bad value");
     }
     if (!opt.url || !opt.workload)
         usage("--url and --workload are required");
+    if (output_path && opt.concurrency != 1)
+        usage("--output-file needs --concurrency 1 (one file, one request at a time)");
     if (!opt.client)
         opt.client = opt.mode == MODE_HANDOFF ? "libcurl-handoff" : "libcurl";
 
@@ -534,6 +599,8 @@ int main(int argc, char **argv)
     else
         run_multi();
     report(0, NULL);
+    if (output_path)
+        unlink(output_path);
     curl_global_cleanup();
     return 0;
 }

@@ -7,13 +7,15 @@
 #   Benchmarks/run.sh --memory [--reps N] [--smoke] [--skip-build] [--skip-install]
 #
 #   (default)       every client on every workload, --reps times (default 5), then the table.
-#   --smoke         a few hundred requests per client and workload (the 100 MiB download
-#                   uses the 1 MiB file), 1 repetition; exits non-zero unless every client
-#                   completes its count with 0 errors and the table prints; then runs each
-#                   memory program (see --memory) once per baseline kind with 20 GETs and
-#                   checks they complete with 0 errors (their numbers are not judged). For CI.
+#   --smoke         a few hundred requests per client and workload (the 100 MiB downloads
+#                   use the 1 MiB file: download-1m, download-file-1m), 1 repetition; exits
+#                   non-zero unless every client completes its count with 0 errors and the
+#                   table prints; then runs each memory program (see --memory) once per
+#                   baseline kind with 20 GETs and checks they complete with 0 errors (their
+#                   numbers are not judged). For CI.
 #   --reps N        repetitions of every client x workload (default 5).
-#   --workloads A,B only these workloads (names as in the table, e.g. get-c1,get-t16).
+#   --workloads A,B only these workloads (names as in the table, e.g. get-c1,get-t16;
+#                   download-file-100m, or download-file-1m with --smoke).
 #   --instructions  instead of the timed runs: user-space instructions per small GET, one at
 #                   a time, of raw libcurl and CurlXHR (sync and async; and sync with five
 #                   request headers, --headers 5), with callgrind.
@@ -40,7 +42,9 @@
 # /sink on a free 127.0.0.1 port, from a temp dir that is removed on exit. Each client run is
 # one process pinned to BENCH_CLIENT_CPU that prints one JSON line; the lines go to
 # Benchmarks/results/<time>.jsonl and report.py turns them into a Markdown table
-# (Benchmarks/results/<time>.md, which also names the machine).
+# (Benchmarks/results/<time>.md, which also names the machine). In the download-file
+# workloads each client writes the bodies to its own file in that temp dir (curl-bench
+# --output-file, curlxhr-bench --response-file), which it removes when it is done.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -60,7 +64,7 @@ while [ $# -gt 0 ]; do
     --memory) mode=memory ;;
     --skip-build) skip_build=1 ;;
     --skip-install) skip_install=1 ;;
-    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 64 ;;
   esac
   shift
@@ -423,10 +427,13 @@ fi
 # curlxhr-sync and ahc-wait always run in threads mode (blocking calls); libcurl runs in the
 # workload's mode; libcurl-handoff (raw libcurl with CurlXHR's engine and callback threads)
 # in handoff mode; the others are async.
+# download-file-*: the body written to a file, one request at a time (see file_options).
 if [ $smoke -eq 1 ]; then
   download="download-1m 1m async 1 3 3 1048576 0"
+  download_file="download-file-1m 1m async 1 20 20 1048576 0"
 else
   download="download-100m 100m async 1 20 3 104857600 0"
+  download_file="download-file-100m 100m async 1 20 3 104857600 0"
 fi
 workloads=(
   "get-c64 100b async 64 50000 300 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
@@ -435,6 +442,7 @@ workloads=(
   "get-t16 100b threads 16 50000 300 100 0 libcurl curlxhr-sync ahc-wait"
   "get-t64 100b threads 64 50000 300 100 0 libcurl curlxhr-sync ahc-wait"
   "$download libcurl curlxhr curlxhr-sync urlsession ahc ahc-collect"
+  "$download_file libcurl curlxhr curlxhr-sync"
   "post-1m-c8 sink async 8 2000 50 3 1048576 libcurl curlxhr urlsession ahc"
   "redirect-c16 redirect async 16 20000 300 100 0 libcurl curlxhr urlsession ahc"
 )
@@ -446,6 +454,25 @@ if [ -n "$only" ]; then
   [ ${#chosen[@]} -gt 0 ] || { echo "run.sh: no workload named in '$only'" >&2; exit 64; }
   workloads=("${chosen[@]}")
 fi
+
+# The download-file workloads: each client writes the bodies to its own file in the server's
+# temp dir (so on one filesystem for all), which it removes at its end (and run.sh after it,
+# should it not have). curl-bench truncates the file at the start of each request (O_TRUNC);
+# CurlXHR writes `FILE.part` and renames it over FILE when the response completes (README.md:
+# why truncate, and what ext4 does with either).
+files_dir=$server_dir/files
+mkdir -p "$files_dir"
+file_options() {  # workload client -> sets file_option (empty outside download-file-*) and file
+  file_option=()
+  file=""
+  case $1 in download-file-*) ;; *) return 0 ;; esac
+  file=$files_dir/$2.body
+  case $2 in
+    libcurl) file_option=(--output-file "$file") ;;
+    curlxhr|curlxhr-sync) file_option=(--response-file "$file") ;;
+    *) echo "run.sh: $2 has no option to write the body to a file" >&2; exit 1 ;;
+  esac
+}
 
 [ $smoke -eq 1 ] && stamp=$stamp-smoke
 results=$here/results/$stamp.jsonl
@@ -469,12 +496,20 @@ for rep in $(seq "$reps"); do
     order=("${order[@]:$shift_by}" "${order[@]:0:$shift_by}")
     for client in "${order[@]}"; do
       mapfile -t command < <(client_command "$client" "$workload_mode")
+      file_options "$name" "$client"
       command+=(--workload "$name" --url "$base/$path" --concurrency "$concurrency"
                 --requests "$count" --expect-bytes "$expect" --post-bytes "$post"
-                --max-seconds "$max_seconds")
+                --max-seconds "$max_seconds" ${file_option[@]+"${file_option[@]}"})
+      # Writing files: no earlier run's dirty pages still to be written back when this one
+      # starts (its own, written during the run, are its cost).
+      [ -z "$file" ] || sync -f "$files_dir"
       run_client "rep $rep $name $client" $((max_seconds + 60)) "$server_dir/client.err" \
         "{\"client\":\"$client\",\"workload\":\"$name\",\"requests\":0,\"errors\":-1,\"failed\":true}" \
         "${command[@]}" || failures=$((failures + 1))
+      if [ -n "$file" ]; then
+        [ ! -e "$file" ] || log "rep $rep $name $client: left $file behind"
+        rm -f "$file" "$file.part" "$file.part.validator"
+      fi
       printf '%s\t%s\n' "$rep" "$line" >> "$results"
     done
   done
@@ -500,6 +535,11 @@ table=${results%.jsonl}.md
   machine
   echo "- load average (1, 5, 15 min): $load_before before, $load_after after the runs"
   echo "- $reps repetition(s); the runs took $((SECONDS - run_started)) s"
+  for workload in "${workloads[@]}"; do
+    case $workload in download-file-*)
+      echo "- ${workload%% *}: each client writes its own file in $files_dir ($(findmnt -n -o FSTYPE,SOURCE --target "$files_dir" | tr -s ' ' | sed 's/ / on /'))" ;;
+    esac
+  done
   echo
 } > "$table"
 set +e

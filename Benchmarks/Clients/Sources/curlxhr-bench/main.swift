@@ -8,6 +8,14 @@
 //     opened with async: false, calling send() (which blocks until DONE) in a loop and then
 //     taking the whole body with getReceiveBuffer().
 //
+// --response-file PATH (this client's own option; --concurrency 1 only): every request calls
+//     setResponseFile(PATH) after open, so a 2xx body is streamed into PATH.part and renamed
+//     to PATH when complete, and the receive buffer stays empty (async: LOADING is still
+//     reported and drained as above). A request then counts as good when its status is 200
+//     and, after DONE, `stat` finds PATH with exactly --expect-bytes bytes (the file is never
+//     read); those are the body bytes it counts. PATH (and a .part left by a failure) is
+//     removed before the first request and after the last.
+//
 // Library defaults throughout (enablePipelining, cookies, redirects).
 import BenchSupport
 import CurlXHR
@@ -18,12 +26,47 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
+/// --response-file, taken out of the arguments before BenchOptions reads the shared ones.
+let (responseFile, sharedArguments): (String?, [String]) = {
+    var file: String?
+    var rest: [String] = []
+    var arguments = CommandLine.arguments[...]
+    while let argument = arguments.popFirst() {
+        guard argument == "--response-file" else { rest.append(argument); continue }
+        guard let path = arguments.popFirst(), !path.isEmpty else {
+            writeError("--response-file needs a path\n")
+            exit(64)
+        }
+        file = path
+    }
+    return (file, rest)
+}()
 let options = {
-    var options = BenchOptions.parse(client: "curlxhr")
+    var options = BenchOptions.parse(client: "curlxhr", sharedArguments)
     if options.mode == .threads && options.client == "curlxhr" { options.client = "curlxhr-sync" }
     return options
 }()
+if responseFile != nil && options.concurrency != 1 {
+    writeError("--response-file needs --concurrency 1 (one file, one request at a time)\n")
+    exit(64)
+}
+
+/// Removes the response file and what a failed send may leave beside it.
+func removeResponseFile() {
+    guard let responseFile else { return }
+    for path in [responseFile, responseFile + ".part", responseFile + ".part.validator"] { unlink(path) }
+}
+
+/// The size of the file at `path` (nil: none), from `stat`: the file is not read.
+func fileSize(_ path: String) -> Int? {
+    var info = stat()
+    return stat(path, &info) == 0 ? Int(info.st_size) : nil
+}
+removeResponseFile()
 let tally = Tally(options)
 let body = Data(bodyBytes(options.postBytes))
 
@@ -35,6 +78,9 @@ func openAndSend(_ request: HttpRequest, async: Bool) -> String? {
     for (name, value) in benchRequestHeaders.prefix(options.headers) {
         guard request.setRequestHeader(name, value: value) else { return "setRequestHeader refused \(name)" }
     }
+    if let responseFile, !request.setResponseFile(responseFile) {
+        return "setResponseFile refused: \(request.lastError.map { "\($0)" } ?? "?")"
+    }
     let sent = options.postBytes > 0 ? request.sendData(body) : request.send()
     return sent ? nil : "send refused: \(request.lastError.map { "\($0)" } ?? "?")"
 }
@@ -42,6 +88,26 @@ func openAndSend(_ request: HttpRequest, async: Bool) -> String? {
 /// Why a request that reached DONE failed, if the library said.
 func failure(_ request: HttpRequest) -> String? {
     request.getStatus() == 0 ? "status 0: \(request.getStatusText() ?? "no text")" : nil
+}
+
+/// Records a request that reached DONE with `buffered` bytes taken from its receive buffer.
+/// With --response-file the body bytes are the file's size after a 200 (the buffer must
+/// have stayed empty); a response other than 200 has its body in the buffer, and the
+/// tally reports its status.
+func finish(_ request: HttpRequest, buffered: Int) {
+    let status = request.getStatus()
+    var bytes = buffered
+    var problem = failure(request)
+    if let responseFile, problem == nil, status == 200 {
+        if let size = fileSize(responseFile) {
+            bytes = size
+            if buffered != 0 { problem = "\(buffered) bytes in the receive buffer with a response file" }
+        } else {
+            bytes = 0
+            problem = "no file at \(responseFile) after DONE"
+        }
+    }
+    tally.finish(status: status, bodyBytes: bytes, problem: problem)
 }
 
 switch options.mode {
@@ -73,7 +139,7 @@ case .async:
                 slot.received += request.getReceiveBuffer().count
             case .done:
                 slot.received += request.getReceiveBuffer().count
-                tally.finish(status: request.getStatus(), bodyBytes: slot.received, problem: failure(request))
+                finish(request, buffered: slot.received)
                 issue(slot)
             default:
                 break
@@ -91,9 +157,9 @@ case .threads:
                 tally.finish(status: 0, bodyBytes: 0, problem: refusal)
                 continue
             }
-            tally.finish(status: request.getStatus(), bodyBytes: request.getReceiveBuffer().count,
-                         problem: failure(request))
+            finish(request, buffered: request.getReceiveBuffer().count)
         }
     }
 }
 tally.report()
+removeResponseFile()
