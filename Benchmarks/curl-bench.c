@@ -3,7 +3,8 @@
  *
  *   curl-bench --workload NAME --url URL [--mode async|threads|handoff] [--concurrency N]
  *              [--requests N] [--expect-bytes N] [--post-bytes N] [--headers N]
- *              [--max-seconds S] [--output-file PATH] [--client NAME]
+ *              [--max-seconds S] [--output-file PATH] [--mime-file PATH]... [--mime-files A,B]
+ *              [--client NAME]
  *
  * --mode async:   one multi handle with `concurrency` easy handles kept busy: when one
  *                 finishes it is removed and added again (same handle, same options, so its
@@ -25,9 +26,18 @@
  * CurlXHR's setResponseFile does, not fwrite: stdio's 4 KiB buffer turns each 16 KiB chunk
  * that does not start on a 4 KiB boundary into two system calls, which would price stdio
  * rather than libcurl. A failed write fails the transfer (CURLE_WRITE_ERROR), and so does a
- * failed close. Body bytes are counted as they arrive, as without a file. Options: URL, NOSIGNAL, no proxy
+ * failed close. Body bytes are counted as they arrive, as without a file.
+ * --mime-file PATH (repeatable; --mime-files A,B names several at once) POSTs a
+ * multipart/form-data form of those files instead of --post-bytes, one part per file named
+ * "file0", "file1", … in order, each streamed from disk by libcurl, as CurlXHR's addPostFile
+ * does: the form is built before each request (curl_mime_init, curl_mime_addpart,
+ * curl_mime_name, curl_mime_filedata; CURLOPT_MIMEPOST) and freed when it ends. The request
+ * body bytes counted are the sum of the files' sizes (stat'ed once at the start), not the
+ * multipart framing around them. No Expect header is set or removed: libcurl's default for
+ * a body over 1 MiB (`Expect: 100-continue`, then waiting for the 100) applies, as for
+ * CurlXHR. Options: URL, NOSIGNAL, no proxy
  * from the environment (as CurlXHR), the write callback, a timeout, for POST the body
- * (POSTFIELDS, not copied), and with --headers N the first N of the request headers every
+ * (POSTFIELDS, not copied) or the form (MIMEPOST), and with --headers N the first N of the request headers every
  * Swift client sends too (BenchSupport's benchRequestHeaders), as one list set on each handle.
  * A request always carries a User-Agent line, as CurlXHR's (which sends
  * `CurlXHR/<version> libcurl/<version>` unless the request names its own) and curl's tool do:
@@ -48,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,6 +88,11 @@ static struct curl_slist *header_list;
 static char *post_body;
 /* --output-file: where each response body is written (NULL: nowhere). */
 static const char *output_path;
+/* --mime-file: the files of the multipart form (none: no form), and the sum of their sizes. */
+#define MAX_MIME_FILES 16
+static const char *mime_files[MAX_MIME_FILES];
+static int mime_file_count;
+static long mime_bytes;
 
 /* ---- The tally: count and time bounds, outcomes ---- */
 
@@ -114,7 +130,7 @@ static void finish(CURLcode result, long status, long body_bytes)
     int good = result == CURLE_OK && status == 200 && body_bytes == opt.expect_bytes;
     pthread_mutex_lock(&lock);
     finished++;
-    bytes_moved += body_bytes + opt.post_bytes;
+    bytes_moved += body_bytes + opt.post_bytes + mime_bytes;
     if (!good) {
         errors++;
         if (!first_error[0]) {
@@ -182,6 +198,8 @@ struct slot {
     long received;
     /* --output-file: the file of the request in flight (-1 between requests). */
     int file;
+    /* --mime-file: the form of the request in flight (NULL between requests). */
+    curl_mime *mime;
     /* Handoff mode: how the transfer ended, read by the engine thread for the callback thread. */
     CURLcode result;
     long status;
@@ -213,10 +231,35 @@ static size_t save(char *data, size_t size, size_t count, void *context)
     return bytes;
 }
 
-/* Before each request: the counter reset and, with --output-file, the file opened (truncated). */
+/* --mime-file: the request's form, built as an application builds one for each upload
+ * (libcurl opens each file when it sends its part). */
+static void build_form(struct slot *slot)
+{
+    slot->mime = curl_mime_init(slot->easy);
+    if (!slot->mime) {
+        fprintf(stderr, "curl-bench: curl_mime_init failed\n");
+        exit(1);
+    }
+    for (int i = 0; i < mime_file_count; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "file%d", i);
+        curl_mimepart *part = curl_mime_addpart(slot->mime);
+        if (!part || curl_mime_name(part, name) != CURLE_OK
+            || curl_mime_filedata(part, mime_files[i]) != CURLE_OK) {
+            fprintf(stderr, "curl-bench: cannot add %s to the form\n", mime_files[i]);
+            exit(1);
+        }
+    }
+    curl_easy_setopt(slot->easy, CURLOPT_MIMEPOST, slot->mime);
+}
+
+/* Before each request: the counter reset, with --mime-file the form built, and with
+ * --output-file the file opened (truncated). */
 static void start_request(struct slot *slot)
 {
     slot->received = 0;
+    if (mime_file_count > 0)
+        build_form(slot);
     if (!output_path)
         return;
     slot->file = open(output_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -226,10 +269,16 @@ static void start_request(struct slot *slot)
     }
 }
 
-/* When a request ended, before it is counted: the file closed. Returns the request's result,
- * or CURLE_WRITE_ERROR if closing the file failed. */
+/* When a request ended (its handle out of the multi handle), before it is counted: the form
+ * freed and the file closed. Returns the request's result, or CURLE_WRITE_ERROR if closing
+ * the file failed. */
 static CURLcode end_request(struct slot *slot, CURLcode result)
 {
+    if (slot->mime) {
+        curl_easy_setopt(slot->easy, CURLOPT_MIMEPOST, NULL);
+        curl_mime_free(slot->mime);
+        slot->mime = NULL;
+    }
     if (slot->file < 0)
         return result;
     int closed = close(slot->file) == 0;
@@ -298,10 +347,10 @@ static void run_multi(void)
             CURLcode result = message->data.result;
             struct slot *slot;
             curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&slot);
-            result = end_request(slot, result);
-            finish(result, status_of(easy), slot->received);
             curl_multi_remove_handle(multi, easy);
             active--;
+            result = end_request(slot, result);
+            finish(result, status_of(easy), slot->received);
             if (claim()) {
                 start_request(slot);
                 curl_multi_add_handle(multi, easy);
@@ -520,7 +569,8 @@ static void usage(const char *problem)
     fprintf(stderr,
             "%s\nusage: curl-bench --workload NAME --url URL [--mode async|threads|handoff] "
             "[--concurrency N] [--requests N] [--expect-bytes N] [--post-bytes N] "
-            "[--headers N] [--max-seconds S] [--output-file PATH] [--client NAME]\n",
+            "[--headers N] [--max-seconds S] [--output-file PATH] [--mime-file PATH]... "
+            "[--mime-files A,B] [--client NAME]\n",
             problem);
     exit(64);
 }
@@ -559,6 +609,16 @@ int main(int argc, char **argv)
             opt.max_seconds = atof(value);
         else if (!strcmp(name, "--output-file") && value[0])
             output_path = value;
+        else if (!strcmp(name, "--mime-file") && value[0] && mime_file_count < MAX_MIME_FILES)
+            mime_files[mime_file_count++] = value;
+        else if (!strcmp(name, "--mime-files") && value[0]) {
+            char *list = strdup(value), *rest = list, *path;
+            while ((path = strsep(&rest, ",")))
+                if (path[0] && mime_file_count < MAX_MIME_FILES)
+                    mime_files[mime_file_count++] = path;
+                else
+                    usage("--mime-files needs paths separated by commas (at most 16 files in all)");
+        }
         else
             usage("unknown option or bad value");
     }
@@ -566,6 +626,16 @@ int main(int argc, char **argv)
         usage("--url and --workload are required");
     if (output_path && opt.concurrency != 1)
         usage("--output-file needs --concurrency 1 (one file, one request at a time)");
+    if (mime_file_count > 0 && opt.post_bytes > 0)
+        usage("--mime-file and --post-bytes exclude each other (the form is the body)");
+    for (int i = 0; i < mime_file_count; i++) {
+        struct stat info;
+        if (stat(mime_files[i], &info) != 0 || !S_ISREG(info.st_mode)) {
+            fprintf(stderr, "curl-bench: %s is not a readable file\n", mime_files[i]);
+            exit(64);
+        }
+        mime_bytes += (long)info.st_size;
+    }
     if (!opt.client)
         opt.client = opt.mode == MODE_HANDOFF ? "libcurl-handoff" : "libcurl";
 

@@ -4,7 +4,8 @@
     report.py [--require-clean] [--no-targets] RESULTS.jsonl
 
 For each workload and client, over the repetitions:
-  median, min-max   requests per second (MiB per second for downloads)
+  median, min-max   requests per second (MiB per second for downloads, and for the multipart
+                    uploads: MiB of the files sent per second)
   vs libcurl        the median over repetitions of (client / raw libcurl in the same
                     repetition and workload); 1.00 = as fast as raw libcurl, 0.25 = 4x slower
   CPU/request       median of (user + system CPU time of the client process) / requests
@@ -52,6 +53,8 @@ TARGETS = [
     ("download-file-100m", "curlxhr-sync", "100 MiB download to a file (setResponseFile), sync",
      0.95, FILE_RSS_MARGIN_KIB),
     ("post-1m-c8", "curlxhr", "1 MiB POST, 8 in flight", 0.90, None),
+    ("upload-multipart-2x50m", "curlxhr", "2 × 50 MiB multipart upload (addPostFile; raw libcurl: curl_mime), async", 0.95, None),
+    ("upload-multipart-2x50m", "curlxhr-sync", "2 × 50 MiB multipart upload (addPostFile; raw libcurl: curl_mime), sync", 0.95, None),
     ("redirect-c16", "curlxhr", "GETs through a 302, 16 in flight (the library follows)", 0.90, None),
 ]
 # The memory target: CurlXHR's growth over the small GETs from the `started` baseline.
@@ -61,7 +64,8 @@ MEMORY_BASELINES = {"started": "`started`", "cold": "`cold`"}
 
 
 def metric(workload):
-    return "bytes_per_s" if workload.startswith("download") else "req_per_s"
+    # The multipart uploads count the files' bytes (plus the 3-byte answer) as bytes_per_s.
+    return "bytes_per_s" if workload.startswith(("download", "upload")) else "req_per_s"
 
 
 def fmt_rate(value, workload):

@@ -8,14 +8,16 @@
 #
 #   (default)       every client on every workload, --reps times (default 5), then the table.
 #   --smoke         a few hundred requests per client and workload (the 100 MiB downloads
-#                   use the 1 MiB file: download-1m, download-file-1m), 1 repetition; exits
+#                   use the 1 MiB file: download-1m, download-file-1m; the multipart upload
+#                   two 1 MiB files: upload-multipart-2x1m), 1 repetition; exits
 #                   non-zero unless every client completes its count with 0 errors and the
 #                   table prints; then runs each memory program (see --memory) once per
 #                   baseline kind with 20 GETs and checks they complete with 0 errors (their
 #                   numbers are not judged). For CI.
 #   --reps N        repetitions of every client x workload (default 5).
 #   --workloads A,B only these workloads (names as in the table, e.g. get-c1,get-t16;
-#                   download-file-100m, or download-file-1m with --smoke).
+#                   download-file-100m, or download-file-1m with --smoke;
+#                   upload-multipart-2x50m, or upload-multipart-2x1m with --smoke).
 #   --instructions  instead of the timed runs: user-space instructions per small GET, one at
 #                   a time, of raw libcurl and CurlXHR (sync and async; and sync with five
 #                   request headers, --headers 5), with callgrind.
@@ -44,7 +46,10 @@
 # Benchmarks/results/<time>.jsonl and report.py turns them into a Markdown table
 # (Benchmarks/results/<time>.md, which also names the machine). In the download-file
 # workloads each client writes the bodies to its own file in that temp dir (curl-bench
-# --output-file, curlxhr-bench --response-file), which it removes when it is done.
+# --output-file, curlxhr-bench --response-file), which it removes when it is done. For the
+# upload-multipart workloads run.sh writes two files of random bytes there once, which every
+# client POSTs as one multipart/form-data form to /sink (curl-bench --mime-file,
+# curlxhr-bench --post-file).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -64,7 +69,7 @@ while [ $# -gt 0 ]; do
     --memory) mode=memory ;;
     --skip-build) skip_build=1 ;;
     --skip-install) skip_install=1 ;;
-    -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,52p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 64 ;;
   esac
   shift
@@ -428,12 +433,18 @@ fi
 # workload's mode; libcurl-handoff (raw libcurl with CurlXHR's engine and callback threads)
 # in handoff mode; the others are async.
 # download-file-*: the body written to a file, one request at a time (see file_options).
+# upload-multipart-*: a form of two files of upload_file_bytes each POSTed to the sink, one
+# request at a time (see upload_options); post-bytes 0, the clients count the files' bytes.
 if [ $smoke -eq 1 ]; then
   download="download-1m 1m async 1 3 3 1048576 0"
   download_file="download-file-1m 1m async 1 20 20 1048576 0"
+  upload="upload-multipart-2x1m sink async 1 10 10 3 0"
+  upload_file_bytes=1048576
 else
   download="download-100m 100m async 1 20 3 104857600 0"
   download_file="download-file-100m 100m async 1 20 3 104857600 0"
+  upload="upload-multipart-2x50m sink async 1 50 10 3 0"
+  upload_file_bytes=52428800
 fi
 workloads=(
   "get-c64 100b async 64 50000 300 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
@@ -444,6 +455,7 @@ workloads=(
   "$download libcurl curlxhr curlxhr-sync urlsession ahc ahc-collect"
   "$download_file libcurl curlxhr curlxhr-sync"
   "post-1m-c8 sink async 8 2000 50 3 1048576 libcurl curlxhr urlsession ahc"
+  "$upload libcurl curlxhr curlxhr-sync"
   "redirect-c16 redirect async 16 20000 300 100 0 libcurl curlxhr urlsession ahc"
 )
 if [ -n "$only" ]; then
@@ -474,6 +486,45 @@ file_options() {  # workload client -> sets file_option (empty outside download-
   esac
 }
 
+# The upload-multipart workloads: two files of random bytes, written once for the run in the
+# server's temp dir, which every client sends as one multipart/form-data form (parts "file0"
+# and "file1", each streamed from disk by libcurl's MIME API): curl-bench --mime-file,
+# curlxhr-bench --post-file (addPostFile). A check first: curl -F POSTs the same form to the
+# sink and must get 200 with 3 bytes; its size_upload is the form's body size (the files and
+# the multipart framing) for the table's header.
+upload_dir=$server_dir/upload
+upload_files=()
+upload_form_bytes=""
+for workload in "${workloads[@]}"; do
+  case $workload in upload-multipart-*) ;; *) continue ;; esac
+  mkdir -p "$upload_dir"
+  for part in 0 1; do
+    head -c "$upload_file_bytes" /dev/urandom > "$upload_dir/file$part.bin"
+    upload_files+=("$upload_dir/file$part.bin")
+  done
+  got=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code} %{size_download} %{size_upload}' \
+          -F "file0=@${upload_files[0]}" -F "file1=@${upload_files[1]}" "$base/sink")
+  if [ "${got% *}" != "200 3" ]; then
+    echo "run.sh: server check failed: a multipart POST of 2 × $upload_file_bytes bytes to /sink gave" \
+         "'${got% *}', expected '200 3' (413: the form is larger than the sink's client_max_body_size" \
+         "in nginx.conf.in)" >&2
+    exit 1
+  fi
+  upload_form_bytes=${got##* }
+  break
+done
+upload_options() {  # workload client -> sets upload_option (empty outside upload-multipart-*)
+  upload_option=()
+  case $1 in upload-multipart-*) ;; *) return 0 ;; esac
+  local flag upload_file
+  case $2 in
+    libcurl) flag=--mime-file ;;
+    curlxhr|curlxhr-sync) flag=--post-file ;;
+    *) echo "run.sh: $2 has no option to send a multipart form of files" >&2; exit 1 ;;
+  esac
+  for upload_file in "${upload_files[@]}"; do upload_option+=("$flag" "$upload_file"); done
+}
+
 [ $smoke -eq 1 ] && stamp=$stamp-smoke
 results=$here/results/$stamp.jsonl
 : > "$results"
@@ -497,9 +548,11 @@ for rep in $(seq "$reps"); do
     for client in "${order[@]}"; do
       mapfile -t command < <(client_command "$client" "$workload_mode")
       file_options "$name" "$client"
+      upload_options "$name" "$client"
       command+=(--workload "$name" --url "$base/$path" --concurrency "$concurrency"
                 --requests "$count" --expect-bytes "$expect" --post-bytes "$post"
-                --max-seconds "$max_seconds" ${file_option[@]+"${file_option[@]}"})
+                --max-seconds "$max_seconds" ${file_option[@]+"${file_option[@]}"}
+                ${upload_option[@]+"${upload_option[@]}"})
       # Writing files: no earlier run's dirty pages still to be written back when this one
       # starts (its own, written during the run, are its cost).
       [ -z "$file" ] || sync -f "$files_dir"
@@ -538,6 +591,8 @@ table=${results%.jsonl}.md
   for workload in "${workloads[@]}"; do
     case $workload in download-file-*)
       echo "- ${workload%% *}: each client writes its own file in $files_dir ($(findmnt -n -o FSTYPE,SOURCE --target "$files_dir" | tr -s ' ' | sed 's/ / on /'))" ;;
+      upload-multipart-*)
+        echo "- ${workload%% *}: two files of $upload_file_bytes random bytes in $upload_dir, one multipart/form-data body of $upload_form_bytes bytes (curl -F's size_upload); MiB/s counts the files' $((2 * upload_file_bytes)) bytes a request (and the 3-byte answer)" ;;
     esac
   done
   echo

@@ -311,11 +311,13 @@ import Testing
                                     "{F}/multipart"],
                         files: ["note.txt": "a note\n", "data.bin": String(repeating: "0123456789", count: 5000)]),
             Incantation(arguments: ["-s", "-C", "-", "-o", "out.bin", "-w", "%{http_code}", "{F}/file?size=200000"], written: ["out.bin"]),
-            // (curl also writes the refused attempt's body to standard output; xhr only the last.)
-            Incantation(arguments: ["-s", "--retry", "2", "--retry-delay", "0", "-o", "/dev/null", "-w", "%{http_code}",
-                                    "{F}/retry?key=xhr-tool&fail=1&code=503"],
-                        curlArguments: ["-s", "--retry", "2", "--retry-delay", "0", "-o", "/dev/null", "-w", "%{http_code}",
-                                        "{F}/retry?key=curl-tool&fail=1&code=503"]),
+            // (curl writes a refused attempt's body to standard output too, and cannot truncate
+            // /dev/null before a retry: a regular file, which curl truncates, holds the last only.)
+            Incantation(arguments: ["-s", "--retry", "2", "--retry-delay", "0", "-o", "out.txt", "-w", "%{http_code}",
+                                    "{F}/retry?key=xhr-tool-{U}&fail=1&code=503"],
+                        curlArguments: ["-s", "--retry", "2", "--retry-delay", "0", "-o", "out.txt", "-w", "%{http_code}",
+                                        "{F}/retry?key=curl-tool-{U}&fail=1&code=503"],
+                        written: ["out.txt"]),
             Incantation(arguments: ["-s", "--connect-timeout", "0.5", "-w", "%{http_code}", "{B}/"]),
             // HTTP/2 (Apache through ALPN): the protocol in -w.
             Incantation(arguments: ["-s", "--cacert", "{CA}", "-o", "/dev/null", "-w", "%{http_code} %{http_version} %{size_download}\\n",
@@ -357,6 +359,7 @@ import Testing
         try #require(FileManager.default.isExecutableFile(atPath: curl), "curl is missing: scripts/install-deps.sh installs it")
         let base = try env.scratchPath("xhr-vs-curl")
         let fault = try env.faultURL
+        let runID = UUID().uuidString  // {U}: keys of the fault server's counters, new each run
         func runIn(_ tool: String, _ program: String, _ arguments: [String]) throws -> (Run, String) {
             let directory = base + "/" + tool
             try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
@@ -368,6 +371,7 @@ import Testing
                 $0.replacingOccurrences(of: "{F}", with: fault).replacingOccurrences(of: "{H2}", with: h2)
                     .replacingOccurrences(of: "{CA}", with: ca)
                     .replacingOccurrences(of: "{B}", with: $0.contains("{B}") ? try blackholeURL() : "")
+                    .replacingOccurrences(of: "{U}", with: runID)
             }
             // XDG_DATA_HOME: xhr's cookie store starts empty, as curl's jar does. -q: no ~/.curlrc.
             // --compressed: what xhr does by default.

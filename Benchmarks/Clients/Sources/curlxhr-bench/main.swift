@@ -16,6 +16,14 @@
 //     read); those are the body bytes it counts. PATH (and a .part left by a failure) is
 //     removed before the first request and after the last.
 //
+// --post-file PATH (this client's own option, repeatable; instead of --post-bytes): every
+//     request is a POST of a multipart/form-data form of those files, built after each open
+//     with addPostFile(PATH, forKey: "fileN") (N = 0, 1, … in order; the library streams
+//     each file from disk with libcurl's MIME API) and sent with send(). The request body
+//     bytes counted are the sum of the files' sizes (stat'ed once at the start; they become
+//     --post-bytes for the tally), not the multipart framing around them, as curl-bench's
+//     --mime-file counts them.
+//
 // Library defaults throughout (enablePipelining, cookies, redirects).
 import BenchSupport
 import CurlXHR
@@ -30,24 +38,46 @@ import Foundation
 import Glibc
 #endif
 
-/// --response-file, taken out of the arguments before BenchOptions reads the shared ones.
-let (responseFile, sharedArguments): (String?, [String]) = {
+/// The size of the file at `path` (nil: none), from `stat`: the file is not read.
+func fileSize(_ path: String) -> Int? {
+    var info = stat()
+    return stat(path, &info) == 0 ? Int(info.st_size) : nil
+}
+
+/// --response-file and --post-file, taken out of the arguments before BenchOptions reads the
+/// shared ones.
+let (responseFile, postFiles, sharedArguments): (String?, [String], [String]) = {
     var file: String?
+    var postFiles: [String] = []
     var rest: [String] = []
     var arguments = CommandLine.arguments[...]
     while let argument = arguments.popFirst() {
-        guard argument == "--response-file" else { rest.append(argument); continue }
+        guard argument == "--response-file" || argument == "--post-file" else { rest.append(argument); continue }
         guard let path = arguments.popFirst(), !path.isEmpty else {
-            writeError("--response-file needs a path\n")
+            writeError("\(argument) needs a path\n")
             exit(64)
         }
-        file = path
+        if argument == "--post-file" { postFiles.append(path) } else { file = path }
     }
-    return (file, rest)
+    return (file, postFiles, rest)
 }()
 let options = {
     var options = BenchOptions.parse(client: "curlxhr", sharedArguments)
     if options.mode == .threads && options.client == "curlxhr" { options.client = "curlxhr-sync" }
+    if !postFiles.isEmpty {
+        guard options.postBytes == 0 else {
+            writeError("--post-file and --post-bytes exclude each other (the form is the body)\n")
+            exit(64)
+        }
+        // The files' bytes are the request body bytes the tally counts (and make it a POST).
+        for path in postFiles {
+            guard let size = fileSize(path) else {
+                writeError("\(path) is not a readable file\n")
+                exit(64)
+            }
+            options.postBytes += size
+        }
+    }
     return options
 }()
 if responseFile != nil && options.concurrency != 1 {
@@ -60,15 +90,10 @@ func removeResponseFile() {
     guard let responseFile else { return }
     for path in [responseFile, responseFile + ".part", responseFile + ".part.validator"] { unlink(path) }
 }
-
-/// The size of the file at `path` (nil: none), from `stat`: the file is not read.
-func fileSize(_ path: String) -> Int? {
-    var info = stat()
-    return stat(path, &info) == 0 ? Int(info.st_size) : nil
-}
 removeResponseFile()
 let tally = Tally(options)
-let body = Data(bodyBytes(options.postBytes))
+/// The --post-bytes body (none with --post-file: the form is the body).
+let body = postFiles.isEmpty ? Data(bodyBytes(options.postBytes)) : Data()
 
 /// Opens and sends `request`; returns the reason when the library refused.
 func openAndSend(_ request: HttpRequest, async: Bool) -> String? {
@@ -81,7 +106,10 @@ func openAndSend(_ request: HttpRequest, async: Bool) -> String? {
     if let responseFile, !request.setResponseFile(responseFile) {
         return "setResponseFile refused: \(request.lastError.map { "\($0)" } ?? "?")"
     }
-    let sent = options.postBytes > 0 ? request.sendData(body) : request.send()
+    for (index, path) in postFiles.enumerated() where !request.addPostFile(path, forKey: "file\(index)") {
+        return "addPostFile refused \(path): \(request.lastError.map { "\($0)" } ?? "?")"
+    }
+    let sent = postFiles.isEmpty && options.postBytes > 0 ? request.sendData(body) : request.send()
     return sent ? nil : "send refused: \(request.lastError.map { "\($0)" } ?? "?")"
 }
 
