@@ -121,6 +121,26 @@ public func cxhr_set_response_file(_ handle: OpaquePointer?, _ path: UnsafePoint
 }
 
 @c @implementation
+public func cxhr_set_progress_callback(_ handle: OpaquePointer?, _ callback: cxhr_progress_callback?,
+                                       _ userData: UnsafeMutableRawPointer?) -> Bool {
+    guard let request = CRequest.find(handle) else { return false }
+    request.setProgressCallback(callback, userData: userData)
+    request.succeed()
+    return true
+}
+
+@c @implementation
+public func cxhr_get_progress(_ handle: OpaquePointer?, _ progress: UnsafeMutablePointer<cxhr_progress>?) -> Bool {
+    guard let request = CRequest.find(handle) else { return false }
+    guard let progress else { return request.refuse("progress is required") }
+    let now = request.request.getProgress()
+    progress.pointee = cxhr_progress(bytes_sent: now.bytesSent, bytes_to_send: now.bytesToSend,
+                                     bytes_received: now.bytesReceived, bytes_to_receive: now.bytesToReceive)
+    request.succeed()
+    return true
+}
+
+@c @implementation
 public func cxhr_set_retries(_ handle: OpaquePointer?, _ count: Int32, _ backoff: Double) -> Bool {
     CRequest.find(handle)?.call { $0.setRetries(Int(count), backoff: backoff) } ?? false
 }

@@ -13,6 +13,8 @@ final class CRequest: @unchecked Sendable {
     private struct State {
         var callback: cxhr_status_callback?
         var userData: UnsafeMutableRawPointer?
+        var progressCallback: cxhr_progress_callback?
+        var progressUserData: UnsafeMutableRawPointer?
         /// Strings returned to C, by what they answer; kept until re-open or destroy.
         var strings: [String: UnsafeMutablePointer<CChar>] = [:]
         /// Earlier answers to the same question, still valid until re-open or destroy.
@@ -127,15 +129,31 @@ final class CRequest: @unchecked Sendable {
         }
     }
 
-    private func runCallback() {
-        let target = state.withLock { state -> (cxhr_status_callback, UnsafeMutableRawPointer?)? in
-            guard !state.isDestroyed, let callback = state.callback else { return nil }
+    func setProgressCallback(_ callback: cxhr_progress_callback?, userData: UnsafeMutableRawPointer?) {
+        state.withLock {
+            $0.progressCallback = callback
+            $0.progressUserData = userData
+        }
+        if callback == nil {
+            request.onProgress = nil
+        } else {
+            request.onProgress = { [weak self] _ in self?.runCallback(progress: true) }
+        }
+    }
+
+    private func runCallback(progress: Bool = false) {
+        typealias Target = (status: cxhr_status_callback?, progress: cxhr_progress_callback?, userData: UnsafeMutableRawPointer?)
+        let target = state.withLock { state -> Target? in
+            guard !state.isDestroyed else { return nil }
+            let target: Target = progress ? (nil, state.progressCallback, state.progressUserData) : (state.callback, nil, state.userData)
+            guard target.status != nil || target.progress != nil else { return nil }
             state.runningCallbacks += 1
             state.callbackThread = pthread_self()
-            return (callback, state.userData)
+            return target
         }
-        guard let (callback, userData) = target else { return }
-        callback(handle, userData)
+        guard let target else { return }
+        if let call = target.status { call(handle, target.userData) }
+        if let call = target.progress { call(handle, target.userData) }
         state.withLock { $0.runningCallbacks -= 1 }
     }
 
@@ -143,6 +161,7 @@ final class CRequest: @unchecked Sendable {
     /// request that is running; from inside one, returns at once (it finishes normally).
     func destroy() {
         request.onStatusChange = nil
+        request.onProgress = nil
         state.withLock { $0.isDestroyed = true }
         request.abort()
         while true {

@@ -281,6 +281,9 @@ struct Fetch: ParsableCommand {
         let session = Session(request: request, output: sink, headDump: headDump, console: console,
                               include: include || head, discardErrorBody: fail, verbose: verbose,
                               states: states, uploadTotal: body.size, progress: !silent && isatty(2) != 0)
+        if continueAt != nil, let output, FileManager.default.fileExists(atPath: output + ".part.validator") {
+            session.resumedFrom = (try? FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int64) ?? 0
+        }
         // The delegate comes first: an asynchronous open already reports OPENED.
         if !sync { request.delegate = session }
         try configure(request, url: target, console: console)

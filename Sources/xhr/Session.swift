@@ -102,6 +102,8 @@ final class Session: HttpRequestDelegate, @unchecked Sendable {
     private(set) var written: Int64 = 0
     /// The output that could not be written, if one could not.
     private(set) var writeFailure: String?
+    /// Bytes of FILE.part a -C - run continues (0: none): the bar counts from there on a 206.
+    var resumedFrom: Int64 = 0
 
     init(request: HttpRequest, output: Output, headDump: Output?, console: Console, include: Bool,
          discardErrorBody: Bool, verbose: Bool, states: Bool, uploadTotal: Int64?, progress: Bool) {
@@ -234,12 +236,16 @@ final class Session: HttpRequestDelegate, @unchecked Sendable {
 
     private func drawProgress(_ bar: ProgressBar) {
         let state = request.getState()
-        let sent = request.getBytesSent()
-        if let uploadTotal, uploadTotal > 0, state.rawValue < HttpRequest.State.headersReceived.rawValue {
-            bar.draw(console, arrow: "↑", bytes: sent, total: uploadTotal)
+        // The library's counts: totals from the body to send and the response head (-1: unknown).
+        let progress = request.getProgress()
+        if progress.bytesToSend != 0, state.rawValue < HttpRequest.State.headersReceived.rawValue {
+            let total = progress.bytesToSend > 0 ? progress.bytesToSend : uploadTotal
+            bar.draw(console, arrow: "↑", bytes: progress.bytesSent, total: total)
         } else if state.rawValue >= HttpRequest.State.headersReceived.rawValue {
-            let total = request.getResponseHeader("Content-Length").flatMap { Int64($0) }
-            bar.draw(console, arrow: "↓", bytes: received, total: total)
+            let offset = request.getStatus() == 206 ? resumedFrom : 0
+            let total = progress.bytesToReceive >= 0 ? offset + progress.bytesToReceive : nil
+            bar.draw(console, arrow: "↓", bytes: offset + progress.bytesReceived, total: total,
+                     note: offset > 0 ? "resumed at \(ProgressBar.size(offset))" : nil)
         }
     }
 }
@@ -249,7 +255,7 @@ final class ProgressBar: @unchecked Sendable {
     private let started = DispatchTime.now()
     private var drawn = false
 
-    func draw(_ console: Console, arrow: String, bytes: Int64, total: Int64?) {
+    func draw(_ console: Console, arrow: String, bytes: Int64, total: Int64?, note: String? = nil) {
         let seconds = max(Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9, 0.001)
         let rate = Self.size(Int64(Double(bytes) / seconds)) + "/s"
         var line: String
@@ -261,6 +267,7 @@ final class ProgressBar: @unchecked Sendable {
         } else {
             line = "\(arrow) \(Self.size(bytes))  \(rate)"
         }
+        if let note { line += "  (\(note))" }
         console.write("\r" + line + "\u{1B}[K")
         drawn = true
     }

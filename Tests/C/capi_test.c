@@ -657,6 +657,25 @@ static void cookie_store_from_threads(void)
   cxhr_cookies_free(all, count);
 }
 
+/* Counts progress callbacks and keeps the counts each one read. */
+struct progress_seen {
+  pthread_mutex_t lock;
+  int calls;
+  cxhr_progress last;
+};
+
+static void on_progress(cxhr_request *request, void *user_data)
+{
+  struct progress_seen *seen = user_data;
+  cxhr_progress now;
+  if(!cxhr_get_progress(request, &now))
+    return;
+  pthread_mutex_lock(&seen->lock);
+  seen->calls++;
+  seen->last = now;
+  pthread_mutex_unlock(&seen->lock);
+}
+
 static double seconds_since(const struct timespec *start)
 {
   struct timespec now;
@@ -770,6 +789,27 @@ static void transfer_control(void)
   CHECK(parts && memmem(parts, length, "\"contentType\": \"text/x-test\"", strlen("\"contentType\": \"text/x-test\"")) != NULL);
   CHECK(parts && memmem(parts, length, "\"size\": 9", strlen("\"size\": 9")) != NULL);
   unlink(file);
+  cxhr_request_destroy(request);
+
+  request = cxhr_request_create();                                   /* progress */
+  struct progress_seen seen = {PTHREAD_MUTEX_INITIALIZER, 0, {0, 0, 0, 0}};
+  struct recording recording = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, 0, 0, 0, 0};
+  cxhr_progress progress;
+  CHECK(!cxhr_get_progress(NULL, &progress));
+  CHECK(!cxhr_get_progress(request, NULL));
+  CHECK(cxhr_get_progress(request, &progress) && progress.bytes_to_receive == -1 && progress.bytes_received == 0);
+  CHECK(!cxhr_set_progress_callback(NULL, on_progress, &seen));
+  CHECK(cxhr_set_progress_callback(request, on_progress, &seen));
+  CHECK(cxhr_set_status_callback(request, record, &recording));
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/bytes?n=2000000"), true, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(wait_for(&recording, CXHR_DONE));
+  pthread_mutex_lock(&seen.lock);
+  CHECK(seen.calls >= 1);
+  CHECK(seen.last.bytes_received == 2000000 && seen.last.bytes_to_receive == 2000000);
+  pthread_mutex_unlock(&seen.lock);
+  CHECK(cxhr_get_progress(request, &progress) && progress.bytes_received == 2000000 && progress.bytes_sent == 0);
+  CHECK(cxhr_set_progress_callback(request, NULL, NULL));
   cxhr_request_destroy(request);
 
   request = cxhr_request_create();                                   /* retries */

@@ -166,6 +166,29 @@ CXHR_EXTERN bool cxhr_set_range(cxhr_request *_Nullable request, int64_t start, 
  */
 CXHR_EXTERN bool cxhr_set_response_file(cxhr_request *_Nullable request, const char *_Nullable path, bool resume);
 
+/* How far a send has come: body bytes sent and to send, received and to receive (-1: unknown). */
+typedef struct {
+  int64_t bytes_sent, bytes_to_send, bytes_received, bytes_to_receive;
+} cxhr_progress;
+
+typedef void (*cxhr_progress_callback)(cxhr_request *_Nonnull request, void *_Nullable user_data);
+
+/*
+ * Calls callback on the library's callback thread as an asynchronous request's body goes out
+ * and comes in (coalesced; the last call, just before CXHR_DONE, sees the final counts); read
+ * cxhr_get_progress inside it. NULL stops the calls. Not called for synchronous sends.
+ */
+CXHR_EXTERN bool cxhr_set_progress_callback(cxhr_request *_Nullable request, cxhr_progress_callback _Nullable callback,
+                                            void *_Nullable user_data);
+
+/*
+ * Fills *progress (Swift's getProgress()): bytes_to_send is 0 without a body and -1 until
+ * known (a multipart form); bytes_received counts the body after decoding; bytes_to_receive
+ * is -1 before the head, without Content-Length, or for a compressed body (unless a
+ * Content-Size header gives it). False for a NULL or destroyed request or progress.
+ */
+CXHR_EXTERN bool cxhr_get_progress(cxhr_request *_Nullable request, cxhr_progress *_Nullable progress);
+
 /*
  * Tries the request again up to count times after the first attempt when it got no response
  * (connection failed or broke, connect/headers/idle limit before the head) or a 429 or 503;

@@ -31,6 +31,8 @@ extension HttpRequest {
         var usedConnections: [ConnectionID] = []
         /// Body bytes until ``HttpRequest/getReceiveBuffer()`` takes them.
         var sink = MemorySink()
+        /// Body bytes of the current response so far (``HttpRequest/getProgress()``).
+        var received: Int64 = 0
         /// Where `setResponseFile` sends bodies (nil: the receive buffer), and the file of the
         /// send in flight.
         var responseFile: FileSink.Setting?
@@ -56,6 +58,7 @@ extension HttpRequest {
             forgetResponse()
             failure = nil
             lastSend = SendRecord()
+            received = 0
             sink.discard()
             lastError = nil
             if async, action != .reopen { report(.opened, effects: &effects) }
@@ -67,6 +70,7 @@ extension HttpRequest {
             forgetResponse()
             response = ResponseHead(head, reusing: &spareHeadStorage)
             sink.responseStarted()
+            received = 0
             if let resumeOffset = fileSink?.resumeOffset {
                 let plan = FileSink.plan(status: head.status, contentRange: head.fieldValue("Content-Range"), resumeOffset: resumeOffset)
                 fileSink?.begin(plan, validator: FileSink.validator(etag: head.fieldValue("ETag"),
@@ -126,6 +130,21 @@ extension HttpRequest {
 
         mutating func report(_ state: State, effects: inout Effects) {
             if scheduler.report(state) { effects.deliverOn = callbackQueue }
+        }
+
+        /// Body bytes of the final response were taken: LOADING, and progress.
+        mutating func bodyAccepted(_ count: Int) -> Effects {
+            received += Int64(count)
+            var effects = apply(machine.bodyReceived())
+            reportProgress(effects: &effects)
+            return effects
+        }
+
+        /// Progress for ``HttpRequest/onProgress`` (asynchronous requests that set it);
+        /// `final` just before DONE.
+        mutating func reportProgress(final: Bool = false, effects: inout Effects) {
+            guard message.isAsync, receivers.progress != nil else { return }
+            if scheduler.reportProgress(final: final) { effects.deliverOn = callbackQueue }
         }
 
         mutating func apply(_ action: RequestStateMachine.ReportAction) -> Effects {

@@ -12,22 +12,27 @@ extension HttpRequest {
     /// the delegate and closure set last.
     func deliverReports() {
         var delivered = 0
-        /// The generation of a LOADING callback that returned since the last locked step.
+        /// The generation of a LOADING (and of a progress) callback that returned since the
+        /// last locked step.
         var endedLoading: Int?
+        var endedProgress: Int?
         var receivers: ReportReceivers?
         // Kept apart, so that calling it takes no reference each time.
         var closure: (@Sendable (HttpRequest) -> Void)?
+        var progress: (@Sendable (HttpRequest) -> Void)?
         /// ``receiverChanges`` when `receivers` were taken; nil before.
         var receiversTaken: UInt?
         func use(_ taken: (receivers: ReportReceivers, changes: UInt)) {
             receivers = taken.receivers
             closure = taken.receivers.closure
+            progress = taken.receivers.progress
             receiversTaken = taken.changes
         }
         while true {
             let step = withCore { core -> DeliveryStep in
                 var step = DeliveryStep()
                 if let endedLoading { step.resume = core.loadingDelivered(generation: endedLoading) }
+                if let endedProgress { core.scheduler.progressDelivered(generation: endedProgress) }
                 if delivered >= Self.callbacksPerRun, core.scheduler.hasReports {
                     step.handBackTo = core.callbackQueue
                 } else {
@@ -40,6 +45,7 @@ extension HttpRequest {
                 return step
             }
             endedLoading = nil
+            endedProgress = nil
             if let paused = step.resume { engine.resume(paused) }
             if let queue = step.handBackTo {
                 queue.async { self.deliverReports() }
@@ -53,7 +59,13 @@ extension HttpRequest {
                     // A callback of this batch replaced the delegate or the closure.
                     use(withCore { ($0.receivers, receiverChanges.load(ordering: .relaxed)) })
                 }
-                let state = step.batch[index]
+                guard case .state(let state) = step.batch[index] else {
+                    // Progress: getters answer for the request as it is (no state is reported).
+                    progress?(self)
+                    delivered += 1
+                    endedProgress = step.batch.generation
+                    continue
+                }
                 callbackState.store(state.rawValue, ordering: .relaxed)
                 callbackGeneration.store(step.batch.generation, ordering: .relaxed)
                 callbackThread.store(UInt(pthread_self()), ordering: .relaxed)

@@ -74,6 +74,21 @@ extension HttpRequest {
         sentBytes.load(ordering: .relaxed)
     }
 
+    /// How far the body of the current (or last) send has gone out, and its response's body
+    /// come in: bytes sent and to send (0 without a body; -1 until known, as for a multipart
+    /// form before libcurl sized it), body bytes received (after decoding; into the receive
+    /// buffer or the response file) and to receive (-1 when unknown: before the head, without
+    /// a `Content-Length`, or for a compressed body, unless mesibo's `Content-Size` says).
+    public func getProgress() -> Progress {
+        withCore { core in
+            let stale = isStale(core)
+            return Progress(bytesSent: sentBytes.load(ordering: .relaxed), bytesToSend: bytesToSend.load(ordering: .relaxed),
+                            bytesReceived: stale ? 0 : core.received,
+                            bytesToReceive: stale ? -1 : core.response?.expectedBodyLength(decoded: core.switches.contentDecoding)
+                                .map(Int64.init) ?? -1)
+        }
+    }
+
     /// The kind of failure that ended the request with status 0 (the details are in
     /// ``getStatusText()``); `nil` while it has not failed.
     public func getFailureKind() -> FailureKind? {

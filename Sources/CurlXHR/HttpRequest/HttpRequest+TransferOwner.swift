@@ -15,7 +15,7 @@ extension HttpRequest: TransferOwner {
             if let file = core.fileSink, file.isActive || file.failure != nil {
                 core.fileSink?.write(bytes, announcedLength: nil)
                 if core.fileSink?.failure != nil { return (.refused, Effects()) }
-                return (.accepted, core.apply(core.machine.bodyReceived()))
+                return (.accepted, core.bodyAccepted(bytes.count))
             }
             // Backpressure: while a LOADING callback is pending or running and has not drained
             // the buffer, stop reading rather than buffer without bound. The end of that
@@ -25,14 +25,22 @@ extension HttpRequest: TransferOwner {
                 return (.paused, Effects())
             }
             core.sink.write(bytes, announcedLength: core.response?.announcedLength)
-            return (.accepted, core.apply(core.machine.bodyReceived()))
+            return (.accepted, core.bodyAccepted(bytes.count))
         }
         perform(outcome.1)
         return outcome.0
     }
 
-    func transferSent(_ transfer: Transfer, bytes: Int64) {
-        sentBytes.store(bytes, ordering: .relaxed)
+    func transferSent(_ transfer: Transfer, bytes: Int64, of total: Int64) {
+        let moved = sentBytes.exchange(bytes, ordering: .relaxed) != bytes
+        if total > 0 { bytesToSend.store(total, ordering: .relaxed) }
+        guard moved, hasProgressReceiver.load(ordering: .relaxed) else { return }
+        let effects = withCore { core -> Effects in
+            var effects = Effects()
+            if core.transfer === transfer { core.reportProgress(effects: &effects) }
+            return effects
+        }
+        perform(effects)
     }
 
     func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int = 0,
@@ -44,15 +52,22 @@ extension HttpRequest: TransferOwner {
             core.usedConnections.removeAll(keepingCapacity: true)
             transfer.forEachConnectionUsed { core.usedConnections.append($0) }
             core.scheduler.transferEnded()
+            // The last progress report, with the final counts, goes just before DONE.
+            var progress = Effects()
+            core.reportProgress(final: true, effects: &progress)
+            var effects: Effects
             if let failure = core.finishResponseFile(failure) {
                 core.forgetResponse()
                 core.failure = failure
-                return core.apply(core.machine.failed())
+                effects = core.apply(core.machine.failed())
+            } else {
+                if core.response == nil {
+                    core.response = ResponseHead(status: fallbackStatus, reason: ReasonPhrase.standard(for: fallbackStatus))
+                }
+                effects = core.apply(core.machine.finished())
             }
-            if core.response == nil {
-                core.response = ResponseHead(status: fallbackStatus, reason: ReasonPhrase.standard(for: fallbackStatus))
-            }
-            return core.apply(core.machine.finished())
+            if progress.deliverOn != nil { effects.deliverOn = progress.deliverOn }
+            return effects
         }
         perform(effects)
     }

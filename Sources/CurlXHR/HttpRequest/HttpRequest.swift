@@ -94,8 +94,12 @@ public final class HttpRequest: Sendable {
     let callbackGeneration = Atomic<Int>(0)
     /// The bit this request's synchronous sends sleep with (``Wakeups``).
     let completionBit = Wakeups.newRequestBit()
-    /// Body bytes of the current or last send that went out (``getBytesSent()``).
+    /// Body bytes of the current or last send that went out (``getBytesSent()``), and how
+    /// many it has (-1: not known yet, as for a multipart form before libcurl sizes it).
     let sentBytes = Atomic<Int64>(0)
+    let bytesToSend = Atomic<Int64>(0)
+    /// ``onProgress`` is set: transfers report their progress.
+    let hasProgressReceiver = Atomic<Bool>(false)
     /// Counts replacements of the delegate or the closure (``replaceReceivers(_:)``).
     let receiverChanges = Atomic<UInt>(0)
     /// For tests only: run by `send` on its own thread after its locked step and before it
@@ -123,13 +127,26 @@ public final class HttpRequest: Sendable {
     /// Receives the ready-state changes in asynchronous mode. Held weakly.
     public var delegate: (any HttpRequestDelegate)? {
         get { withCore { $0.receivers.delegate } }
-        set { replaceReceivers { ReportReceivers(delegate: newValue, closure: $0.closure) } }
+        set { replaceReceivers { ReportReceivers(delegate: newValue, closure: $0.closure, progress: $0.progress) } }
     }
 
     /// A closure called after the delegate for each ready-state change in asynchronous mode.
     public var onStatusChange: (@Sendable (HttpRequest) -> Void)? {
         get { withCore { $0.receivers.closure } }
-        set { replaceReceivers { ReportReceivers(delegate: $0.delegate, closure: newValue) } }
+        set { replaceReceivers { ReportReceivers(delegate: $0.delegate, closure: newValue, progress: $0.progress) } }
+    }
+
+    /// Called on the ``callbackQueue`` as an asynchronous request's body goes out and comes
+    /// in: read ``getProgress()`` inside it. Reports are coalesced as LOADING's are (one
+    /// waiting or running takes the newer ones in), and the last one, just before DONE, sees
+    /// the final counts. Not called for synchronous sends (poll ``getProgress()`` from another
+    /// thread). Inside it ``getState()`` answers for the request as it is.
+    public var onProgress: (@Sendable (HttpRequest) -> Void)? {
+        get { withCore { $0.receivers.progress } }
+        set {
+            replaceReceivers { ReportReceivers(delegate: $0.delegate, closure: $0.closure, progress: newValue) }
+            hasProgressReceiver.store(newValue != nil, ordering: .relaxed)
+        }
     }
 
     /// Replaces the delegate and closure together, and counts the change for callbacks
@@ -307,6 +324,7 @@ public final class HttpRequest: Sendable {
             core.switches.freshConnection = false
             core.transfer = transfer
             sentBytes.store(0, ordering: .relaxed)
+            bytesToSend.store(Self.size(of: body, fileSize: fileSize), ordering: .relaxed)
             core.lastError = nil
             var effects = Effects()
             // Without tickets to get first, the engine starts it at once.

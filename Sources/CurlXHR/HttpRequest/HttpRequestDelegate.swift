@@ -8,18 +8,22 @@ public protocol HttpRequestDelegate: AnyObject, Sendable {
     func onStatusChange(_ request: HttpRequest)
 }
 
-/// Who receives a request's reports: the delegate (held weakly) and the closure.
+/// Who receives a request's reports: the delegate (held weakly), the closure, and the
+/// progress closure.
 ///
 /// Replaced as a whole when either is set, never changed, so a callback takes both with one
 /// reference, and a run of callbacks takes it again only when it was replaced.
 final class ReportReceivers: Sendable {
     weak let delegate: (any HttpRequestDelegate)?
     let closure: (@Sendable (HttpRequest) -> Void)?
+    let progress: (@Sendable (HttpRequest) -> Void)?
 
-    init(delegate: (any HttpRequestDelegate)?, closure: (@Sendable (HttpRequest) -> Void)?) {
+    init(delegate: (any HttpRequestDelegate)?, closure: (@Sendable (HttpRequest) -> Void)?,
+         progress: (@Sendable (HttpRequest) -> Void)?) {
         self.delegate = delegate
         self.closure = closure
+        self.progress = progress
     }
 
-    static let none = ReportReceivers(delegate: nil, closure: nil)
+    static let none = ReportReceivers(delegate: nil, closure: nil, progress: nil)
 }

@@ -11,6 +11,9 @@
 ///   delivery of the same `open` is stale from then on (``discards``).
 /// - While a LOADING callback is queued or running and has not drained
 ///   ``pauseThreshold`` bytes, an asynchronous transfer pauses; that callback's end resumes it.
+/// - Progress (`onProgress`) is reported the same way as LOADING: a report joins one queued or
+///   running; and one more goes just before DONE, unless one is still queued (it reads the
+///   final counts when it runs), so the last progress callback sees the final counts.
 struct ReportScheduler: Sendable {
     typealias State = HttpRequest.State
 
@@ -25,6 +28,8 @@ struct ReportScheduler: Sendable {
     private(set) var loadingReported = false
     /// The transfer's body is paused until the running LOADING callback ends.
     private(set) var isPaused = false
+    /// A progress report is queued or running: newer progress joins it.
+    private(set) var progressReported = false
     private var queue = ReportQueue()
 
     /// How many times an abort dropped the reports of the `open` whose reports were taken
@@ -39,6 +44,7 @@ struct ReportScheduler: Sendable {
     mutating func opened() {
         generation += 1
         loadingReported = false
+        progressReported = false
     }
 
     /// Queues `state` for the current `open`; true when a delivery run must be started (none
@@ -48,7 +54,24 @@ struct ReportScheduler: Sendable {
             guard !loadingReported else { return false }
             loadingReported = true
         }
-        queue.append(state, generation: generation)
+        return enqueue(.state(state))
+    }
+
+    /// Queues a progress report for the current `open` (see ``report(_:)``); one queued or
+    /// running takes it in. `final`: the transfer ended, DONE comes next: queued unless a
+    /// progress report is still waiting in the queue.
+    mutating func reportProgress(final: Bool = false) -> Bool {
+        if final {
+            guard !queue.endsWithProgress(generation: generation) else { return false }
+        } else {
+            guard !progressReported else { return false }
+        }
+        progressReported = true
+        return enqueue(.progress)
+    }
+
+    private mutating func enqueue(_ report: ReportKind) -> Bool {
+        queue.append(report, generation: generation)
         guard !isDelivering else { return false }
         isDelivering = true
         return true
@@ -59,6 +82,7 @@ struct ReportScheduler: Sendable {
     mutating func aborted() {
         queue.discard(generation: generation)
         loadingReported = false
+        progressReported = false
         isPaused = false
     }
 
@@ -87,6 +111,12 @@ struct ReportScheduler: Sendable {
         return true
     }
 
+    /// A progress callback of the `open` numbered `generation` returned: newer progress
+    /// starts a new report.
+    mutating func progressDelivered(generation: Int) {
+        if generation == self.generation { progressReported = false }
+    }
+
     /// The next reports for the delivery run, at least one and at most `limit`; an empty batch
     /// ends the run (the next report starts another).
     mutating func nextBatch(upTo limit: Int) -> ReportBatch {
@@ -98,8 +128,40 @@ struct ReportScheduler: Sendable {
     }
 }
 
-/// Reports of one `open` taken from the queue together, oldest first: up to eight states,
-/// four bits each.
+/// What a delivery run calls back: a ready state, or the progress callback.
+enum ReportKind: Equatable, Sendable, CustomStringConvertible {
+    case state(HttpRequest.State)
+    case progress
+
+    static let unsent = ReportKind.state(.unsent)
+    static let opened = ReportKind.state(.opened)
+    static let sent = ReportKind.state(.sent)
+    static let headersReceived = ReportKind.state(.headersReceived)
+    static let loading = ReportKind.state(.loading)
+    static let done = ReportKind.state(.done)
+
+    var description: String {
+        switch self {
+        case .state(let state): state.description
+        case .progress: "PROGRESS"
+        }
+    }
+
+    /// Four bits: a state's raw value (0 to 4), or 15 for progress.
+    var code: UInt32 {
+        switch self {
+        case .state(let state): UInt32(truncatingIfNeeded: state.rawValue)
+        case .progress: 15
+        }
+    }
+
+    init(code: UInt32) {
+        self = code == 15 ? .progress : .state(HttpRequest.State(rawValue: Int32(code))!)
+    }
+}
+
+/// Reports of one `open` taken from the queue together, oldest first: up to eight, four bits
+/// each.
 struct ReportBatch {
     static let capacity = 8
     private var states: UInt32 = 0
@@ -111,12 +173,12 @@ struct ReportBatch {
         self.generation = generation
     }
 
-    subscript(index: Int) -> HttpRequest.State {
-        HttpRequest.State(rawValue: Int32(truncatingIfNeeded: states >> UInt32(4 * index) & 0xF))!
+    subscript(index: Int) -> ReportKind {
+        ReportKind(code: states >> UInt32(4 * index) & 0xF)
     }
 
-    mutating func append(_ state: HttpRequest.State) {
-        states |= UInt32(truncatingIfNeeded: state.rawValue) << UInt32(4 * count)
+    mutating func append(_ report: ReportKind) {
+        states |= report.code << UInt32(4 * count)
         count += 1
     }
 }
@@ -125,8 +187,8 @@ struct ReportBatch {
 /// index, so taking some moves none of the others; emptied by resetting the indices, so the
 /// slots are written over by the next reports.
 struct ReportQueue: Sendable {
-    /// A state to report, and the `open` it belongs to.
-    typealias Report = (state: HttpRequest.State, generation: Int)
+    /// A report, and the `open` it belongs to.
+    typealias Report = (kind: ReportKind, generation: Int)
 
     private var items: [Report] = []
     private var next = 0
@@ -139,13 +201,18 @@ struct ReportQueue: Sendable {
 
     var isEmpty: Bool { next == count }
 
-    mutating func append(_ state: HttpRequest.State, generation: Int) {
+    mutating func append(_ report: ReportKind, generation: Int) {
         if count < items.count {
-            items[count] = (state, generation)
+            items[count] = (report, generation)
         } else {
-            items.append((state, generation))
+            items.append((report, generation))
         }
         count += 1
+    }
+
+    /// Whether the last report waiting is a progress report of the `open` numbered `generation`.
+    func endsWithProgress(generation: Int) -> Bool {
+        count > next && items[count - 1].kind == .progress && items[count - 1].generation == generation
     }
 
     /// Takes the oldest reports of one `open`, up to `limit` and as many as a batch holds.
@@ -154,7 +221,7 @@ struct ReportQueue: Sendable {
         var batch = ReportBatch(generation: items[next].generation)
         let most = min(limit, ReportBatch.capacity)
         while next < count, batch.count < most, items[next].generation == batch.generation {
-            batch.append(items[next].state)
+            batch.append(items[next].kind)
             next += 1
         }
         takenGeneration = batch.generation

@@ -108,6 +108,17 @@ struct ResponseHead: Sendable, Equatable {
         return Int(length)
     }
 
+    /// The body bytes to expect after decoding, as far as the head tells: its announced
+    /// length when the body is not encoded (or is not to be decoded), else mesibo's
+    /// `Content-Size` (the size after decoding) when given; nil when unknown.
+    func expectedBodyLength(decoded: Bool) -> Int? {
+        let encoded = value(of: "Content-Encoding").map { !$0.isEmpty && $0.lowercased() != "identity" } ?? false
+        if !(encoded && decoded), let length = announcedLength { return length }
+        guard let size = value(of: "Content-Size"), !size.isEmpty, size.utf8.count <= 18,
+              size.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int(size)
+    }
+
     /// `Name: value` lines joined by `\n`.
     var allFields: String {
         fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")

@@ -76,8 +76,8 @@ extension Transfer {
         with(context) { transfer, _ in transfer.seekBody(to: Int64(offset), origin: origin) }
     }
 
-    static let progressCallback: curl_xferinfo_callback = { context, _, _, _, uploaded in
-        with(context) { transfer, _ in transfer.withOwner { $0.transferSent(transfer, bytes: Int64(uploaded)) } }
+    static let progressCallback: curl_xferinfo_callback = { context, _, _, toUpload, uploaded in
+        with(context) { transfer, _ in transfer.withOwner { $0.transferSent(transfer, bytes: Int64(uploaded), of: Int64(toUpload)) } }
         return 0
     }
 }

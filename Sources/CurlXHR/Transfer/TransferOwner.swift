@@ -16,8 +16,9 @@ protocol TransferOwner: AnyObject, Sendable {
     /// Body bytes of the final response, in order; what became of them.
     func transferReceivedBody(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> BodyDisposition
 
-    /// How many body bytes have gone out so far.
-    func transferSent(_ transfer: Transfer, bytes: Int64)
+    /// How many body bytes have gone out so far, of `total` (libcurl's count of the body: -1
+    /// or 0 when it has none or does not know).
+    func transferSent(_ transfer: Transfer, bytes: Int64, of total: Int64)
 
     /// The transfer ended: `failure`, or the response (with `fallbackStatus` when no head was
     /// reported) and what the send measured.

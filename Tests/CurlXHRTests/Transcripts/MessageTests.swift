@@ -197,4 +197,23 @@ import Testing
         message.url = "hTtPs://x/"
         #expect(message.isSecure, "found again when the URL changes")
     }
+
+    @Test func theBodyLengthToExpectAfterDecoding() {
+        func head(_ fields: [String]) -> ResponseHead? {
+            let feed = Self.feeder(ResponseHeadParser())
+            _ = feed("HTTP/1.1 200 OK\r\n")
+            for field in fields { _ = feed(field + "\r\n") }
+            return feed("\r\n")
+        }
+        #expect(head(["Content-Length: 1000"])?.expectedBodyLength(decoded: true) == 1000)
+        #expect(head(["Content-Length: 300", "Content-Encoding: gzip"])?.expectedBodyLength(decoded: true) == nil,
+                "the wire's length is not the decoded body's")
+        #expect(head(["Content-Length: 300", "Content-Encoding: gzip"])?.expectedBodyLength(decoded: false) == 300)
+        #expect(head(["Content-Length: 300", "Content-Encoding: gzip", "Content-Size: 5000"])?.expectedBodyLength(decoded: true) == 5000,
+                "mesibo's Content-Size")
+        #expect(head(["Transfer-Encoding: chunked", "Content-Size: 42"])?.expectedBodyLength(decoded: true) == 42)
+        #expect(head(["Transfer-Encoding: chunked"])?.expectedBodyLength(decoded: true) == nil)
+        #expect(head(["Content-Length: 10", "Content-Encoding: identity"])?.expectedBodyLength(decoded: true) == 10)
+        #expect(head(["Content-Size: -1"])?.expectedBodyLength(decoded: true) == nil)
+    }
 }

@@ -148,7 +148,7 @@ import Testing
         #expect(taken().elementsEqual([(.opened, 2), (.sent, 2)], by: ==))
         #expect(queue.isEmpty)
         // More than a batch holds: the rest waits, in order, while new ones join it.
-        for state in [State.opened, .sent, .headersReceived, .loading, .loading, .loading, .loading, .loading, .loading] {
+        for state in [ReportKind.opened, .sent, .headersReceived, .loading, .loading, .loading, .loading, .loading, .loading] {
             queue.append(state, generation: 3)
         }
         #expect(taken().elementsEqual([(.opened, 3), (.sent, 3), (.headersReceived, 3)] + Array(repeating: (.loading, 3), count: 5), by: ==))
@@ -156,13 +156,13 @@ import Testing
         #expect(queue.take(upTo: 1).count == 1)
         #expect(taken().elementsEqual([(.done, 3)], by: ==))
         #expect(queue.discards == 0)
-        for state in [State.opened, .sent, .headersReceived] { queue.append(state, generation: 4) }  // reuses the slots
+        for state in [ReportKind.opened, .sent, .headersReceived] { queue.append(state, generation: 4) }  // reuses the slots
         #expect(queue.take(upTo: 1).count == 1)  // OPENED of open 4 is being delivered
         // An abort of open 4 drops its waiting reports, and makes the one taken stale.
         queue.discard(generation: 4)
         #expect(queue.isEmpty && queue.discards == 1)
         queue.append(.done, generation: 4)
-        for state in [State.opened, .sent] { queue.append(state, generation: 5) }
+        for state in [ReportKind.opened, .sent] { queue.append(state, generation: 5) }
         // An abort of open 5 drops only its own reports: open 4's DONE stays, and nothing
         // taken (of open 4) is stale.
         queue.discard(generation: 5)
@@ -171,5 +171,47 @@ import Testing
         #expect(taken().elementsEqual([(.done, 4)], by: ==))
         #expect(taken().elementsEqual([(.done, 5)], by: ==))
         #expect(taken().isEmpty && queue.discards == 1)
+    }
+
+    @Test func progressIsCoalescedAndTheLastOneBeforeDoneSeesTheEnd() {
+        var scheduler = ReportScheduler()
+        scheduler.opened()
+        #expect(scheduler.report(.opened) == true)
+        #expect(Self.drain(&scheduler) == [["OPENED@1"]])
+        #expect(scheduler.report(.sent) == true)
+        #expect(scheduler.reportProgress() == false, "joins the run SENT started")
+        #expect(scheduler.reportProgress() == false, "coalesced with the one waiting")
+        #expect(scheduler.report(.headersReceived) == false)
+        #expect(scheduler.report(.loading) == false)
+        #expect(Self.drain(&scheduler) == [["SENT@1", "PROGRESS@1", "HEADERS_RECEIVED@1", "LOADING@1"]])
+        // The progress callback has not returned yet: newer progress joins it.
+        #expect(scheduler.reportProgress() == false)
+        #expect(Self.drain(&scheduler) == [])
+        scheduler.progressDelivered(generation: 1)
+        _ = scheduler.loadingDelivered(generation: 1)
+        #expect(scheduler.reportProgress() == true, "a new report, a new run")
+        // The end: one waiting already reads the final counts, so no second one.
+        #expect(scheduler.reportProgress(final: true) == false)
+        #expect(scheduler.report(.done) == false)
+        #expect(Self.drain(&scheduler) == [["PROGRESS@1", "DONE@1"]])
+        // A progress callback still running at the end: one more, just before DONE.
+        scheduler.opened()
+        #expect(scheduler.report(.opened) == true)
+        #expect(scheduler.reportProgress() == false)
+        #expect(Self.drain(&scheduler) == [["OPENED@2", "PROGRESS@2"]])
+        #expect(scheduler.reportProgress(final: true) == true)
+        #expect(scheduler.report(.done) == false)
+        #expect(Self.drain(&scheduler) == [["PROGRESS@2", "DONE@2"]])
+    }
+
+    @Test func anAbortDropsTheProgressOfItsOpen() {
+        var scheduler = ReportScheduler()
+        scheduler.opened()
+        #expect(scheduler.report(.opened) == true)
+        #expect(scheduler.reportProgress() == false)
+        scheduler.aborted()
+        #expect(scheduler.report(.done) == false)
+        #expect(Self.drain(&scheduler) == [["DONE@1"]])
+        #expect(scheduler.reportProgress() == true, "nothing waits for an earlier one")
     }
 }

@@ -1,0 +1,112 @@
+@testable import CurlXHR
+import Foundation
+import Testing
+
+/// `onProgress` and `getProgress()` against the fault server: totals from the head and the
+/// body, coalesced reports, and a last report with the final counts before DONE.
+@Suite struct ProgressTests {
+    let env: TestEnvironment
+    init() throws { env = try TestEnvironment.get() }
+
+    /// Sends `body` (or nothing) to `url` asynchronously, recording every progress report and
+    /// the state each came in; returns the request and the reports.
+    func sendRecordingProgress(_ method: String, _ url: String, body: Data? = nil,
+                               configure: (HttpRequest) -> Void = { _ in }) -> (HttpRequest, [HttpRequest.Progress], Recorder) {
+        let request = HttpRequest()
+        let recorder = Recorder()
+        request.delegate = recorder
+        let reports = Locked<[HttpRequest.Progress]>([])
+        // Progress reports ("P") and state callbacks, in the order they ran.
+        let log = Locked<[String]>([])
+        request.onProgress = { request in
+            reports.withLock { $0.append(request.getProgress()) }
+            log.withLock { $0.append("P") }
+        }
+        request.onStatusChange = { request in log.withLock { $0.append(request.getState().description) } }
+        #expect(request.open(method, url: url, async: true))
+        configure(request)
+        #expect(request.sendData(body))
+        #expect(recorder.waitForDone())
+        // The closure runs after the delegate that woke this thread.
+        for _ in 0..<200 where log.withLock({ $0.last }) != "DONE" { Thread.sleep(forTimeInterval: 0.01) }
+        let order = log.withLock { $0 }
+        #expect(order.last == "DONE" && order.dropLast().last == "P", "the last progress report comes just before DONE: \(order)")
+        return (request, reports.withLock { $0 }, recorder)
+    }
+
+    @Test func aDownloadReportsItsTotalAndEndsWithTheFinalCounts() throws {
+        let size = 3_000_000
+        let (request, reports, recorder) = sendRecordingProgress("GET", try env.faultURL + "/bytes?n=\(size)")
+        #expect(recorder.result.body.count == size)
+        let last = try #require(reports.last)
+        #expect(last == HttpRequest.Progress(bytesSent: 0, bytesToSend: 0, bytesReceived: Int64(size), bytesToReceive: Int64(size)))
+        #expect(request.getProgress() == last)
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.bytesReceived <= $1.bytesReceived }, "never backwards")
+        let loadings = recorder.result.states.filter { $0 == .loading }.count
+        #expect(reports.count <= loadings + 2, "coalesced as LOADING is: \(reports.count) reports, \(loadings) LOADING")
+    }
+
+    @Test func anUploadReportsWhatWentOut() throws {
+        let body = Data(count: 2_000_000)
+        let (request, reports, _) = sendRecordingProgress("POST", try env.faultURL + "/sink", body: body)
+        #expect(request.getStatus() == 200)
+        #expect(reports.contains { $0.bytesSent > 0 && $0.bytesSent < 2_000_000 } || reports.count >= 1)
+        let last = try #require(reports.last)
+        #expect(last.bytesSent == 2_000_000 && last.bytesToSend == 2_000_000)
+        #expect(request.getProgress().bytesSent == 2_000_000)
+    }
+
+    @Test func unknownTotalsAreMinusOne() throws {
+        let (chunked, reports, _) = sendRecordingProgress("GET", try env.faultURL + "/bytes?n=5000&chunked=1")
+        #expect(chunked.getStatus() == 200)
+        #expect(reports.last?.bytesReceived == 5000)
+        #expect(reports.last?.bytesToReceive == -1, "no Content-Length")
+        let (compressed, encodedReports, _) = sendRecordingProgress("GET", try env.faultURL + "/encoded?enc=gzip&n=100000")
+        #expect(compressed.getResponseHeader("Content-Encoding") == "gzip")
+        #expect(encodedReports.last?.bytesReceived == 100_000, "decoded bytes")
+        #expect(encodedReports.last?.bytesToReceive == -1, "the Content-Length counts the wire's bytes")
+        let before = HttpRequest()
+        #expect(before.getProgress() == HttpRequest.Progress(), "nothing sent: 0 of 0, 0 of unknown")
+    }
+
+    @Test func aMultipartFormLearnsItsSizeFromLibcurl() throws {
+        let path = try env.scratchPath("progress-form") + ".bin"
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(count: 1_500_000).write(to: URL(fileURLWithPath: path))
+        let (request, reports, _) = sendRecordingProgress("POST", try env.faultURL + "/multipart") {
+            #expect($0.addPostFile(path, forKey: "f"))
+        }
+        #expect(request.getStatus() == 200)
+        let last = try #require(reports.last)
+        #expect(last.bytesToSend > 1_500_000, "the file and the form's framing")
+        #expect(last.bytesSent == last.bytesToSend)
+    }
+
+    @Test func aResponseFileCountsWhatWentToDisk() throws {
+        let path = try env.scratchPath("progress-file") + ".bin"
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let (request, reports, _) = sendRecordingProgress("GET", try env.faultURL + "/file?size=2000000") { $0.setResponseFile(path) }
+        #expect(request.getStatus() == 200)
+        #expect(reports.last?.bytesReceived == 2_000_000 && reports.last?.bytesToReceive == 2_000_000)
+    }
+
+    @Test func aSynchronousSendCanBeWatchedFromAnotherThread() throws {
+        let request = HttpRequest()
+        let called = Locked(0)
+        request.onProgress = { _ in called.withLock { $0 += 1 } }
+        #expect(request.open("GET", url: try env.faultURL + "/drip?chunks=6&size=1000&interval_ms=100"))
+        let seen = Locked<[Int64]>([])
+        let watcher = Thread {
+            for _ in 0..<20 {
+                seen.withLock { $0.append(request.getProgress().bytesReceived) }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        watcher.start()
+        #expect(request.send())
+        while !watcher.isFinished { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(request.getProgress().bytesReceived == 6000)
+        #expect(seen.withLock { $0 }.contains { $0 > 0 && $0 < 6000 }, "partial counts while it ran")
+        #expect(called.withLock { $0 } == 0, "no callbacks for a synchronous send")
+    }
+}
