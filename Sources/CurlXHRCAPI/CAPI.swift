@@ -124,7 +124,7 @@ public func cxhr_set_response_file(_ handle: OpaquePointer?, _ path: UnsafePoint
 public func cxhr_set_progress_callback(_ handle: OpaquePointer?, _ callback: cxhr_progress_callback?,
                                        _ userData: UnsafeMutableRawPointer?) -> Bool {
     guard let request = CRequest.find(handle) else { return false }
-    request.setProgressCallback(callback, userData: userData)
+    request.setCallback(callback, userData: userData, kind: .progress)
     request.succeed()
     return true
 }

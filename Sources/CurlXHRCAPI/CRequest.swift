@@ -117,43 +117,37 @@ final class CRequest: @unchecked Sendable {
 
     // MARK: The callback
 
-    func setCallback(_ callback: cxhr_status_callback?, userData: UnsafeMutableRawPointer?) {
+    /// The C callbacks a request has: ready states, and progress.
+    enum CallbackKind {
+        case status, progress
+    }
+
+    func setCallback(_ callback: cxhr_status_callback?, userData: UnsafeMutableRawPointer?, kind: CallbackKind = .status) {
         state.withLock {
-            $0.callback = callback
-            $0.userData = userData
+            switch kind {
+            case .status: ($0.callback, $0.userData) = (callback, userData)
+            case .progress: ($0.progressCallback, $0.progressUserData) = (callback, userData)
+            }
         }
-        if callback == nil {
-            request.onStatusChange = nil
-        } else {
-            request.onStatusChange = { [weak self] _ in self?.runCallback() }
+        var run: (@Sendable (HttpRequest) -> Void)?
+        if callback != nil { run = { [weak self] _ in self?.runCallback(kind) } }
+        switch kind {
+        case .status: request.onStatusChange = run
+        case .progress: request.onProgress = run
         }
     }
 
-    func setProgressCallback(_ callback: cxhr_progress_callback?, userData: UnsafeMutableRawPointer?) {
-        state.withLock {
-            $0.progressCallback = callback
-            $0.progressUserData = userData
-        }
-        if callback == nil {
-            request.onProgress = nil
-        } else {
-            request.onProgress = { [weak self] _ in self?.runCallback(progress: true) }
-        }
-    }
-
-    private func runCallback(progress: Bool = false) {
-        typealias Target = (status: cxhr_status_callback?, progress: cxhr_progress_callback?, userData: UnsafeMutableRawPointer?)
-        let target = state.withLock { state -> Target? in
+    private func runCallback(_ kind: CallbackKind) {
+        let target = state.withLock { state -> (cxhr_status_callback, UnsafeMutableRawPointer?)? in
             guard !state.isDestroyed else { return nil }
-            let target: Target = progress ? (nil, state.progressCallback, state.progressUserData) : (state.callback, nil, state.userData)
-            guard target.status != nil || target.progress != nil else { return nil }
+            let target = kind == .status ? (state.callback, state.userData) : (state.progressCallback, state.progressUserData)
+            guard let callback = target.0 else { return nil }
             state.runningCallbacks += 1
             state.callbackThread = pthread_self()
-            return target
+            return (callback, target.1)
         }
-        guard let target else { return }
-        if let call = target.status { call(handle, target.userData) }
-        if let call = target.progress { call(handle, target.userData) }
+        guard let (callback, userData) = target else { return }
+        callback(handle, userData)
         state.withLock { $0.runningCallbacks -= 1 }
     }
 
