@@ -38,7 +38,8 @@ import sys
 BASELINE = "libcurl"  # matched by exact name: "libcurl-handoff" is a client like the others
 
 # (workload, client, what, minimum ratio to libcurl, largest peak RSS above libcurl's in KiB
-# or None); the POST row also has the comparison with AsyncHTTPClient (see targets()).
+# or None; for the download-file rows, above libcurl's beyond the gap get-c1 shows in the same
+# run, when it ran); the POST row also has the comparison with AsyncHTTPClient (see targets()).
 DOWNLOAD_RSS_MARGIN_KIB = 16 * 1024
 FILE_RSS_MARGIN_KIB = 4 * 1024
 TARGETS = [
@@ -145,9 +146,20 @@ def targets(runs, workloads):
         if rss_margin is not None:
             rss, base = median_of(runs, workload, client, "peak_rss_kib"), median_of(runs, workload, BASELINE, "peak_rss_kib")
             goal += f", RSS ≤ +{rss_margin / 1024:.0f} MiB"
+            # The gap a Swift program has over raw libcurl whatever it transfers (the Swift
+            # runtime and FoundationEssentials, about 9.5 MiB): the small GETs one at a time of
+            # the same run. The file downloads are judged on what they add beyond it.
+            gap = None
+            if workload.startswith("download-file"):
+                own, theirs = median_of(runs, "get-c1", "curlxhr", "peak_rss_kib"), median_of(runs, "get-c1", BASELINE, "peak_rss_kib")
+                gap = own - theirs if own is not None and theirs is not None else None
             if rss is not None and base is not None:
                 detail += f", RSS {(rss - base) / 1024:+.1f} MiB"
-                met = met and rss - base <= rss_margin
+                if gap is not None:
+                    detail += f" ({gap / 1024:+.1f} MiB at get-c1: {(rss - base - gap) / 1024:+.1f} MiB for the download)"
+                    met = met and rss - base - gap <= rss_margin
+                else:
+                    met = met and rss - base <= rss_margin
             else:
                 detail += ", RSS: no result"
                 met = False
