@@ -11,6 +11,7 @@ struct RetryWaits {
 
     /// Stops waiting for a transfer that ended (an abort during the wait).
     mutating func forget(_ transfer: Transfer) {
+        guard !waiting.isEmpty else { return }
         waiting.removeAll { $0.transfer === transfer }
     }
 

@@ -309,17 +309,14 @@ public final class HttpRequest: Sendable {
                 return .failure(HttpRequestError(rejection))
             }
             let transfer = core.reusableTransfer() ?? Transfer(owner: self)
-            var message = core.message
-            var switches = core.switches
-            if let file, file.resumeOffset > 0, let validator = file.validator {
-                message.setHeader("If-Range", value: validator)
-                switches.range = ByteRange(start: file.resumeOffset)
-            }
-            core.fileSink = file
             // A send's own timeout replaces the total of `setTimeouts` for that send.
-            transfer.prepare(message: message, body: body, switches: switches,
+            transfer.prepare(message: core.message, body: body, switches: core.switches,
                              timeout: timeout > 0 ? timeout : core.switches.timeouts.total,
                              pipelining: core.enablePipelining, fileDescriptor: fileDescriptor, fileSize: fileSize)
+            if let file, file.resumeOffset > 0, let validator = file.validator {
+                transfer.askForTheRest(from: file.resumeOffset, validator: validator)
+            }
+            core.fileSink = file
             TransferEngine.transfersInFlight.add(1, ordering: .relaxed)  // until `complete()`
             core.switches.freshConnection = false
             core.transfer = transfer

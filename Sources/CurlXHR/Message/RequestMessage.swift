@@ -56,11 +56,10 @@ struct RequestMessage: Sendable {
     }
 
     private static func isHTTPS(_ url: String) -> Bool {
-        var bytes = url.utf8.makeIterator()
-        for expected in "https:".utf8 {
-            guard let byte = bytes.next(), byte | 0x20 == expected | 0x20 else { return false }
-        }
-        return true
+        url.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.count >= 6 && bytes[0] | 0x20 == 0x68 && bytes[1] | 0x20 == 0x74 && bytes[2] | 0x20 == 0x74
+                && bytes[3] | 0x20 == 0x70 && bytes[4] | 0x20 == 0x73 && bytes[5] == 0x3A  // "https:"
+        } ?? url.lowercased().hasPrefix("https:")
     }
 
     func hasHeader(_ name: String) -> Bool {

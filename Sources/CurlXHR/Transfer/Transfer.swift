@@ -148,6 +148,13 @@ final class Transfer: @unchecked Sendable {
         isComplete.store(false, ordering: .relaxed)
     }
 
+    /// Makes the send just prepared continue a response file: only the bytes from `offset`,
+    /// and only if the file is still the one `validator` names (`Range` with `If-Range`).
+    func askForTheRest(from offset: Int64, validator: String) {
+        message.setHeader("If-Range", value: validator)
+        switches.range = ByteRange(start: offset)
+    }
+
     /// The engine takes up the send ``prepare(message:body:switches:timeout:pipelining:fileDescriptor:fileSize:)``
     /// readied (its start command, which a lock orders after it). Engine thread.
     func beginSend() {
