@@ -54,6 +54,7 @@ struct PhaseWatch {
             bytesMoved: Int64(received) + Int64(sent) + Int64(headBytes) + Int64(requestBytes),
             requestSent: requestBytes > 0 && (toSend <= 0 || sent >= toSend),
             headsSeen: transfer.progress.headsSeen,
-            headReported: transfer.progress.headReported)
+            headReported: transfer.progress.headReported,
+            paused: transfer.progress.pausedByConsumer)
     }
 }

@@ -214,7 +214,10 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
                 case .start(let transfer): begin(transfer)
                 case .cancel(let transfer, let send): stop(transfer, send: send)
                 case .resume(let transfer):
-                    if !transfer.isFinished, let handle = transfer.handle { curl_easy_pause(handle.easy, cxhr_pause_continue) }
+                    if !transfer.isFinished, let handle = transfer.handle {
+                        transfer.progress.pausedByConsumer = false
+                        curl_easy_pause(handle.easy, cxhr_pause_continue)
+                    }
                 case .run(let work): work(cookieHandle)
                 case .close(let transfer, var connections):
                     if let (transfer, send) = transfer, let used = stop(transfer, send: send) { connections.append(used) }

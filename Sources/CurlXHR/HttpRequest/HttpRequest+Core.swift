@@ -73,8 +73,10 @@ extension HttpRequest {
             received = 0
             if let resumeOffset = fileSink?.resumeOffset {
                 let plan = FileSink.plan(status: head.status, contentRange: head.fieldValue("Content-Range"), resumeOffset: resumeOffset)
+                let encoded = head.fieldValue("Content-Encoding").map { !$0.isEmpty && $0.lowercased() != "identity" } ?? false
                 fileSink?.begin(plan, validator: FileSink.validator(etag: head.fieldValue("ETag"),
-                                                                    lastModified: head.fieldValue("Last-Modified")))
+                                                                    lastModified: head.fieldValue("Last-Modified")),
+                                decoded: encoded && switches.contentDecoding)
             }
         }
 

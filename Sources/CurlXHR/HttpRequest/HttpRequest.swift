@@ -302,6 +302,10 @@ public final class HttpRequest: Sendable {
             }
             // A response file (not for HEAD, which has no body), resumed where its .part ends.
             let file = core.responseFile.flatMap { core.message.method == "HEAD" ? nil : FileSink($0) }
+            if core.switches.range != nil, Transfer.sendsBody(core.message.method, body) {
+                // libcurl would turn the range into the body's Content-Range.
+                return .failure(HttpRequestError(.invalidArgument, "a range asks for part of a response: not for a request that sends a body"))
+            }
             if let file, file.resumeOffset > 0, core.switches.range != nil {
                 return .failure(HttpRequestError(.invalidArgument, "a range cannot be combined with resuming a response file"))
             }

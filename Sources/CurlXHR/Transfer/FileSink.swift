@@ -89,10 +89,17 @@ struct FileSink: TransferSink {
         }
     }
 
-    /// A final head arrived: opens the `.part` when its body is the file's.
-    mutating func begin(_ plan: Plan, validator newValidator: String?) {
+    /// A final head arrived: opens the `.part` when its body is the file's. `newValidator`:
+    /// the head's (``validator(etag:lastModified:)``); `decoded`: its body is decoded on the
+    /// way in, so byte offsets of a later range would not match the file (no resume then).
+    mutating func begin(_ plan: Plan, validator newValidator: String?, decoded: Bool = false) {
         closeFile()
         isActive = false
+        var plan = plan
+        if plan == .file(append: true), newValidator != validator {
+            // A server that ignored If-Range but honoured Range: a range of another version.
+            plan = .refuse("the server sent a range of another version (validator \(newValidator ?? "none"), the .part's \(validator ?? "none"))")
+        }
         switch plan {
         case .memory:
             return
@@ -106,7 +113,7 @@ struct FileSink: TransferSink {
                 return
             }
             isActive = true
-            if !append { saveValidator(newValidator) }
+            if !append { saveValidator(decoded ? nil : newValidator) }
         }
     }
 

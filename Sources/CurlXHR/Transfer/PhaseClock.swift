@@ -4,8 +4,9 @@
 /// `curl_multi_poll` no longer than the nearest deadline. A pure value: times are
 /// milliseconds of a monotonic clock, given by the caller.
 ///
-/// - idle: every round that finds the transfer's byte count moved (either direction) starts
-///   the clock again; the transfer's start counts as a byte.
+/// - idle: every round that finds the transfer's byte count moved (either direction), or its
+///   body paused for a consumer that is behind, starts the clock again; the transfer's start
+///   counts as a byte.
 /// - headers: from the round that finds the request sent (its head and its whole body) to the
 ///   round that finds the response head the request reports. An intermediate head (an
 ///   authentication round libcurl answers, a redirect the engine follows) starts the clock
@@ -30,6 +31,8 @@ struct PhaseClock: Sendable, Equatable {
         var headsSeen: Int
         /// The request has its response head (the final one).
         var headReported: Bool
+        /// The body waits for its consumer (a LOADING callback behind): not idle.
+        var paused = false
     }
 
     init(headers: Int64, idle: Int64, startedAt now: Int64) {
@@ -40,7 +43,7 @@ struct PhaseClock: Sendable, Equatable {
 
     /// Takes in a round's observation; returns the phase whose limit ran out, if any.
     mutating func observe(_ seen: Observation, at now: Int64) -> Timeouts.Phase? {
-        if seen.bytesMoved != bytesMoved {
+        if seen.bytesMoved != bytesMoved || seen.paused {
             bytesMoved = seen.bytesMoved
             lastActivity = now
         }

@@ -59,6 +59,12 @@ extension Transfer {
         }
     }
 
+    /// Whether a send of `method` with `body` carries a body (libcurl makes it a POST or PUT).
+    static func sendsBody(_ method: String, _ body: RequestBody) -> Bool {
+        if case .none = body { return sendsEmptyBody(method) }
+        return true
+    }
+
     /// POST, PUT and PATCH send an empty body when given none; other methods send no body.
     /// (Every transfer asks: the first byte rules out most methods without a string compare.)
     private static func sendsEmptyBody(_ method: String) -> Bool {

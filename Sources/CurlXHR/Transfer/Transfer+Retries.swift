@@ -42,6 +42,7 @@ extension Transfer {
         progress.pendingHead = nil
         progress.sawHead = false
         progress.lastStatus = 0
+        progress.headsSeen = 0  // the new attempt's clock counts its own heads
         progress.followsRedirect = false
         progress.bodyOffset = 0
         progress.hopOffset = (MonotonicTime.milliseconds() - progress.startedAt) * 1000

@@ -77,6 +77,9 @@ final class Transfer: @unchecked Sendable {
         /// Heads other than interim (1xx) ones so far, and whether the request was given one.
         var headsSeen = 0
         var headReported = false
+        /// The body waits for the consumer (the owner answered `.paused`) until it resumes:
+        /// for the idle limit, not a stall.
+        var pausedByConsumer = false
         /// When the engine began the send (``MonotonicTime``), for the total limit across
         /// redirects and retries.
         var startedAt: Int64 = 0
@@ -153,6 +156,8 @@ final class Transfer: @unchecked Sendable {
     func askForTheRest(from offset: Int64, validator: String) {
         message.setHeader("If-Range", value: validator)
         switches.range = ByteRange(start: offset)
+        // A range counts bytes of the body as sent: ask for it unencoded, as the .part holds it.
+        switches.contentDecoding = false
     }
 
     /// The engine takes up the send ``prepare(message:body:switches:timeout:pipelining:fileDescriptor:fileSize:)``
@@ -238,7 +243,9 @@ final class Transfer: @unchecked Sendable {
         // The body of a redirect followed or of an answer to be retried: dropped.
         if progress.followsRedirect || progress.retryDelay != nil { return .accepted }
         flushPendingHead()
-        return withOwner { $0.transferReceivedBody(self, bytes) }
+        let disposition = withOwner { $0.transferReceivedBody(self, bytes) }
+        progress.pausedByConsumer = disposition == .paused
+        return disposition
     }
 
     /// Reports a head held back as possibly intermediate: it turned out to be the final one.

@@ -69,7 +69,9 @@ extension Transfer {
             _ = cxhr_easy_get_offset(easy, CURLINFO_APPCONNECT_TIME_T, &handshaken)
         }
         let up = connected > 0 && (!message.isSecure || handshaken > 0)
-        let phase: Timeouts.Phase? = if connect > 0, !up, timeout == 0 || connect <= timeout {
+        // The total limit spans hops and retries: it may run out while a later hop connects.
+        let totalRanOut = timeout > 0 && Double(MonotonicTime.milliseconds() - progress.startedAt) >= timeout * 1000 - 50
+        let phase: Timeouts.Phase? = if connect > 0, !up, !totalRanOut, timeout == 0 || connect <= timeout {
             .connect
         } else if timeout > 0 {
             .total

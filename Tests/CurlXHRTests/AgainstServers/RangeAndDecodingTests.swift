@@ -58,6 +58,13 @@ import Testing
         #expect(request.send())
         #expect(!request.setRange(from: 0), "not while in flight")
         #expect(request.abort())
+        // A range asks for part of a response: with a body to send, libcurl would make it
+        // the body's Content-Range.
+        #expect(request.open("PUT", url: try env.faultURL + "/record"))
+        #expect(!request.send("data"))
+        #expect(request.lastError?.message.contains("range") == true)
+        #expect(request.open("POST", url: try env.faultURL + "/record"))
+        #expect(!request.send())
     }
 
     @Test(arguments: ["gzip", "deflate", "br", "zstd"])

@@ -157,4 +157,29 @@ import Testing
         let object = try JSONSerialization.jsonObject(with: answer) as? [String: Any]
         return try #require(object?["port"] as? Int)
     }
+
+    @Test func aTransferPausedForASlowCallbackIsNotIdle() throws {
+        // The first LOADING callback takes 1.5 s: the library pauses the body (over 1 MiB
+        // undrained) for longer than the idle limit, and the request still completes.
+        let slowOnce = Locked(true)
+        let recorder = Recorder { _, state in
+            guard state == .loading else { return }
+            let first = slowOnce.withLock { first -> Bool in
+                let was = first
+                first = false
+                return was
+            }
+            if first { Thread.sleep(forTimeInterval: 1.5) }
+        }
+        let request = HttpRequest()
+        request.delegate = recorder
+        // A queue of its own: the slow callback holds up no other test's callbacks.
+        request.callbackQueue = DispatchQueue(label: "slow-consumer")
+        #expect(request.open("GET", url: try env.faultURL + "/bytes?n=8000000", async: true))
+        #expect(request.setTimeouts(idle: 0.5))
+        #expect(request.send())
+        #expect(recorder.waitForDone())
+        #expect(request.getStatus() == 200, "\(request.getStatusText() ?? "")")
+        #expect(recorder.result.body.count == 8_000_000)
+    }
 }

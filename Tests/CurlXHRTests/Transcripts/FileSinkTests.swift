@@ -1,4 +1,5 @@
 @testable import CurlXHR
+import Foundation
 import Testing
 
 /// What a response file does with each answer, decided before a byte is written.
@@ -42,5 +43,44 @@ import Testing
         #expect(FileSink.Setting.problem("/tmp")?.contains("folder") == true)
         #expect(FileSink.Setting.problem("/nonexistent-folder/file.bin")?.contains("does not exist") == true)
         #expect(FileSink.Setting.problem("/etc/hostname/file.bin")?.contains("does not exist") == true)
+    }
+
+    /// A folder of its own with a `.part` of `size` bytes and, if given, its validator.
+    func partial(size: Int, validator: String?) throws -> FileSink.Setting {
+        let folder = "/tmp/curlxhr-file-sink-\(getpid())-\(Int.random(in: 0..<1_000_000))"
+        #expect(mkdir(folder, 0o700) == 0)
+        let setting = FileSink.Setting(path: folder + "/file.bin", resume: true)
+        #expect(FileManager.default.createFile(atPath: setting.partPath, contents: Data(count: size)))
+        if let validator { #expect(FileManager.default.createFile(atPath: setting.validatorPath, contents: Data((validator + "\n").utf8))) }
+        return setting
+    }
+
+    @Test func aRangeOfAnotherVersionIsRefusedEvenWhenItStartsInPlace() throws {
+        let setting = try partial(size: 100, validator: "\"v1\"")
+        var sink = FileSink(setting)
+        #expect(sink.resumeOffset == 100 && sink.validator == "\"v1\"")
+        sink.begin(.file(append: true), validator: "\"v2\"")
+        #expect(!sink.isActive)
+        #expect(sink.failure?.contains("another version") == true)
+        var same = FileSink(setting)
+        same.begin(.file(append: true), validator: "\"v1\"")
+        #expect(same.isActive && same.failure == nil)
+        same.discard()
+        try? FileManager.default.removeItem(atPath: (setting.path as NSString).deletingLastPathComponent)
+    }
+
+    @Test func aDecodedBodyKeepsNoValidatorSoItIsNeverResumedByOffset() throws {
+        let setting = try partial(size: 0, validator: nil)
+        var sink = FileSink(setting)
+        sink.begin(.file(append: false), validator: "\"v1\"", decoded: true)
+        #expect(sink.isActive)
+        #expect(!FileManager.default.fileExists(atPath: setting.validatorPath))
+        sink.discard()
+        var plain = FileSink(setting)
+        plain.begin(.file(append: false), validator: "\"v1\"")
+        #expect(FileManager.default.fileExists(atPath: setting.validatorPath))
+        plain.discard()
+        #expect(FileSink(setting).resumeOffset == 0, "an empty .part: nothing to resume")
+        try? FileManager.default.removeItem(atPath: (setting.path as NSString).deletingLastPathComponent)
     }
 }

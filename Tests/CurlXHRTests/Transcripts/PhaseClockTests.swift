@@ -67,4 +67,15 @@ import Testing
         #expect(Timeouts(connect: 1, total: 1).needsPhaseClock == false)
         #expect(Timeouts(idle: 1).needsPhaseClock)
     }
+
+    @Test func aBodyPausedForItsConsumerIsNotIdle() {
+        var clock = PhaseClock(headers: 0, idle: 500, startedAt: 0)
+        #expect(clock.observe(seen(1000, sent: true, heads: 1, reported: true), at: 100) == nil)
+        var paused = seen(1000, sent: true, heads: 1, reported: true)
+        paused.paused = true
+        #expect(clock.observe(paused, at: 700) == nil, "the library paused it: the consumer is behind")
+        #expect(clock.observe(paused, at: 1500) == nil)
+        #expect(clock.observe(seen(1000, sent: true, heads: 1, reported: true), at: 1999) == nil)
+        #expect(clock.observe(seen(1000, sent: true, heads: 1, reported: true), at: 2000) == .idle, "resumed, and then silent")
+    }
 }
