@@ -150,7 +150,8 @@ CXHR_EXTERN bool cxhr_set_timeouts(cxhr_request *_Nullable request, double conne
 /*
  * Asks for bytes start to end of the body (both included; end < 0: to its end) with a Range
  * header: 206 with those bytes where the server honours it, 200 with the whole body where it
- * does not, 416 for a range beyond the end. False for a negative start or an end before it.
+ * does not, 416 for a range beyond the end. False for a negative start or an end before it;
+ * a send with a body then refuses it (libcurl would send it as the body's Content-Range).
  */
 CXHR_EXTERN bool cxhr_set_range(cxhr_request *_Nullable request, int64_t start, int64_t end);
 

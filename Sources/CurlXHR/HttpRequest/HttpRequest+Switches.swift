@@ -84,7 +84,8 @@ extension HttpRequest {
     ///   - connect: until the connection, and for https its TLS handshake, is up.
     ///   - headers: from the request sent (its head and whole body) to the response's head; an
     ///     authentication round or a redirect starts it again.
-    ///   - idle: the longest time without a byte sent or received.
+    ///   - idle: the longest time without a byte sent or received (a body the library paused
+    ///     because a LOADING callback has not drained it yet is not idle).
     ///   - total: the whole request, redirects and authentication rounds included; a
     ///     `timeout` given to `send` replaces it for that send.
     /// - Returns: `false` with ``lastError`` for a negative or non-finite value, or a request
@@ -100,7 +101,8 @@ extension HttpRequest {
     /// Asks for bytes `start` to `end` of the body (both included; `nil`: to its end) with a
     /// `Range` header. A server that honours it answers 206 with those bytes; one that does
     /// not answers 200 with the whole body; a range beyond the end gets 416. The response is
-    /// reported as it comes: check ``getStatus()``.
+    /// reported as it comes: check ``getStatus()``. A send with a body (POST, PUT, PATCH or any
+    /// upload) refuses a range: libcurl would send it as the body's `Content-Range`.
     /// - Returns: `false` with ``lastError`` for a negative start, an end before the start, or
     ///   a request in flight.
     @discardableResult
@@ -135,10 +137,12 @@ extension HttpRequest {
     /// reported as the bytes arrive; ``getReceiveBuffer()`` stays empty.
     ///
     /// With `resume`, a send that finds a `.part` (and the validator kept beside it,
-    /// `path.part.validator`) asks only for the rest (`Range` with `If-Range`): a 206 from that
-    /// byte is appended, a 200 (the file changed) starts over, and any other range fails the
-    /// send rather than make a file of two versions. `nil` sends bodies to the receive buffer
-    /// again.
+    /// `path.part.validator`) asks only for the rest (`Range` with `If-Range`, and no
+    /// compression, as range offsets count the bytes as sent): a 206 from that byte with the
+    /// same validator is appended, a 200 (the file changed) starts over, and any other range
+    /// fails the send rather than make a file of two versions. A body that arrived compressed
+    /// and was decoded into the file keeps no validator: its next send starts over. `nil`
+    /// sends bodies to the receive buffer again.
     /// - Returns: `false` with ``lastError`` when the folder does not exist or is not writable,
     ///   `path` is a folder, or the request is in flight.
     @discardableResult
