@@ -36,9 +36,7 @@ struct PhaseWatch {
 
     /// Milliseconds until the nearest deadline (at least 1), or nil when none.
     func millisecondsToDeadline() -> Int32? {
-        let deadlines = transfers.compactMap { $0.clock?.deadline }
-        guard let nearest = deadlines.min() else { return nil }
-        return Int32(clamping: max(1, nearest - MonotonicTime.milliseconds()))
+        transfers.compactMap { $0.clock?.deadline }.min().map(MonotonicTime.millisecondsUntil)
     }
 
     private static func observation(of transfer: Transfer, _ handle: EasyHandle) -> PhaseClock.Observation {

@@ -25,7 +25,6 @@ struct RetryWaits {
 
     /// Milliseconds until the next moment (at least 1), or nil when none waits.
     func millisecondsToNext() -> Int32? {
-        guard let next = waiting.map(\.at).min() else { return nil }
-        return Int32(clamping: max(1, next - MonotonicTime.milliseconds()))
+        waiting.map(\.at).min().map(MonotonicTime.millisecondsUntil)
     }
 }

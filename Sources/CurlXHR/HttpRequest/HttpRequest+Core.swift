@@ -71,13 +71,7 @@ extension HttpRequest {
             response = ResponseHead(head, reusing: &spareHeadStorage)
             sink.responseStarted()
             received = 0
-            if let resumeOffset = fileSink?.resumeOffset {
-                let plan = FileSink.plan(status: head.status, contentRange: head.fieldValue("Content-Range"), resumeOffset: resumeOffset)
-                let encoded = head.fieldValue("Content-Encoding").map { !$0.isEmpty && $0.lowercased() != "identity" } ?? false
-                fileSink?.begin(plan, validator: FileSink.validator(etag: head.fieldValue("ETag"),
-                                                                    lastModified: head.fieldValue("Last-Modified")),
-                                decoded: encoded && switches.contentDecoding)
-            }
+            fileSink?.begin(head, decoding: switches.contentDecoding)
         }
 
         /// The send's response file, done with: on success the `.part` becomes the file (a

@@ -12,7 +12,7 @@ extension HttpRequest: TransferOwner {
     func transferReceivedBody(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
         let outcome = withCore { core -> (BodyDisposition, Effects) in
             guard core.transfer === transfer else { return (.refused, Effects()) }
-            if let file = core.fileSink, file.isActive || file.failure != nil {
+            if core.fileSink?.takesBody == true {
                 core.fileSink?.write(bytes, announcedLength: nil)
                 if core.fileSink?.failure != nil { return (.refused, Effects()) }
                 return (.accepted, core.bodyAccepted(bytes.count))

@@ -133,7 +133,6 @@ enum ReportKind: Equatable, Sendable, CustomStringConvertible {
     case state(HttpRequest.State)
     case progress
 
-    static let unsent = ReportKind.state(.unsent)
     static let opened = ReportKind.state(.opened)
     static let sent = ReportKind.state(.sent)
     static let headersReceived = ReportKind.state(.headersReceived)

@@ -102,21 +102,28 @@ struct ResponseHead: Sendable, Equatable {
     /// The body length the head announces: its `Content-Length` when it is one number and
     /// no `Transfer-Encoding` overrides it; nil otherwise.
     var announcedLength: Int? {
-        guard value(of: "Transfer-Encoding") == nil, let length = value(of: "Content-Length"),
-              !length.isEmpty, length.utf8.count <= 18, length.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
-        else { return nil }
-        return Int(length)
+        guard value(of: "Transfer-Encoding") == nil else { return nil }
+        return Self.decimal(value(of: "Content-Length"))
+    }
+
+    /// A field value that is one decimal number (no sign, no list), else nil.
+    static func decimal(_ value: String?) -> Int? {
+        guard let value, !value.isEmpty, value.utf8.count <= 18, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int(value)
+    }
+
+    /// Whether a `Content-Encoding` value names an encoding (not none, not `identity`).
+    static func isEncoded(_ contentEncoding: String?) -> Bool {
+        guard let contentEncoding, !contentEncoding.isEmpty else { return false }
+        return contentEncoding.lowercased() != "identity"
     }
 
     /// The body bytes to expect after decoding, as far as the head tells: its announced
     /// length when the body is not encoded (or is not to be decoded), else mesibo's
     /// `Content-Size` (the size after decoding) when given; nil when unknown.
     func expectedBodyLength(decoded: Bool) -> Int? {
-        let encoded = value(of: "Content-Encoding").map { !$0.isEmpty && $0.lowercased() != "identity" } ?? false
-        if !(encoded && decoded), let length = announcedLength { return length }
-        guard let size = value(of: "Content-Size"), !size.isEmpty, size.utf8.count <= 18,
-              size.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-        return Int(size)
+        if !(decoded && Self.isEncoded(value(of: "Content-Encoding"))), let length = announcedLength { return length }
+        return Self.decimal(value(of: "Content-Size"))
     }
 
     /// `Name: value` lines joined by `\n`.

@@ -26,7 +26,7 @@ struct FileSink: TransferSink {
             guard !path.isEmpty else { return "the response file's path is empty" }
             var info = stat()
             if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return "'\(path)' is a folder" }
-            let folder = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+            let folder = PrivateFiles.parent(of: path)
             guard stat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
                 return "the folder of '\(path)' does not exist"
             }
@@ -45,14 +45,19 @@ struct FileSink: TransferSink {
         case refuse(String)
     }
 
-    /// The plan for a response with `status` and `Content-Range`, for a send that asked for the
-    /// bytes from `resumeOffset` on (0: from the start).
-    static func plan(status: Int, contentRange: String?, resumeOffset: Int64) -> Plan {
+    /// The plan for a response with `status`, `Content-Range` and `validator`, for a send that
+    /// asked for the bytes from `resumeOffset` on (0: from the start) of the version `expected`
+    /// names. A 206 must start there and carry that validator: a server that ignores If-Range
+    /// but honours Range would otherwise send a range of another version.
+    static func plan(status: Int, contentRange: String?, validator: String?, resumeOffset: Int64, expected: String?) -> Plan {
         guard (200..<300).contains(status) else { return .memory }
         guard resumeOffset > 0 else { return .file(append: false) }
         if status != 206 { return .file(append: false) }  // the whole body: start over
         guard let start = contentRange.flatMap(rangeStart), start == resumeOffset else {
             return .refuse("the server resumed at another byte (Content-Range: \(contentRange ?? "none")) than the \(resumeOffset) bytes already received")
+        }
+        guard validator == expected else {
+            return .refuse("the server sent a range of another version (validator \(validator ?? "none"), the .part's \(expected ?? "none"))")
         }
         return .file(append: true)
     }
@@ -89,17 +94,21 @@ struct FileSink: TransferSink {
         }
     }
 
-    /// A final head arrived: opens the `.part` when its body is the file's. `newValidator`:
-    /// the head's (``validator(etag:lastModified:)``); `decoded`: its body is decoded on the
-    /// way in, so byte offsets of a later range would not match the file (no resume then).
-    mutating func begin(_ plan: Plan, validator newValidator: String?, decoded: Bool = false) {
+    /// The final head arrived: opens the `.part` when its body is the file's (``plan(status:contentRange:validator:resumeOffset:expected:)``).
+    /// `decoding`: a compressed body is decoded on the way in, so byte offsets of a later range
+    /// would not match the file: it keeps no validator (no resume).
+    mutating func begin(_ head: RecordedHead, decoding: Bool) {
+        let newValidator = Self.validator(etag: head.fieldValue("ETag"), lastModified: head.fieldValue("Last-Modified"))
+        let decoded = decoding && ResponseHead.isEncoded(head.fieldValue("Content-Encoding"))
+        begin(Self.plan(status: head.status, contentRange: head.fieldValue("Content-Range"), validator: newValidator,
+                        resumeOffset: resumeOffset, expected: validator),
+              validator: decoded ? nil : newValidator)
+    }
+
+    /// Carries out `plan`, keeping `newValidator` beside a new `.part`.
+    private mutating func begin(_ plan: Plan, validator newValidator: String?) {
         closeFile()
         isActive = false
-        var plan = plan
-        if plan == .file(append: true), newValidator != validator {
-            // A server that ignored If-Range but honoured Range: a range of another version.
-            plan = .refuse("the server sent a range of another version (validator \(newValidator ?? "none"), the .part's \(validator ?? "none"))")
-        }
         switch plan {
         case .memory:
             return
@@ -113,9 +122,12 @@ struct FileSink: TransferSink {
                 return
             }
             isActive = true
-            if !append { saveValidator(decoded ? nil : newValidator) }
+            if !append { saveValidator(newValidator) }
         }
     }
+
+    /// The current response's body goes to the file (or its failure ends the send).
+    var takesBody: Bool { isActive || failure != nil }
 
     mutating func responseStarted() {}
 

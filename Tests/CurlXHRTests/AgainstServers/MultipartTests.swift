@@ -80,6 +80,7 @@ import Testing
         #expect(request.lastError?.code == .fileUnreadable)
         #expect(request.getState() == .opened)
         #expect(request.sendData(Data("x".utf8)) == false, "a body and a form")
+        #expect(request.lastError?.message.contains("form values") == true, "\(request.lastError?.message ?? "")")
         request.clearPostValues()
         #expect(request.send())
         #expect(request.getStatus() == 400, "no form at all: the server says so")
