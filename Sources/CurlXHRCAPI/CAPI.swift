@@ -353,6 +353,7 @@ public func cxhr_get_last_error_code(_ handle: OpaquePointer?) -> cxhr_error_cod
     case .invalidArgument?: return CXHR_ERROR_INVALID_ARGUMENT
     case .fileUnreadable?: return CXHR_ERROR_FILE_UNREADABLE
     case .fileUnwritable?: return CXHR_ERROR_FILE_UNWRITABLE
+    case .queueFull?: return CXHR_ERROR_QUEUE_FULL
     default: return CXHR_ERROR_OTHER
     }
 }

@@ -44,32 +44,11 @@ final class CRequest: @unchecked Sendable {
 
     // MARK: The registry
 
-    private static let registry = Locked((next: UInt(1), live: [UInt: CRequest]()))
+    private static let registry = HandleRegistry<CRequest>()
 
-    /// Handles are counters shifted left, never reused: a stale one finds nothing.
-    private static func key(_ handle: OpaquePointer?) -> UInt? {
-        handle.map { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer($0))) >> 4 }
-    }
-
-    static func register() -> CRequest {
-        registry.withLock { registry in
-            let key = registry.next
-            registry.next += 1
-            let request = CRequest(handle: OpaquePointer(bitPattern: key << 4)!)
-            registry.live[key] = request
-            return request
-        }
-    }
-
-    static func find(_ handle: OpaquePointer?) -> CRequest? {
-        guard let key = key(handle) else { return nil }
-        return registry.withLock { $0.live[key] }
-    }
-
-    static func unregister(_ handle: OpaquePointer?) -> CRequest? {
-        guard let key = key(handle) else { return nil }
-        return registry.withLock { $0.live.removeValue(forKey: key) }
-    }
+    static func register() -> CRequest { registry.register { CRequest(handle: $0) } }
+    static func find(_ handle: OpaquePointer?) -> CRequest? { registry.find(handle) }
+    static func unregister(_ handle: OpaquePointer?) -> CRequest? { registry.unregister(handle) }
 
     /// Kept equal to the header's CURLXHR_VERSION (a C test checks).
     static let version: StaticString = "0.2.0"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the loopback test servers need: Debian packages (Apache with mod_auth_gssapi,
-# an MIT KDC, squid, brotli and zstd for the fault server's /encoded, …) and a Python virtual
-# environment with PyPI's pyspnego, the NTLM acceptor of the NTLM server and of squid's NTLM
-# helper.
+# an MIT KDC, squid, nginx for HTTP/2 over TLS, brotli and zstd for the fault server's /encoded,
+# …) and a Python virtual environment with PyPI's pyspnego, the NTLM acceptor of the NTLM server
+# and of squid's NTLM helper, and hypercorn, the HTTP/2 server of the slow app (h2app.py).
 #
 #   install-deps.sh               install what is missing (quick when nothing is)
 #   install-deps.sh --venv-path   print where the virtual environment lives
@@ -25,7 +25,7 @@ if [ "${1:-}" = --venv-path ]; then
 fi
 
 packages=(apache2 apache2-utils libapache2-mod-auth-gssapi openssl python3 python3-venv python3-cryptography curl
-          krb5-kdc krb5-admin-server krb5-user squid python3-brotli python3-zstandard)
+          krb5-kdc krb5-admin-server krb5-user squid nginx python3-brotli python3-zstandard)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -36,7 +36,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   # The packages' own services are not wanted: the tests start their own instances.
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  for service in apache2 squid krb5-kdc krb5-admin-server; do
+  for service in apache2 squid nginx krb5-kdc krb5-admin-server; do
     $sudo service "$service" stop >/dev/null 2>&1 || true
   done
 fi
@@ -44,4 +44,9 @@ fi
 if ! "$venv/bin/python" -c "import spnego" 2>/dev/null; then
   /usr/bin/python3 -m venv --system-site-packages "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check pyspnego
+fi
+hypercorn_version=0.18.0  # needs Python 3.10 or later
+if [ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("hypercorn"))' 2>/dev/null)" \
+     != "$hypercorn_version" ]; then
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "hypercorn==$hypercorn_version"
 fi

@@ -87,4 +87,50 @@ else
   echo "FAIL  fault blackhole: port '$port', curl exit status $rc, expected 28"; failed=1
 fi
 contains "fault multipart" '"name": "c", "sha256": "cd42404d52ad55ccfa9aca4adc828aa5800ad9d385a0671fbcbf724118320619", "size": 5' -F c=value "$F/multipart"
+CA=$TESTENV_CA_FILE
+H2=$TESTENV_H2_URL
+got=$(curl -s -o /dev/null -w '%{http_version} %{http_code} %{size_download}' --max-time 10 --http2 --cacert "$CA" "$H2/small")
+if [ "$got" = "2 200 100" ]; then
+  echo "ok    h2 nginx /small: HTTP/2 200, 100 bytes"
+else
+  echo "FAIL  h2 nginx /small: got '$got', expected '2 200 100'"; failed=1
+fi
+contains "h2 nginx echo-protocol" "HTTP/2.0" --http2 --cacert "$CA" "$H2/echo-protocol"
+contains "h2 nginx echo-protocol over HTTP/1.1" "HTTP/1.1" --http1.1 --cacert "$CA" "$H2/echo-protocol"
+check "h2 nginx 404" 404 --http2 --cacert "$CA" "$H2/missing"
+# Two requests of one curl run: one connection, and the access log says so.
+tag=selftest-$$-$RANDOM
+got=$(curl -s -o /dev/null -o /dev/null -w '%{num_connects} ' --max-time 10 --http2 --cacert "$CA" \
+  "$H2/small?$tag" "$H2/echo-protocol?$tag")
+lines=""
+for _ in $(seq 1 20); do  # nginx writes the line just after the last byte went out
+  lines=$(grep -F "?$tag " "$TESTENV_H2_LOG")
+  [ "$(printf '%s\n' "$lines" | grep -c .)" -ge 2 ] && break
+  sleep 0.05
+done
+if [ "$got" = "1 0 " ] && [ "$(printf '%s\n' "$lines" | awk '{print $1}' | sort -u | wc -l)" = 1 ] \
+    && [ "$(printf '%s\n' "$lines" | awk '$3 == "HTTP/2.0"' | wc -l)" = 2 ]; then
+  echo "ok    h2 nginx: two requests share one connection"
+else
+  echo "FAIL  h2 nginx connection sharing: connects '$got', log: $lines"; failed=1
+fi
+S=$TESTENV_SLOW_H2_URL
+contains "h2 hypercorn reset" '"reset": true' -X POST --cacert "$CA" "$S/reset"
+slow_urls=()
+for i in $(seq 1 10); do slow_urls+=(-o /dev/null "$S/slow?ms=1000&tag=t$i"); done
+start=$EPOCHREALTIME
+codes=$(curl -s -Z --parallel-max 10 -w '%{http_version}/%{http_code} ' --max-time 10 --http2 --cacert "$CA" "${slow_urls[@]}" 2>/dev/null)
+elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+stats=$(curl -s --max-time 10 --cacert "$CA" "$S/stats")
+max=$(printf '%s' "$stats" | sed -n 's/.*"max_in_flight": *\([0-9]*\).*/\1/p')
+ports=$(printf '%s' "$stats" | sed -n 's/.*"client_ports": *\[\([^]]*\)\].*/\1/p')
+if [ "$(printf '%s' "$codes" | grep -o '2/200' | wc -l)" = 10 ] && awk -v e="$elapsed" 'BEGIN { exit !(e < 2) }' \
+    && [ "${max:-0}" -ge 10 ] && [[ $ports =~ ^[0-9]+$ ]]; then
+  echo "ok    h2 hypercorn: ten 1 s requests in ${elapsed} s on one HTTP/2 connection (max_in_flight $max)"
+else
+  echo "FAIL  h2 hypercorn parallel: ${elapsed} s, codes '$codes', stats $stats"; failed=1
+fi
+curl -s -o /dev/null --max-time 10 --cacert "$CA" "$S/reset"
+contains "h2 hypercorn stats after reset" '"max_in_flight": 0, "started": []' --cacert "$CA" "$S/stats"
+check "h2 hypercorn 404" 404 --cacert "$CA" "$S/missing"
 exit $failed

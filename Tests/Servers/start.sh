@@ -11,6 +11,10 @@
 #   ntlmserver    the echo behind NTLM, verified by pyspnego's acceptor.
 #   squid         forward proxies: open, Basic, Digest and NTLM (pyspnego again), one port each.
 #   faultserver   slow, drip-fed, reset, malformed, huge and redirecting answers.
+#   nginx         HTTP/2 over TLS (ALPN) with the test CA's localhost certificate: /small (100
+#                 bytes) and /echo-protocol; its access log names each request's connection.
+#   hypercorn     h2app.py over TLS, HTTP/2 or HTTP/1.1: /slow answers after a delay and
+#                 /stats tells how many requests were in flight at once, on which connections.
 #
 # DIR/testenv.env (sourceable) and DIR/testenv.json describe ports, URLs and files.
 # Ports are picked free; TESTENV_<NAME>_PORT pins one. Stop with stop.sh DIR.
@@ -19,7 +23,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-$(mktemp -d "${TMPDIR:-/tmp}/curlxhr-servers.XXXXXX")}
 export PATH="/usr/sbin:/sbin:$PATH"
-daemons=(krb5kdc apache faultserver ntlmserver squid)
+daemons=(krb5kdc apache faultserver ntlmserver squid nginx hypercorn)
 
 fail() { echo "ERROR: $*" >&2; exit 1; }
 
@@ -41,6 +45,7 @@ already_running() {
 }
 
 if already_running; then
+  echo "the test servers in $dir are already running" >&2
   echo "$dir/testenv.env"
   exit 0
 fi
@@ -56,23 +61,26 @@ require squid squid
 require /usr/lib/squid/basic_ncsa_auth squid
 require /usr/lib/squid/digest_file_auth squid
 require htpasswd apache2-utils
+require nginx nginx
 [ -e /usr/lib/apache2/modules/mod_ssl.so ] || fail "mod_ssl is missing: install the Debian package apache2"
 [ -e /usr/lib/apache2/modules/mod_auth_gssapi.so ] || fail "mod_auth_gssapi is missing: install the Debian package libapache2-mod-auth-gssapi"
 venv=$(bash "$here/install-deps.sh" --venv-path)
 "$venv/bin/python" -c "import spnego" 2>/dev/null \
   || fail "pyspnego is missing from $venv: run Tests/Servers/install-deps.sh"
+"$venv/bin/python" -c "import hypercorn" 2>/dev/null \
+  || fail "hypercorn is missing from $venv: run Tests/Servers/install-deps.sh"
 
-rm -rf "$dir/krb5" "$dir/squid"  # a fresh realm and proxy users on every start
-mkdir -p "$dir"/{run,logs,tls,www/files,cgi,apache,krb5/db,krb5/rcache,squid}
-chmod 755 "$dir" "$dir"/{run,tls,www,www/files,cgi,apache,krb5,squid}
+rm -rf "$dir/krb5" "$dir/squid" "$dir/nginx"  # a fresh realm and proxy users on every start
+mkdir -p "$dir"/{run,logs,tls,www/files,cgi,apache,krb5/db,krb5/rcache,squid,nginx/www,nginx/tmp}
+chmod 755 "$dir" "$dir"/{run,tls,www,www/files,cgi,apache,krb5,squid,nginx,nginx/www,nginx/tmp}
 chmod 700 "$dir/krb5/db"
 chmod 1777 "$dir/logs" "$dir/krb5/rcache"
-# Privilege drop: Apache's workers and squid's helpers must reach DIR.
+# Privilege drop: Apache's and nginx's workers and squid's helpers must reach DIR.
 if [ "$(id -u)" -eq 0 ]; then
   parent=$dir
   while [ "$parent" != / ]; do
     [ "$(( 0$(stat -c %a "$parent") & 1 ))" -eq 1 ] \
-      || fail "$parent cannot be searched by other users, so Apache and squid could not read $dir"
+      || fail "$parent cannot be searched by other users, so Apache, nginx and squid could not read $dir"
     parent=$(dirname "$parent")
   done
 fi
@@ -85,7 +93,8 @@ proxy_user=proxyuser proxy_password=proxy-Secret-1
 realm=EXAMPLE.TEST digest_realm=testenv-digest ntlm_domain=TESTDOM
 
 # -- ports ---------------------------------------------------------------------------------
-port_names=(HTTP HTTPS HTTPS_H2 HTTPS_WRONGHOST HTTPS_SELFSIGNED FAULT KDC HTTP_NTLM PROXY PROXY_BASIC PROXY_DIGEST PROXY_NTLM)
+port_names=(HTTP HTTPS HTTPS_H2 HTTPS_WRONGHOST HTTPS_SELFSIGNED FAULT KDC HTTP_NTLM PROXY PROXY_BASIC PROXY_DIGEST PROXY_NTLM
+            H2 SLOW_H2)
 # Free on TCP, and on UDP too (the KDC listens on both).
 read -r -a picked <<<"$(/usr/bin/python3 - "${#port_names[@]}" <<'EOF'
 import socket, sys
@@ -146,6 +155,8 @@ EOF
 cp "$here/echo.py" "$dir/cgi/echo.py"
 chmod 755 "$dir/cgi/echo.py"
 chmod 644 "$dir"/www/files/*
+cp "$dir/www/files/100b" "$dir/nginx/www/small"
+chmod 644 "$dir/nginx/www/small"
 
 # -- Kerberos: a KDC for EXAMPLE.TEST, the HTTP services' keytab, a ticket for alice --------
 export KRB5_CONFIG="$dir/krb5/krb5.conf" KRB5_KDC_PROFILE="$dir/krb5/kdc.conf"
@@ -381,6 +392,24 @@ chmod 666 "$dir/logs/squid-access.log" "$dir/logs/squid-cache.log"
 squid -k parse -f "$dir/squid/squid.conf" >"$dir/logs/squid-configtest.log" 2>&1 \
   || { tail -n 20 "$dir/logs/squid-configtest.log" >&2; fail "the squid configuration does not load"; }
 
+# -- nginx: HTTP/2 over TLS -------------------------------------------------------------------
+nginx_user_line=""
+if [ "$(id -u)" -eq 0 ]; then nginx_user_line="user www-data www-data;"; fi
+nginx_conf=$(<"$here/nginx-h2.conf.in")
+nginx_conf=${nginx_conf//@DIR@/"$dir"}
+nginx_conf=${nginx_conf//@PORT@/"${port[H2]}"}
+nginx_conf=${nginx_conf//@USER_LINE@/"$nginx_user_line"}
+printf '%s\n' "$nginx_conf" >"$dir/nginx/nginx.conf"
+: >"$dir/logs/h2-access.log"  # a fresh access log on every start
+touch "$dir/logs/nginx-error.log"
+h2_log_format=$(sed -n "s/^ *log_format h2 '\(.*\)';\$/\1/p" "$here/nginx-h2.conf.in")
+nginx_args=(-p "$dir/nginx/" -c "$dir/nginx/nginx.conf" -e "$dir/logs/nginx-error.log")
+nginx_test=0
+nginx -t "${nginx_args[@]}" >"$dir/logs/nginx-configtest.log" 2>&1 || nginx_test=$?
+rm -f "$dir/run/nginx-own.pid"  # the test leaves an empty one
+[ "$nginx_test" -eq 0 ] \
+  || { tail -n 20 "$dir/logs/nginx-configtest.log" >&2; fail "the nginx configuration does not load"; }
+
 start_daemon krb5kdc "$dir/logs/krb5kdc-stdout.log" env KRB5_CONFIG="$KRB5_CONFIG" KRB5_KDC_PROFILE="$KRB5_KDC_PROFILE" \
   krb5kdc -n -r "$realm"
 wait_for_port krb5kdc "${port[KDC]}" "$dir/logs/krb5kdc.log"
@@ -395,11 +424,16 @@ start_daemon faultserver "$dir/logs/faultserver.log" /usr/bin/python3 "$here/fau
 start_daemon ntlmserver "$dir/logs/ntlmserver.log" env NTLM_USER_FILE="$dir/squid/ntlm_users" \
   "$venv/bin/python" "$here/ntlmserver.py" "${port[HTTP_NTLM]}"
 start_daemon squid "$dir/logs/squid-stdout.log" squid -N -n "$squid_name" -f "$dir/squid/squid.conf"
+start_daemon nginx "$dir/logs/nginx-stdout.log" nginx "${nginx_args[@]}"
+start_daemon hypercorn "$dir/logs/hypercorn.log" "$venv/bin/python" "$here/h2app.py" "${port[SLOW_H2]}" \
+  "$dir/tls/localhost.pem" "$dir/tls/localhost.key"
 wait_for_port apache "${port[HTTP]}" "$dir/logs/apache-error.log"
 wait_for_port apache "${port[HTTPS_SELFSIGNED]}" "$dir/logs/apache-error.log"
 wait_for_port faultserver "${port[FAULT]}" "$dir/logs/faultserver.log"
 wait_for_port ntlmserver "${port[HTTP_NTLM]}" "$dir/logs/ntlmserver.log"
 wait_for_port squid "${port[PROXY_NTLM]}" "$dir/logs/squid-cache.log"
+wait_for_port nginx "${port[H2]}" "$dir/logs/nginx-error.log"
+wait_for_port hypercorn "${port[SLOW_H2]}" "$dir/logs/hypercorn.log"
 
 # -- the description -------------------------------------------------------------------------
 declare -A values=(
@@ -448,6 +482,12 @@ declare -A values=(
   [TESTENV_PROXY_PASSWORD]=$proxy_password
   [TESTENV_PROXY_NTLM_VERIFIES_PASSWORD]=1
   [TESTENV_SQUID_ACCESS_LOG]="$dir/logs/squid-access.log"
+  [TESTENV_H2_PORT]=${port[H2]}
+  [TESTENV_H2_URL]="https://localhost:${port[H2]}"
+  [TESTENV_H2_LOG]="$dir/logs/h2-access.log"
+  [TESTENV_H2_LOG_FORMAT]=$h2_log_format
+  [TESTENV_SLOW_H2_PORT]=${port[SLOW_H2]}
+  [TESTENV_SLOW_H2_URL]="https://localhost:${port[SLOW_H2]}"
 )
 : >"$dir/testenv.env"
 for key in $(printf '%s\n' "${!values[@]}" | sort); do

@@ -352,6 +352,67 @@ CXHR_EXTERN bool cxhr_abort(cxhr_request *_Nullable request);
 /* Aborts a request in flight and makes the next send use a new connection and TLS handshake. */
 CXHR_EXTERN bool cxhr_close(cxhr_request *_Nullable request);
 
+/* ---- queues and connection limits (mesibo's HttpQueue) ---- */
+
+/*
+ * A queue limits how many of its requests run at once. A request sent into a queue whose
+ * slots are all taken stays CXHR_OPENED, with no callback, until a running one of the queue
+ * ends (CXHR_DONE); then CXHR_SENT and the rest as usual. A synchronous send blocks meanwhile.
+ * The waiting request of the highest priority starts first, then the one that came first;
+ * cxhr_queue_enqueue(..., true) puts a request before the others of its priority. Aborting
+ * (or closing) a waiting request takes it out: CXHR_DONE, status 0, one DONE callback and no
+ * SENT. The time spent waiting does not count towards the request's timeouts.
+ */
+typedef struct cxhr_queue cxhr_queue;
+
+/*
+ * A queue running at most max_simultaneous requests at once and holding at most max_pending
+ * waiting ones (0: no limit). NULL if max_simultaneous < 1 or max_pending < 0.
+ */
+CXHR_EXTERN cxhr_queue *_Nullable cxhr_queue_create(int max_simultaneous, int max_pending);
+
+/*
+ * Destroys the handle: its waiting requests end in CXHR_DONE, status 0; its running ones go
+ * on. A later send of a request whose queue it was returns false (CXHR_ERROR_INVALID_STATE)
+ * until cxhr_set_queue gives it another queue or NULL.
+ */
+CXHR_EXTERN void cxhr_queue_destroy(cxhr_queue *_Nullable queue);
+
+/*
+ * Sends an OPENED request into the queue (with no body, or its form values), as cxhr_send
+ * does, at the back of the waiting requests of its priority or, with at_front, before them.
+ * False with the request's last error when it is not OPENED, already waits, or the queue is
+ * full (CXHR_ERROR_QUEUE_FULL).
+ */
+CXHR_EXTERN bool cxhr_queue_enqueue(cxhr_queue *_Nullable queue, cxhr_request *_Nullable request,
+                                    bool at_front);
+
+/* The queue's running and waiting requests now. False for a NULL or destroyed queue. */
+CXHR_EXTERN bool cxhr_queue_get_counts(cxhr_queue *_Nullable queue, int *_Nullable running,
+                                       int *_Nullable waiting);
+
+/*
+ * The queue the request's next sends go into (NULL: they start at once, the default); a send
+ * already made keeps its queue. False for a NULL or destroyed request or a destroyed queue.
+ */
+CXHR_EXTERN bool cxhr_set_queue(cxhr_request *_Nullable request, cxhr_queue *_Nullable queue);
+
+typedef enum { CXHR_PRIORITY_LOW = 0, CXHR_PRIORITY_NORMAL = 1, CXHR_PRIORITY_HIGH = 2 } cxhr_priority;
+
+/*
+ * Where the request's next sends wait among the others of their queue (default NORMAL); a
+ * send already made keeps its priority. False for an unknown value.
+ */
+CXHR_EXTERN bool cxhr_set_priority(cxhr_request *_Nullable request, cxhr_priority priority);
+
+/*
+ * Process-wide: at most total connections open at once, and at most per_host to one host
+ * and port (0: no limit, the default). A request needing a connection beyond them waits in
+ * CXHR_SENT for one to free; HTTP/2 requests to one origin share one connection. For sends
+ * made after the call. False (nothing changed) for a negative limit.
+ */
+CXHR_EXTERN bool cxhr_set_connection_limits(int total, int per_host);
+
 /* ---- the response ---- */
 
 /* The ready state; inside a callback, the state being reported. CXHR_UNSENT for NULL. */
@@ -431,7 +492,8 @@ typedef enum {
   CXHR_ERROR_INVALID_ARGUMENT,  /* an argument was NULL, malformed or out of range */
   CXHR_ERROR_FILE_UNREADABLE,   /* a file to send or trust could not be read */
   CXHR_ERROR_OTHER,             /* a refusal of a kind newer than this header */
-  CXHR_ERROR_FILE_UNWRITABLE    /* a response file's folder is missing or not writable */
+  CXHR_ERROR_FILE_UNWRITABLE,   /* a response file's folder is missing or not writable */
+  CXHR_ERROR_QUEUE_FULL         /* the request's queue already holds max_pending waiting requests */
 } cxhr_error_code;
 
 /* The kind of the last call's refusal; CXHR_ERROR_NONE when it succeeded. */

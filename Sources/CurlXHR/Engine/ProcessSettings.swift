@@ -9,6 +9,15 @@ enum ProxyEnvironment {
     static let enabled = Locked(false)
 }
 
+/// The process-wide connection limits (``HttpRequest/setConnectionLimits(total:perHost:)``):
+/// libcurl's `CURLMOPT_MAX_TOTAL_CONNECTIONS` and `CURLMOPT_MAX_HOST_CONNECTIONS`, 0 for none.
+struct ConnectionLimits: Equatable, Sendable {
+    var total = 0
+    var perHost = 0
+
+    static let configured = Locked(ConnectionLimits())
+}
+
 /// The process-wide choice of trusted CAs.
 enum TrustedCertificates {
     static let configuredFile = Locked<String?>(nil)
@@ -40,6 +49,8 @@ final class ProcessSettings {
     let environmentProxy: Bool
     /// Kerberos tickets may be delegated to the server.
     let allowDelegation: Bool
+    /// How many connections the engine may open at once.
+    let connectionLimits: ConnectionLimits
     /// The credential cache GSS-API should use ("" for the user's default one). Looked up
     /// (through libkrb5) only when a transfer needs it: a program that meets no Negotiate
     /// challenge never loads Kerberos state, which its exit would tear down under the engine.
@@ -56,13 +67,16 @@ final class ProcessSettings {
     /// The settings as they are now.
     convenience init() {
         self.init(caFile: TrustedCertificates.processWideFile, environmentProxy: ProxyEnvironment.enabled.withLock { $0 },
-                  allowDelegation: KerberosCredentials.allowDelegation)
+                  allowDelegation: KerberosCredentials.allowDelegation,
+                  connectionLimits: ConnectionLimits.configured.withLock { $0 })
     }
 
-    init(caFile: String?, environmentProxy: Bool, allowDelegation: Bool, credentialCache: String? = nil) {
+    init(caFile: String?, environmentProxy: Bool, allowDelegation: Bool,
+         connectionLimits: ConnectionLimits = ConnectionLimits(), credentialCache: String? = nil) {
         self.caFile = caFile
         self.environmentProxy = environmentProxy
         self.allowDelegation = allowDelegation
+        self.connectionLimits = connectionLimits
         if let credentialCache { self.credentialCache = credentialCache }
     }
 }

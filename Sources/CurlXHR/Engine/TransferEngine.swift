@@ -362,6 +362,12 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
         let version = ProcessSettings.version.load(ordering: .acquiring)
         if let settings, version == settingsVersion { return settings }
         let current = ProcessSettings()
+        let limits = current.connectionLimits
+        if limits != (settings?.connectionLimits ?? ConnectionLimits()) {
+            // Transfers beyond them wait inside libcurl for a connection to free.
+            _ = cxhr_multi_set_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, limits.total)
+            _ = cxhr_multi_set_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, limits.perHost)
+        }
         settings = current
         settingsVersion = version
         return current

@@ -5,6 +5,8 @@ extension HttpRequest {
     struct Effects {
         var start: Transfer?
         var cancel: Transfer?
+        /// A transfer the engine never had (its request waited in a queue), to complete.
+        var completeUnstarted: Transfer?
         /// From `close()`: the connections to close, after cancelling `cancel`.
         var closeConnections: [ConnectionID]?
         var deliverOn: DispatchQueue?
@@ -16,6 +18,9 @@ extension HttpRequest {
         var receivers = ReportReceivers.none
         var callbackQueue = HttpRequest.defaultCallbackQueue
         var enablePipelining = true
+        /// Where and in which order the next send waits for its turn (nil: it starts at once).
+        var queue: RequestQueue?
+        var priority = HttpRequest.Priority.normal
         var lastError: HttpRequestError?
         var switches = TransferSwitches()
         var message = RequestMessage()
@@ -49,8 +54,8 @@ extension HttpRequest {
         mutating func open(_ message: consuming RequestMessage, async: Bool) -> Effects {
             var effects = Effects()
             let action = machine.open()
-            if action == .abortThenOpen {
-                effects.cancel = stopTransfer(reason: "Request aborted by open()", effects: &effects)
+            if action == .abortThenOpen || action == .leaveQueueThenOpen {
+                stopTransfer(reason: "Request aborted by open()", leavesQueue: action == .leaveQueueThenOpen, effects: &effects)
             }
             scheduler.opened()
             sink.reservationLimit = async ? ReportScheduler.pauseThreshold : MemorySink.maxReservation
@@ -104,9 +109,15 @@ extension HttpRequest {
             if let forgotten = transfer.take() { finishedTransfer = forgotten }
         }
 
-        /// Forgets the transfer in flight after the machine moved to DONE by abort or close.
-        mutating func stopTransfer(reason: String, effects: inout Effects) -> Transfer? {
-            let stopped = transfer
+        /// Forgets the transfer in flight after the machine moved to DONE by abort or close:
+        /// the engine is to cancel it, or, when it `leavesQueue` (the engine never had it),
+        /// it is completed here.
+        mutating func stopTransfer(reason: String, leavesQueue: Bool = false, effects: inout Effects) {
+            if leavesQueue {
+                effects.completeUnstarted = transfer
+            } else {
+                effects.cancel = transfer
+            }
             fileSink?.discard()
             fileSink = nil
             forgetTransfer()
@@ -115,7 +126,6 @@ extension HttpRequest {
             sink.discard()
             scheduler.aborted()
             if message.isAsync { report(.done, effects: &effects) }
-            return stopped
         }
 
         /// The transfer to resume when a LOADING callback of the `open` numbered `generation`

@@ -16,6 +16,8 @@ public struct HttpRequestError: Error, Sendable, Equatable, CustomStringConverti
         public static let fileUnreadable = Code("fileUnreadable")
         /// A file to write (a response file) cannot be created in the folder named.
         public static let fileUnwritable = Code("fileUnwritable")
+        /// The request's ``RequestQueue`` already holds as many waiting requests as it allows.
+        public static let queueFull = Code("queueFull")
 
         public var description: String { name }
     }
@@ -30,7 +32,9 @@ public struct HttpRequestError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     init(_ rejection: RequestStateMachine.Rejection) {
-        self.init(.invalidState, "\(rejection.call.rawValue) is not allowed in state \(rejection.state)")
+        self.init(.invalidState, rejection.waiting
+                  ? "\(rejection.call.rawValue) is not allowed while the request waits in its queue"
+                  : "\(rejection.call.rawValue) is not allowed in state \(rejection.state)")
     }
 
     public var description: String { message }

@@ -10,15 +10,19 @@
 /// | open                | OPENED | OPENED | abort, OPENED | abort, OPENED | abort, OPENED | OPENED |
 /// | setRequestHeader, setPostValue | false | yes | false | false | false | false |
 /// | pre-send switch     | yes    | yes    | false | false | false | yes |
-/// | send                | false  | SENT   | false | false | false | false |
-/// | abort               | false  | false  | DONE | DONE | DONE | false |
-/// | close               | yes    | yes    | abort | abort | abort | yes |
+/// | send                | false  | SENT (or waiting) | false | false | false | false |
+/// | abort               | false  | false (waiting: DONE) | DONE | DONE | DONE | false |
+/// | close               | yes    | yes (waiting: DONE) | abort | abort | abort | yes |
+/// | slot free (queue)   | –      | waiting: SENT | – | – | – | – |
 /// | headers (engine)    | –      | –      | HEADERS_RECEIVED | – | – | – |
 /// | body (engine)       | –      | –      | HEADERS_RECEIVED, LOADING | LOADING | LOADING | – |
 /// | finished (engine)   | –      | –      | HEADERS_RECEIVED, DONE | DONE | DONE | – |
 /// | failed (engine)     | –      | –      | DONE | DONE | DONE | – |
 ///
-/// Engine events outside their states (for instance after an abort) are ignored.
+/// A send into a ``RequestQueue`` with no free slot leaves the request OPENED but *waiting*:
+/// until its slot comes (SENT) it refuses what SENT refuses, and `open`, `abort` and `close`
+/// take it out of the queue as they stop a transfer. Engine events outside their states
+/// (for instance after an abort) are ignored.
 struct RequestStateMachine: Sendable, Equatable {
     typealias State = HttpRequest.State
 
@@ -37,6 +41,8 @@ struct RequestStateMachine: Sendable, Equatable {
     struct Rejection: Equatable, Sendable {
         let call: Call
         let state: State
+        /// OPENED, waiting for a slot of its queue.
+        var waiting = false
     }
 
     enum OpenAction: Equatable {
@@ -46,6 +52,8 @@ struct RequestStateMachine: Sendable, Equatable {
         case reopen
         /// Stop the transfer in flight (the state passes through DONE), then move to OPENED.
         case abortThenOpen
+        /// Take the request out of its queue (the state passes through DONE), then OPENED.
+        case leaveQueueThenOpen
     }
 
     enum ConfigureAction: Equatable {
@@ -56,12 +64,16 @@ struct RequestStateMachine: Sendable, Equatable {
     enum SendAction: Equatable {
         /// Now SENT: hand the transfer to the engine.
         case start
+        /// Still OPENED, waiting for a slot of the request's queue.
+        case wait
         case reject(Rejection)
     }
 
     enum AbortAction: Equatable {
         /// Now DONE: stop the transfer and report DONE.
         case cancelTransfer
+        /// Now DONE: take the request out of its queue (no transfer ran) and report DONE.
+        case leaveQueue
         case reject(Rejection)
     }
 
@@ -70,6 +82,15 @@ struct RequestStateMachine: Sendable, Equatable {
         case dropConnections
         /// Stop the transfer in flight (now DONE), then forget the connections.
         case cancelTransferThenDropConnections
+        /// Take the request out of its queue (now DONE), then forget the connections.
+        case leaveQueueThenDropConnections
+    }
+
+    enum SlotAction: Equatable {
+        /// Now SENT: hand the transfer to the engine.
+        case start
+        /// No longer waiting (aborted or opened again meanwhile): nothing to start.
+        case ignore
     }
 
     /// What an engine event changed.
@@ -83,6 +104,8 @@ struct RequestStateMachine: Sendable, Equatable {
     }
 
     private(set) var state: State = .unsent
+    /// OPENED, sent into a queue whose slots were all taken.
+    private(set) var isWaiting = false
 
     var isInFlight: Bool {
         switch state {
@@ -94,37 +117,71 @@ struct RequestStateMachine: Sendable, Equatable {
     // MARK: Calls
 
     mutating func open() -> OpenAction {
-        let action: OpenAction = isInFlight ? .abortThenOpen : state == .opened ? .reopen : .open
+        let action: OpenAction = isWaiting ? .leaveQueueThenOpen
+            : isInFlight ? .abortThenOpen : state == .opened ? .reopen : .open
         state = .opened
+        isWaiting = false
         return action
     }
 
-    /// setRequestHeader, setPostValue and clearPostValues: OPENED only.
+    /// setRequestHeader, setPostValue and clearPostValues: OPENED only, not while waiting.
     func configureMessage(_ call: Call = .setRequestHeader) -> ConfigureAction {
-        state == .opened ? .apply : .reject(Rejection(call: call, state: state))
+        state == .opened && !isWaiting ? .apply : .reject(rejection(call))
     }
 
-    /// The switches that apply to the next send: UNSENT, OPENED and DONE.
+    /// The switches that apply to the next send: UNSENT, OPENED and DONE, not while waiting.
     func configureSwitch() -> ConfigureAction {
-        isInFlight ? .reject(Rejection(call: .preSendSwitch, state: state)) : .apply
+        isInFlight || isWaiting ? .reject(rejection(.preSendSwitch)) : .apply
     }
 
-    mutating func send() -> SendAction {
-        guard state == .opened else { return .reject(Rejection(call: .send, state: state)) }
+    /// `waits`: the request's queue has no free slot for it.
+    mutating func send(waits: Bool = false) -> SendAction {
+        guard mayStart else { return .reject(rejection(.send)) }
+        if waits {
+            isWaiting = true
+            return .wait
+        }
         state = .sent
         return .start
     }
 
+    /// Whether ``send(waits:)`` would be accepted.
+    var mayStart: Bool { state == .opened && !isWaiting }
+
     mutating func abort() -> AbortAction {
-        guard isInFlight else { return .reject(Rejection(call: .abort, state: state)) }
+        if isWaiting {
+            isWaiting = false
+            state = .done
+            return .leaveQueue
+        }
+        guard isInFlight else { return .reject(rejection(.abort)) }
         state = .done
         return .cancelTransfer
     }
 
     mutating func close() -> CloseAction {
+        if isWaiting {
+            isWaiting = false
+            state = .done
+            return .leaveQueueThenDropConnections
+        }
         guard isInFlight else { return .dropConnections }
         state = .done
         return .cancelTransferThenDropConnections
+    }
+
+    // MARK: Queue events
+
+    /// The request's queue gave it a slot.
+    mutating func slotFreed() -> SlotAction {
+        guard isWaiting else { return .ignore }
+        isWaiting = false
+        state = .sent
+        return .start
+    }
+
+    func rejection(_ call: Call) -> Rejection {
+        Rejection(call: call, state: state, waiting: isWaiting)
     }
 
     // MARK: Engine events

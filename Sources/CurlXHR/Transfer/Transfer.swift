@@ -44,6 +44,8 @@ final class Transfer: @unchecked Sendable {
     /// An open descriptor of the file `sendWithFile` streams, or -1.
     @exclusivity(unchecked) private(set) var fileDescriptor: Int32 = -1
     @exclusivity(unchecked) private(set) var fileSize: Int64 = 0
+    /// The slot of a ``RequestQueue`` the send holds or waits for, given back by ``complete()``.
+    @exclusivity(unchecked) var queueSlot: QueueSlot?
     /// The engine is done with the transfer, whatever the reason: a synchronous send waits
     /// for it, and the request may prepare the transfer again.
     let isComplete = Atomic<Bool>(false)
@@ -187,9 +189,11 @@ final class Transfer: @unchecked Sendable {
         body = .none
         closeFile()
         let owner = ownerInFlight.take()  // released after the flag is set
+        let slot = queueSlot.take()
         TransferEngine.transfersInFlight.subtract(1, ordering: .relaxed)
         isComplete.store(true, ordering: .releasing)
         _ = consume owner
+        slot?.giveBack()  // the next waiting request of the queue starts
         return bit
     }
 

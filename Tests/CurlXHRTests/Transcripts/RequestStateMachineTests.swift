@@ -145,3 +145,74 @@ import Testing
         #expect(machine.send() == .start)
     }
 }
+
+/// A request sent into a queue with no free slot: OPENED and waiting, until its slot comes
+/// or it is stopped.
+@Suite struct WaitingRequestStateMachineTests {
+    typealias Machine = RequestStateMachine
+
+    static func waiting() -> Machine {
+        var machine = Machine()
+        _ = machine.open()
+        #expect(machine.send(waits: true) == .wait)
+        #expect(machine.state == .opened && machine.isWaiting && !machine.isInFlight)
+        return machine
+    }
+
+    @Test func aWaitingRequestRefusesWhatASentOneRefuses() {
+        var machine = Self.waiting()
+        let waiting = Machine.Rejection(call: .send, state: .opened, waiting: true)
+        #expect(!machine.mayStart)
+        #expect(machine.send() == .reject(waiting))
+        #expect(machine.send(waits: true) == .reject(waiting))
+        #expect(machine.configureMessage(.setRequestHeader) == .reject(.init(call: .setRequestHeader, state: .opened, waiting: true)))
+        #expect(machine.configureMessage(.setPostValue) == .reject(.init(call: .setPostValue, state: .opened, waiting: true)))
+        #expect(machine.configureSwitch() == .reject(.init(call: .preSendSwitch, state: .opened, waiting: true)))
+        #expect(HttpRequestError(waiting).message == "send is not allowed while the request waits in its queue")
+        #expect(machine.state == .opened && machine.isWaiting)
+    }
+
+    @Test func itsSlotMakesItSentOnceAndThenTheUsualTableHolds() {
+        var machine = Self.waiting()
+        #expect(machine.slotFreed() == .start)
+        #expect(machine.state == .sent && !machine.isWaiting)
+        #expect(machine.slotFreed() == .ignore)
+        #expect(machine.headersReceived() == .report(.headersReceived))
+        #expect(machine.finished() == .report(.done))
+    }
+
+    @Test func engineEventsWhileWaitingAreIgnored() {
+        var machine = Self.waiting()
+        #expect(machine.headersReceived() == .ignore)
+        #expect(machine.bodyReceived() == .ignore)
+        #expect(machine.finished() == .ignore)
+        #expect(machine.failed() == .ignore)
+        #expect(machine.state == .opened && machine.isWaiting)
+    }
+
+    @Test func abortTakesItOutOfTheQueueIntoDone() {
+        var machine = Self.waiting()
+        #expect(machine.abort() == .leaveQueue)
+        #expect(machine.state == .done && !machine.isWaiting)
+        // Its slot comes too late: nothing starts.
+        #expect(machine.slotFreed() == .ignore)
+        #expect(machine.abort() == .reject(.init(call: .abort, state: .done)))
+    }
+
+    @Test func closeTakesItOutOfTheQueueIntoDone() {
+        var machine = Self.waiting()
+        #expect(machine.close() == .leaveQueueThenDropConnections)
+        #expect(machine.state == .done && !machine.isWaiting)
+        #expect(machine.slotFreed() == .ignore)
+    }
+
+    @Test func openTakesItOutOfTheQueueAndItMaySendAgain() {
+        var machine = Self.waiting()
+        #expect(machine.open() == .leaveQueueThenOpen)
+        #expect(machine.state == .opened && !machine.isWaiting)
+        #expect(machine.slotFreed() == .ignore)
+        #expect(machine.configureMessage() == .apply)
+        #expect(machine.send() == .start)
+        #expect(machine.state == .sent)
+    }
+}
