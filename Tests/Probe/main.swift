@@ -22,6 +22,11 @@
 //   curlxhr-probe soak URL N            N requests to the fault server at URL (sync and async
 //                                       from 8 threads; GETs, POSTs, aborts, closes), then
 //                                       reports descriptors, threads and RSS before and after
+//   curlxhr-probe connection-limits URL TOTAL PER-HOST N CAFILE
+//                                       HttpRequest.setConnectionLimits(total:perHost:), then
+//                                       N asynchronous HTTP/1.1 GETs of URL at once; prints
+//                                       their statuses (a process of its own: the limits are
+//                                       process-wide)
 //   curlxhr-probe exit-in-flight URL N  starts N asynchronous GETs of URL (the Nth to an
 //                                       HTTPS URL given as a fourth argument, if any) and
 //                                       exits at once, with them in flight
@@ -110,6 +115,30 @@ if mode == "env-proxy", arguments.count == 4 {
     request.open("GET", url: url)
     request.send(timeout: 20)
     report(["status": request.getStatus(), "status_text": request.getStatusText() ?? ""])
+}
+
+if mode == "connection-limits", arguments.count == 7, let total = Int(arguments[3]), let perHost = Int(arguments[4]),
+   let count = Int(arguments[5]) {
+    guard HttpRequest.setConnectionLimits(total: total, perHost: perHost) else { report(["error": "limits refused"]) }
+    let statuses = Mutex([Int]())
+    let group = DispatchGroup()
+    var requests: [HttpRequest] = []
+    for _ in 0..<count {
+        let request = HttpRequest()
+        request.enablePipelining = false
+        request.setCACertificateFile(arguments[6])
+        group.enter()
+        request.onStatusChange = { request in
+            guard request.getState() == .done else { return }
+            statuses.withLock { $0.append(request.getStatus()) }
+            group.leave()
+        }
+        request.open("GET", url: url, async: true)
+        requests.append(request)
+    }
+    for request in requests { request.send(timeout: 30) }
+    group.wait()
+    report(["statuses": statuses.withLock { $0 }])
 }
 
 /// What the process holds: open descriptors, threads, resident KiB.

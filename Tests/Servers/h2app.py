@@ -5,6 +5,9 @@ shows how a client spreads concurrent requests over streams and connections.
 
 Listens on 127.0.0.1:PORT in this one process (the state below is this process's).
 
+Requests and statistics are kept per group (`group=G` on /slow, /stats and /reset; "" when
+absent), so tests running at the same time each count only their own requests.
+
     GET /slow?ms=N&tag=T   waits N ms (default 1000, at most 10000), then answers
                            {"tag": T, "client_port": P, "http_version": "2" or "1.1",
                             "in_flight_at_start": n}; n counts the requests in flight when
@@ -20,14 +23,15 @@ import json
 import sys
 from urllib.parse import parse_qs
 
-state = {}
+groups = {}
 
 
-def reset():
-    state.update(in_flight=0, max_in_flight=0, started=[], client_ports=[], http_versions=[])
+def fresh():
+    return dict(in_flight=0, max_in_flight=0, started=[], client_ports=[], http_versions=[])
 
 
-reset()
+def group(query):
+    return groups.setdefault(query.get("group", [""])[0], fresh())
 
 
 async def send_json(send, status, value):
@@ -44,6 +48,7 @@ async def slow(scope, send, query):
         await send_json(send, 400, {"error": "ms must be an integer"})
         return
     tag = query.get("tag", [""])[0]
+    state = group(query)
     client_port = scope["client"][1] if scope.get("client") else None
     version = scope["http_version"]
     state["started"].append(tag)
@@ -82,10 +87,9 @@ async def app(scope, receive, send):
     if path == "/slow" and method == "GET":
         await slow(scope, send, query)
     elif path == "/stats" and method == "GET":
-        await send_json(send, 200, {key: state[key] for key in
-                                    ("in_flight", "max_in_flight", "started", "client_ports", "http_versions")})
+        await send_json(send, 200, group(query))
     elif path == "/reset" and method in ("GET", "POST"):
-        reset()
+        groups[query.get("group", [""])[0]] = fresh()
         await send_json(send, 200, {"reset": True})
     else:
         await send_json(send, 404, {"error": "not found"})

@@ -164,8 +164,16 @@ public final class HttpRequest: Sendable {
         set { withCore { $0.callbackQueue = newValue } }
     }
 
-    /// Lets requests share one HTTP/2 connection (multiplexing) where the server offers it.
-    /// Default `true`; `false` keeps the request on HTTP/1.1.
+    /// Lets requests share one HTTP/2 connection (multiplexing) where the server offers it:
+    /// over TLS, through ALPN. Default `true`: requests to one origin sent together wait for
+    /// the first connection to learn whether it speaks HTTP/2, and then all run on it (up to
+    /// the 100 streams libcurl allows a connection). `false` keeps the request on HTTP/1.1, one
+    /// request at a time on each connection. Plain `http` URLs always use HTTP/1.1: HTTP/2
+    /// over cleartext with prior knowledge fails from the second request on in libcurl 7.88.
+    /// libcurl reuses an idle HTTP/1.1 connection to the same server for any request, so a
+    /// request with `true` may run on one that a request with `false` left open (`close()`
+    /// that request to keep them apart). ``getMetrics()`` tells the protocol a response came
+    /// over.
     public var enablePipelining: Bool {
         get { withCore { $0.enablePipelining } }
         set { withCore { $0.enablePipelining = newValue } }

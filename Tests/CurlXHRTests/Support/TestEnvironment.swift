@@ -25,6 +25,13 @@ struct TestEnvironment: Sendable {
     var httpsURL: String { get throws { try self["TESTENV_HTTPS_URL"] } }
     var faultURL: String { get throws { try self["TESTENV_FAULT_URL"] } }
     var caFile: String { get throws { try self["TESTENV_CA_FILE"] } }
+    /// nginx speaking HTTP/2 over TLS (and HTTP/1.1 to those who ask), its access log with
+    /// one line a request: `$connection $connection_requests $server_protocol $request_method
+    /// $request_uri $status …` (``H2AccessLog``).
+    var h2URL: String { get throws { try self["TESTENV_H2_URL"] } }
+    var h2Log: String { get throws { try self["TESTENV_H2_LOG"] } }
+    /// hypercorn over TLS (HTTP/2 and HTTP/1.1) with `/slow` and `/stats` (``SlowServer``).
+    var slowH2URL: String { get throws { try self["TESTENV_SLOW_H2_URL"] } }
     var otherCAFile: String { get throws { try self["TESTENV_OTHER_CA_FILE"] } }
     /// A new path for a test's files inside the environment's directory, which
     /// `scripts/test.sh` removes when the run ends: tests leave nothing behind in /tmp.
