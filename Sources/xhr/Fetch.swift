@@ -3,13 +3,18 @@ import CurlXHR
 import Dispatch
 import Foundation
 
-/// `xhr [options] URL`: one request, its body on standard output.
+/// `xhr [options] URL…`: one request, its body on standard output; or several, each to a file
+/// (one after another, or at once with -Z).
 struct Fetch: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Fetch a URL (the default subcommand).",
         discussion: """
         The body goes to standard output (or -o FILE, -O); everything else (-v, --states, the \
-        progress bar, errors) to standard error. Requests are asynchronous unless --sync is \
+        progress bar, errors) to standard error. Several URLs are fetched one after another, \
+        or at once with -Z (at most --parallel-max at a time, one progress line for all), each \
+        to its own file: -o once per URL, in order, or -O for all of them; --output-dir puts \
+        those files in a folder. https requests use HTTP/2 where the server offers it (one \
+        connection shared by the requests to one server); --http1.1 keeps them on HTTP/1.1. Requests are asynchronous unless --sync is \
         given. The http_proxy, https_proxy, all_proxy and no_proxy environment variables are \
         honoured as curl honours them; -x wins over them.
 
@@ -28,6 +33,11 @@ struct Fetch: ParsableCommand {
           %{size_download} counts the body bytes written (decoded), where curl counts the \
         bytes received.
           -i, -I, -D and -v show the final response's head only, not each redirect's.
+          With several URLs, -O names every file from its URL (curl: --remote-name-all), \
+        and -i, -I, -D, -w, -C, -v, --states and --sync are refused.
+          --http2 is the default (and changes nothing): HTTP/2 through TLS's ALPN, HTTP/1.1 \
+        for plain http. --http2-prior-knowledge is refused: with libcurl 7.88 the second \
+        request on such a connection fails (curl issue 10634).
           Cookies: every run uses a persistent cookie jar (by default the library's store \
         file); -c FILE makes FILE that store (read at the start, kept up to date) and writes \
         every cookie to it at the end, session cookies too, as curl does. -b FILE adds the \
@@ -61,8 +71,11 @@ struct Fetch: ParsableCommand {
         """
     )
 
-    @Argument(help: "An http or https URL.")
-    var url: String
+    @Argument(help: "http or https URLs: one, or several with a file each (-o per URL, or -O).")
+    var urls: [String] = []
+
+    /// The URL of a run with one.
+    var url: String { urls[0] }
 
     // MARK: The request
 
@@ -172,8 +185,29 @@ struct Fetch: ParsableCommand {
     @Flag(name: .customLong("sync"), help: "Send synchronously (default: asynchronously, with callbacks).")
     var sync = false
 
-    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Write the body to FILE (created at the first byte; none after a failure).", valueName: "FILE"))
-    var output: String?
+    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Write the body to FILE (created at the first byte; none after a failure); once per URL.", valueName: "FILE"))
+    var outputs: [String] = []
+
+    /// The -o of a run with one URL, in --output-dir if given.
+    var output: String? { outputs.first.map(inOutputDirectory) }
+
+    @Option(name: .customLong("output-dir"), help: ArgumentHelp("Write the -o and -O files in DIR (an existing folder).", valueName: "DIR"))
+    var outputDir: String?
+
+    @Flag(name: [.customShort("Z"), .customLong("parallel")], help: "Fetch the URLs at once (at most --parallel-max at a time).")
+    var parallel = false
+
+    @Option(name: .customLong("parallel-max"), help: ArgumentHelp("With -Z: how many transfers run at once (1 to 300, default 50).", valueName: "N"))
+    var parallelMax = 50
+
+    @Flag(name: .customLong("http1.1"), help: "Use HTTP/1.1 only (no HTTP/2 multiplexing).")
+    var http11 = false
+
+    @Flag(name: .customLong("http2"), help: "Use HTTP/2 where the server offers it over TLS: the default here.")
+    var http2 = false
+
+    @Flag(name: .customLong("http2-prior-knowledge"), help: ArgumentHelp("Refused: see DIFFERENCES FROM CURL.", visibility: .hidden))
+    var http2PriorKnowledge = false
 
     @Option(name: [.customShort("C"), .customLong("continue-at")],
             help: ArgumentHelp("With -o FILE: '-' continues FILE.part, left by an interrupted run, where it ends (the library writes FILE.part and renames it to FILE when the body is complete).", valueName: "-"))
@@ -218,6 +252,14 @@ struct Fetch: ParsableCommand {
     var failWithBody = false
 
     mutating func validate() throws {
+        if urls.isEmpty { throw ValidationError("give a URL") }
+        if http2PriorKnowledge {
+            throw ValidationError("--http2-prior-knowledge is not offered: with libcurl 7.88 the second request on such a connection fails "
+                                  + "(curl issue 10634); https URLs use HTTP/2 through ALPN, and --http2 is the default")
+        }
+        if http11, http2 { throw ValidationError("use one of --http1.1 and --http2") }
+        if !(1...300).contains(parallelMax) { throw ValidationError("--parallel-max must be 1 to 300") }
+        if isBatch { try validateBatch() }
         let bodies = [!data.isEmpty, dataBinary != nil, !json.isEmpty, !form.isEmpty, !dataUrlencode.isEmpty, uploadFile != nil]
             .filter { $0 }.count
         if bodies > 1 { throw ValidationError("use one of -d, --data-binary, --json, --data-urlencode, -F and -T") }
@@ -226,7 +268,7 @@ struct Fetch: ParsableCommand {
         }
         if head, bodies > 0, !get { throw ValidationError("-I sends HEAD, which has no body: use -G to put -d data in the URL") }
         if fail, failWithBody { throw ValidationError("-f and --fail-with-body cannot be used together") }
-        if output != nil, remoteName { throw ValidationError("use one of -o and -O") }
+        if !outputs.isEmpty, remoteName { throw ValidationError("use one of -o and -O") }
         if let continueAt {
             guard continueAt == "-" else { throw ValidationError("-C takes only '-' here (continue where FILE.part ends)") }
             guard output != nil else { throw ValidationError("-C - needs -o FILE") }
@@ -259,6 +301,7 @@ struct Fetch: ParsableCommand {
         HttpRequest.usesEnvironmentProxy = true
         if let cookieJar, cookieJar != "-" { CookieStore.shared.file = cookieJar }
         let console = Console(silent: silent && !showError)
+        if isBatch { return try runBatch(console: console) }
         let format = try writeOutFormat(console: console)
         let body = try requestBody(console: console)
         let target = get ? Self.url(url, withQuery: try queryData(console: console)) : url
@@ -268,7 +311,7 @@ struct Fetch: ParsableCommand {
             guard let name = Self.remoteFileName(target) else {
                 throw console.exit(23, "-O: the URL has no file name to write to")
             }
-            sink = .file(name)
+            sink = .file(inOutputDirectory(name))
         } else if continueAt != nil {
             sink = .discard()  // the library writes the file (setResponseFile)
         } else {
@@ -290,14 +333,7 @@ struct Fetch: ParsableCommand {
         let sentCookies = try sendCookies(request, url: target, console: console)
         if verbose { session.describeRequest(method: effectiveMethod, url: target, headers: headers) }
         do {
-            try session.run(async: !sync) {
-                switch body.kind {
-                case .none: request.send(timeout: maxTime)
-                case .text(let text): request.send(text, timeout: maxTime)
-                case .bytes(let data): request.sendData(data, timeout: maxTime)
-                case .file(let path): request.sendWithFile(path, timeout: maxTime)
-                }
-            }
+            try session.run(async: !sync) { send(request, body) }
         } catch {
             sentCookies?.restore()
             throw error
@@ -312,7 +348,17 @@ struct Fetch: ParsableCommand {
         if let outcome { throw console.exit(outcome.code, outcome.message) }
     }
 
-    private var effectiveMethod: String {
+    /// Sends `request` with the run's body.
+    func send(_ request: HttpRequest, _ body: Body) -> Bool {
+        switch body.kind {
+        case .none: request.send(timeout: maxTime)
+        case .text(let text): request.send(text, timeout: maxTime)
+        case .bytes(let data): request.sendData(data, timeout: maxTime)
+        case .file(let path): request.sendWithFile(path, timeout: maxTime)
+        }
+    }
+
+    var effectiveMethod: String {
         if let method { return method }
         if head { return "HEAD" }
         if get { return "GET" }
@@ -325,7 +371,7 @@ struct Fetch: ParsableCommand {
         headers.contains { $0.split(separator: ":", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces).lowercased() == name.lowercased() }
     }
 
-    private func configure(_ request: HttpRequest, url: String, console: Console) throws {
+    func configure(_ request: HttpRequest, url: String, console: Console) throws {
         func check(_ accepted: Bool) throws {
             if !accepted { throw console.exit(request.lastError?.code == .fileUnreadable ? 26 : 2, request.lastError?.message ?? "refused") }
         }
@@ -337,6 +383,7 @@ struct Fetch: ParsableCommand {
         if let range, let (start, end) = Self.byteRange(range) { try check(request.setRange(from: start, to: end)) }
         if !compressed { try check(request.disableContentDecoding()) }
         if retry > 0 { try check(request.setRetries(retry, backoff: retryDelay)) }
+        if http11 { request.enablePipelining = false }
         if continueAt != nil, let output {
             if !request.setResponseFile(output, resume: true) { throw console.exit(23, request.lastError?.message ?? "-o: cannot write") }
         }
@@ -382,7 +429,7 @@ struct Fetch: ParsableCommand {
     /// the URL's host and port only). When the jar has cookies for the URL too, libcurl
     /// would send them in a second Cookie line: then the pairs join the jar for the transfer
     /// instead, as session cookies of the URL's host, and are taken out after it.
-    private func sendCookies(_ request: HttpRequest, url: String, console: Console) throws -> Cookies.Sent? {
+    func sendCookies(_ request: HttpRequest, url: String, console: Console) throws -> Cookies.Sent? {
         guard let cookie, cookie.contains("=") else { return nil }
         if !noCookies, !CookieStore.shared.cookies(for: url).isEmpty, let sent = Cookies.send(cookie, to: url) {
             return sent
@@ -450,13 +497,13 @@ struct Fetch: ParsableCommand {
     }
 
     /// The -d and --data-binary data, for -G's query.
-    private func queryData(console: Console) throws -> String? {
+    func queryData(console: Console) throws -> String? {
         if !data.isEmpty { return data.joined(separator: "&") }
         if let dataBinary { return String(decoding: try Self.contents(dataBinary, console: console), as: UTF8.self) }
         return nil
     }
 
-    private func requestBody(console: Console) throws -> Body {
+    func requestBody(console: Console) throws -> Body {
         if get { return Body(kind: .none, size: nil) }
         if !data.isEmpty {
             let text = data.joined(separator: "&")
@@ -490,7 +537,7 @@ struct Fetch: ParsableCommand {
         var message: String
     }
 
-    private func finish(_ request: HttpRequest, session: Session) -> Outcome? {
+    func finish(_ request: HttpRequest, session: Session) -> Outcome? {
         if let path = session.writeFailure { return Outcome(code: 23, message: "cannot write \(path)") }
         let status = request.getStatus()
         if status == 0 {

@@ -104,6 +104,8 @@ final class Session: HttpRequestDelegate, @unchecked Sendable {
     private(set) var writeFailure: String?
     /// Bytes of FILE.part a -C - run continues (0: none): the bar counts from there on a 206.
     var resumedFrom: Int64 = 0
+    /// Runs on the callback queue after DONE was handled (several URLs: the run counts them).
+    var onDone: (() -> Void)?
 
     init(request: HttpRequest, output: Output, headDump: Output?, console: Console, include: Bool,
          discardErrorBody: Bool, verbose: Bool, states: Bool, uploadTotal: Int64?, progress: Bool) {
@@ -150,6 +152,10 @@ final class Session: HttpRequestDelegate, @unchecked Sendable {
         HttpRequest.defaultCallbackQueue.sync {
             if let progress { drawProgress(progress); progress.finish(console) }
         }
+        closeOutputs()
+    }
+
+    func closeOutputs() {
         output.close()
         headDump?.close()
     }
@@ -175,7 +181,10 @@ final class Session: HttpRequestDelegate, @unchecked Sendable {
             break
         }
         if states { report(state) }
-        if state == .done { done.signal() }
+        if state == .done {
+            done.signal()
+            onDone?()
+        }
     }
 
     private var elapsedMilliseconds: Double {
