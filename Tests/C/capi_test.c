@@ -2,7 +2,8 @@
  * async, destroying a request mid-transfer or from its own callback is safe, cookies reach
  * the store file before DONE, proxies are used and dropped, failures have their kind, sent
  * bytes are counted, sends are measured, phases are timed out, ranges and encoded bodies
- * arrive as asked, and the cookie jar is listed, set and deleted, from many threads too.
+ * arrive as asked, the cookie jar is listed, set and deleted, from many threads too, and
+ * queues hold requests back, refuse beyond their limit and end their waiting ones.
  *   capi_test HTTP_URL FAULT_URL [SELF_SIGNED_HTTPS_URL]     (the loopback servers' URLs)
  * Prints one line per failed check and a last line "N passed, M failed". */
 #define _GNU_SOURCE /* memmem */
@@ -836,6 +837,83 @@ static void transfer_control(void)
   cxhr_request_destroy(request);
 }
 
+static int state_seen(struct recording *recording, cxhr_state state)
+{
+  pthread_mutex_lock(&recording->lock);
+  int seen = 0;
+  for(int i = 0; i < recording->count; i++)
+    seen |= recording->states[i] == state;
+  pthread_mutex_unlock(&recording->lock);
+  return seen;
+}
+
+static void queues(void)
+{
+  CHECK(cxhr_queue_create(0, 0) == NULL);
+  CHECK(cxhr_queue_create(1, -1) == NULL);
+  CHECK(!cxhr_queue_get_counts(NULL, NULL, NULL));
+  CHECK(!cxhr_queue_enqueue(NULL, NULL, false));
+  cxhr_queue_destroy(NULL);
+  CHECK(!cxhr_set_connection_limits(-1, 0));
+  CHECK(cxhr_set_connection_limits(0, 0));
+
+  cxhr_queue *queue = cxhr_queue_create(1, 1);
+  CHECK(queue != NULL);
+  struct recording recordings[3];
+  cxhr_request *requests[3];
+  for(int i = 0; i < 3; i++) {
+    struct recording fresh = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, 0, 0, 0, 0};
+    recordings[i] = fresh;
+    requests[i] = cxhr_request_create();
+    CHECK(cxhr_set_status_callback(requests[i], record, &recordings[i]));
+    CHECK(cxhr_set_queue(requests[i], queue));
+    CHECK(cxhr_open(requests[i], "GET", url(fault_url, "/delay?ms=300"), true, NULL, NULL, NULL));
+  }
+  CHECK(!cxhr_set_priority(requests[0], (cxhr_priority)7));
+  CHECK(cxhr_get_last_error_code(requests[0]) == CXHR_ERROR_INVALID_ARGUMENT);
+  CHECK(cxhr_set_priority(requests[2], CXHR_PRIORITY_HIGH));
+  CHECK(cxhr_send(requests[0], NULL, 0, 30));
+  CHECK(cxhr_send(requests[1], NULL, 0, 30));
+  int running = -1, waiting = -1;
+  CHECK(cxhr_queue_get_counts(queue, &running, &waiting) && running == 1 && waiting == 1);
+  CHECK(cxhr_get_state(requests[1]) == CXHR_OPENED);
+  /* The queue holds one waiting request: a second is refused and stays OPENED. */
+  CHECK(!cxhr_send(requests[2], NULL, 0, 30));
+  CHECK(cxhr_get_last_error_code(requests[2]) == CXHR_ERROR_QUEUE_FULL);
+  CHECK(cxhr_get_state(requests[2]) == CXHR_OPENED);
+  /* Aborting the waiting one: DONE, status 0, no SENT; the room it leaves takes the third. */
+  CHECK(cxhr_abort(requests[1]));
+  CHECK(cxhr_get_state(requests[1]) == CXHR_DONE && cxhr_get_status(requests[1]) == 0);
+  CHECK(wait_for(&recordings[1], CXHR_DONE) && !state_seen(&recordings[1], CXHR_SENT));
+  CHECK(cxhr_queue_enqueue(queue, requests[2], true));
+  CHECK(cxhr_queue_get_counts(queue, &running, &waiting) && running == 1 && waiting == 1);
+  CHECK(wait_for(&recordings[0], CXHR_DONE) && cxhr_get_status(requests[0]) == 200);
+  CHECK(wait_for(&recordings[2], CXHR_DONE) && cxhr_get_status(requests[2]) == 200);
+  CHECK(state_seen(&recordings[2], CXHR_SENT));
+
+  /* Destroying the queue ends its waiting request; the running one finishes. */
+  CHECK(cxhr_open(requests[0], "GET", url(fault_url, "/delay?ms=300"), true, NULL, NULL, NULL));
+  CHECK(cxhr_open(requests[1], "GET", url(fault_url, "/delay?ms=10"), true, NULL, NULL, NULL));
+  CHECK(cxhr_send(requests[0], NULL, 0, 30) && cxhr_send(requests[1], NULL, 0, 30));
+  CHECK(cxhr_get_state(requests[1]) == CXHR_OPENED);
+  cxhr_queue_destroy(queue);
+  CHECK(cxhr_get_state(requests[1]) == CXHR_DONE && cxhr_get_status(requests[1]) == 0);
+  CHECK(!cxhr_queue_get_counts(queue, &running, &waiting));
+  CHECK(!cxhr_set_queue(requests[2], queue));
+  int tries = 0;
+  while(cxhr_get_state(requests[0]) != CXHR_DONE && tries++ < 300)
+    sleep_ms(10);
+  CHECK(cxhr_get_status(requests[0]) == 200);
+  /* A request whose queue was destroyed is refused until it gets another, or none. */
+  CHECK(cxhr_open(requests[0], "GET", url(fault_url, "/delay?ms=1"), false, NULL, NULL, NULL));
+  CHECK(!cxhr_send(requests[0], NULL, 0, 30));
+  CHECK(cxhr_get_last_error_code(requests[0]) == CXHR_ERROR_INVALID_STATE);
+  CHECK(cxhr_set_queue(requests[0], NULL));
+  CHECK(cxhr_send(requests[0], NULL, 0, 30) && cxhr_get_status(requests[0]) == 200);
+  for(int i = 0; i < 3; i++)
+    cxhr_request_destroy(requests[i]);
+}
+
 static void process_wide_settings(void)
 {
   cxhr_kerberos_set_cache_file("/tmp/curlxhr-capi-test/krb5cc");
@@ -878,6 +956,7 @@ int main(int argc, char **argv)
   transfer_control();
   cookie_store(store);
   cookie_store_from_threads();
+  queues();
   process_wide_settings();
   /* Leave nothing behind: the store, its lock file and their directory. */
   char lock[300];
