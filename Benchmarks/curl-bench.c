@@ -4,7 +4,7 @@
  *   curl-bench --workload NAME --url URL [--mode async|threads|handoff] [--concurrency N]
  *              [--requests N] [--expect-bytes N] [--post-bytes N] [--headers N]
  *              [--max-seconds S] [--output-file PATH] [--mime-file PATH]... [--mime-files A,B]
- *              [--client NAME]
+ *              [--cacert PATH] [--expect-http-version 1.1|2] [--client NAME]
  *
  * --mode async:   one multi handle with `concurrency` easy handles kept busy: when one
  *                 finishes it is removed and added again (same handle, same options, so its
@@ -46,6 +46,17 @@
  * request is an error unless it ends with CURLE_OK, status 200 and exactly --expect-bytes body
  * bytes.
  *
+ * For https URLs each handle also gets CURLOPT_PIPEWAIT 1 and CURLOPT_HTTP_VERSION
+ * CURL_HTTP_VERSION_2TLS (7.88's default for https, set anyway), and the multi handle (async
+ * and handoff modes) has CURLMOPT_PIPELINING CURLPIPE_MULTIPLEX (its default, set anyway): as
+ * CurlXHR does by default, so the requests in flight wait for the first one's connection and
+ * share it as HTTP/2 streams. --cacert PATH: CURLOPT_CAINFO PATH and no CAPATH (PATH's CAs
+ * are the only trust roots, as CurlXHR's caCertificateFile). --expect-http-version V: every
+ * response must have come over HTTP/V (CURLINFO_HTTP_VERSION of the finished handle), else
+ * it is an error; the JSON line then also has "http_version" (the protocols seen) and
+ * "connections" (CURLINFO_NUM_CONNECTS summed: the connections the run opened). Without it
+ * neither is read.
+ *
  * Prints the same JSON line as the Swift clients (Benchmarks/BenchSupport).
  * Build: cc -O2 -o curl-bench curl-bench.c -lcurl -lpthread
  */
@@ -57,6 +68,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -85,6 +97,11 @@ static const char *const request_headers[] = {
     "If-None-Match: \"5f1d-2a3b4c5d\"",
 };
 static struct curl_slist *header_list;
+/* --cacert: the trusted CAs (NULL: libcurl's default store). */
+static const char *ca_file;
+/* --expect-http-version: the CURL_HTTP_VERSION_* every response must have (0: not checked,
+ * and neither the version nor the connection count is read). */
+static long expect_version;
 static char *post_body;
 /* --output-file: where each response body is written (NULL: nowhere). */
 static const char *output_path;
@@ -98,6 +115,10 @@ static long mime_bytes;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static long issued, finished, errors, bytes_moved;
+/* With --expect-http-version: the CURL_HTTP_VERSION_* values seen (bit = value, all < 64),
+ * and CURLINFO_NUM_CONNECTS summed. */
+static unsigned long long versions_seen;
+static long connections;
 static char first_error[512];
 static double start_time, deadline, start_user, start_sys;
 static long start_switches;
@@ -125,22 +146,44 @@ static int claim(void)
     return ok;
 }
 
-static void finish(CURLcode result, long status, long body_bytes)
+static const char *version_name(long version)
 {
-    int good = result == CURLE_OK && status == 200 && body_bytes == opt.expect_bytes;
+    switch (version) {
+    case CURL_HTTP_VERSION_1_0: return "HTTP/1.0";
+    case CURL_HTTP_VERSION_1_1: return "HTTP/1.1";
+    case CURL_HTTP_VERSION_2_0: return "HTTP/2";
+    case CURL_HTTP_VERSION_3: return "HTTP/3";
+    default: return "no HTTP version";
+    }
+}
+
+/* version and connects: CURLINFO_HTTP_VERSION and CURLINFO_NUM_CONNECTS of the finished
+ * handle (read only with --expect-http-version). */
+static void finish(CURLcode result, long status, long body_bytes, long version, long connects)
+{
+    int answered = result == CURLE_OK && status == 200 && body_bytes == opt.expect_bytes;
+    int right_protocol = !expect_version || version == expect_version;
     pthread_mutex_lock(&lock);
     finished++;
     bytes_moved += body_bytes + opt.post_bytes + mime_bytes;
-    if (!good) {
+    if (expect_version) {
+        if (version > 0 && version < 64)
+            versions_seen |= 1ULL << version;
+        connections += connects;
+    }
+    if (!answered || !right_protocol) {
         errors++;
         if (!first_error[0]) {
             if (result != CURLE_OK)
                 snprintf(first_error, sizeof first_error, "curl error %d: %s", (int)result,
                          curl_easy_strerror(result));
-            else
+            else if (!answered)
                 snprintf(first_error, sizeof first_error,
                          "status %ld, %ld body bytes (expected 200, %ld)", status, body_bytes,
                          opt.expect_bytes);
+            else
+                snprintf(first_error, sizeof first_error, "response over %s, expected %s",
+                         version_name(version), version_name(expect_version));
         }
     }
     pthread_mutex_unlock(&lock);
@@ -166,6 +209,17 @@ static void report(long extra_errors, const char *note)
            timeval_seconds(usage.ru_stime) - start_sys,
            usage.ru_nvcsw + usage.ru_nivcsw - start_switches, usage.ru_maxrss, errors + extra_errors,
            (issued < opt.requests || note) ? "true" : "false");
+    if (versions_seen) { /* the protocols seen, as "HTTP/2" or "HTTP/1.1,HTTP/2" */
+        const char *separator = ",\"http_version\":\"";
+        for (long version = 1; version < 64; version++)
+            if (versions_seen & (1ULL << version)) {
+                printf("%s%s", separator, version_name(version));
+                separator = ",";
+            }
+        printf("\"");
+    }
+    if (expect_version)
+        printf(",\"connections\":%ld", connections);
     if (problem) {
         /* The texts are ours or libcurl's: no quotes or backslashes to escape. */
         printf(",\"first_error\":\"%s\"", problem);
@@ -202,7 +256,7 @@ struct slot {
     curl_mime *mime;
     /* Handoff mode: how the transfer ended, read by the engine thread for the callback thread. */
     CURLcode result;
-    long status;
+    long status, version, connects;
 };
 
 static size_t discard(char *data, size_t size, size_t count, void *context)
@@ -308,6 +362,16 @@ static void set_up(struct slot *slot)
     curl_easy_setopt(slot->easy, CURLOPT_TIMEOUT_MS, (long)((opt.max_seconds + 10) * 1000));
     if (header_list)
         curl_easy_setopt(slot->easy, CURLOPT_HTTPHEADER, header_list);
+    /* https: wait for a connection being set up to learn whether it multiplexes, and offer h2
+     * (CurlXHR's defaults for https). */
+    if (!strncasecmp(opt.url, "https:", 6)) {
+        curl_easy_setopt(slot->easy, CURLOPT_PIPEWAIT, 1L);
+        curl_easy_setopt(slot->easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+    }
+    if (ca_file) {
+        curl_easy_setopt(slot->easy, CURLOPT_CAINFO, ca_file);
+        curl_easy_setopt(slot->easy, CURLOPT_CAPATH, NULL);
+    }
     if (opt.post_bytes > 0) {
         curl_easy_setopt(slot->easy, CURLOPT_POSTFIELDS, post_body);
         curl_easy_setopt(slot->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)opt.post_bytes);
@@ -321,11 +385,38 @@ static long status_of(CURL *easy)
     return status;
 }
 
+/* With --expect-http-version: the protocol the response came over, and the connections the
+ * transfer opened (0 when not asked). */
+static long version_of(CURL *easy)
+{
+    long version = 0;
+    if (expect_version)
+        curl_easy_getinfo(easy, CURLINFO_HTTP_VERSION, &version);
+    return version;
+}
+
+static long connects_of(CURL *easy)
+{
+    long connects = 0;
+    if (expect_version)
+        curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects);
+    return connects;
+}
+
+/* The multi handle of the async and handoff modes: HTTP/2 multiplexing allowed (libcurl's
+ * default since 7.62; set as CurlXHR sets it). */
+static CURLM *new_multi(void)
+{
+    CURLM *multi = curl_multi_init();
+    curl_multi_setopt(multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+    return multi;
+}
+
 /* ---- The three modes ---- */
 
 static void run_multi(void)
 {
-    CURLM *multi = curl_multi_init();
+    CURLM *multi = new_multi();
     struct slot *slots = calloc((size_t)opt.concurrency, sizeof *slots);
     long active = 0;
     for (long i = 0; i < opt.concurrency; i++) {
@@ -350,7 +441,7 @@ static void run_multi(void)
             curl_multi_remove_handle(multi, easy);
             active--;
             result = end_request(slot, result);
-            finish(result, status_of(easy), slot->received);
+            finish(result, status_of(easy), slot->received, version_of(easy), connects_of(easy));
             if (claim()) {
                 start_request(slot);
                 curl_multi_add_handle(multi, easy);
@@ -374,7 +465,7 @@ static void *blocking_loop(void *unused)
     while (claim()) {
         start_request(&slot);
         CURLcode result = end_request(&slot, curl_easy_perform(slot.easy));
-        finish(result, status_of(slot.easy), slot.received);
+        finish(result, status_of(slot.easy), slot.received, version_of(slot.easy), connects_of(slot.easy));
     }
     curl_easy_cleanup(slot.easy);
     return NULL;
@@ -465,6 +556,8 @@ static void *engine_loop(void *unused)
             curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&slot);
             slot->result = message->data.result;
             slot->status = status_of(easy);
+            slot->version = version_of(easy);
+            slot->connects = connects_of(easy);
             curl_multi_remove_handle(handoff.multi, easy);
             batch[finished_now++] = slot;
         }
@@ -509,7 +602,8 @@ static void *callback_loop(void *unused)
         pthread_mutex_unlock(&handoff.done_lock);
         for (long i = 0; i < count; i++) {
             struct slot *slot = batch[i];
-            finish(end_request(slot, slot->result), slot->status, slot->received);
+            finish(end_request(slot, slot->result), slot->status, slot->received, slot->version,
+                   slot->connects);
             if (claim()) {
                 start_request(slot);
                 post_start(slot);
@@ -524,7 +618,7 @@ static void *callback_loop(void *unused)
 
 static void run_handoff(void)
 {
-    handoff.multi = curl_multi_init();
+    handoff.multi = new_multi();
     handoff.commands = calloc((size_t)opt.concurrency, sizeof *handoff.commands);
     handoff.done = calloc((size_t)opt.concurrency, sizeof *handoff.done);
     struct slot *slots = calloc((size_t)opt.concurrency, sizeof *slots);
@@ -570,7 +664,7 @@ static void usage(const char *problem)
             "%s\nusage: curl-bench --workload NAME --url URL [--mode async|threads|handoff] "
             "[--concurrency N] [--requests N] [--expect-bytes N] [--post-bytes N] "
             "[--headers N] [--max-seconds S] [--output-file PATH] [--mime-file PATH]... "
-            "[--mime-files A,B] [--client NAME]\n",
+            "[--mime-files A,B] [--cacert PATH] [--expect-http-version 1.1|2] [--client NAME]\n",
             problem);
     exit(64);
 }
@@ -607,6 +701,12 @@ int main(int argc, char **argv)
             opt.headers = atol(value);
         else if (!strcmp(name, "--max-seconds") && atof(value) > 0)
             opt.max_seconds = atof(value);
+        else if (!strcmp(name, "--cacert") && value[0] && access(value, R_OK) == 0)
+            ca_file = value;
+        else if (!strcmp(name, "--expect-http-version") && !strcmp(value, "1.1"))
+            expect_version = CURL_HTTP_VERSION_1_1;
+        else if (!strcmp(name, "--expect-http-version") && !strcmp(value, "2"))
+            expect_version = CURL_HTTP_VERSION_2_0;
         else if (!strcmp(name, "--output-file") && value[0])
             output_path = value;
         else if (!strcmp(name, "--mime-file") && value[0] && mime_file_count < MAX_MIME_FILES)

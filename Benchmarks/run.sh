@@ -41,10 +41,12 @@
 # BENCH_PROFILE_REQUESTS (--profile: requests one at a time, default 2000; 10x that async).
 #
 # nginx (1 worker, pinned to BENCH_SERVER_CPU) serves /100b, /1m, /100m and the POST sink
-# /sink on a free 127.0.0.1 port, from a temp dir that is removed on exit. Each client run is
-# one process pinned to BENCH_CLIENT_CPU that prints one JSON line; the lines go to
-# Benchmarks/results/<time>.jsonl and report.py turns them into a Markdown table
-# (Benchmarks/results/<time>.md, which also names the machine). In the download-file
+# /sink on a free 127.0.0.1 port, and the same over HTTP/2 with TLS on a second one
+# (https://localhost:PORT2; its certificate is signed by a CA made for the run, which the
+# clients of the get-h2-* workloads trust through --cacert), from a temp dir that is removed
+# on exit. Each client run is one process pinned to BENCH_CLIENT_CPU that prints one JSON
+# line; the lines go to Benchmarks/results/<time>.jsonl and report.py turns them into a
+# Markdown table (Benchmarks/results/<time>.md, which also names the machine). In the download-file
 # workloads each client writes the bodies to its own file in that temp dir (curl-bench
 # --output-file, curlxhr-bench --response-file), which it removes when it is done. For the
 # upload-multipart workloads run.sh writes two files of random bytes there once, which every
@@ -69,7 +71,7 @@ while [ $# -gt 0 ]; do
     --memory) mode=memory ;;
     --skip-build) skip_build=1 ;;
     --skip-install) skip_install=1 ;;
-    -h|--help) sed -n '2,52p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,54p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 64 ;;
   esac
   shift
@@ -108,7 +110,8 @@ install_packages() {
 if [ $skip_install -eq 0 ]; then
   # libcurl and MIT Kerberos headers to build CurlXHR; nginx for the server; gcc for the
   # raw libcurl client; curl to check the server; valgrind for the callgrind modes.
-  packages=(nginx libcurl4-openssl-dev libkrb5-dev gcc binutils python3 curl util-linux coreutils)
+  # openssl makes the TLS listener's certificates.
+  packages=(nginx libcurl4-openssl-dev libkrb5-dev gcc binutils python3 curl util-linux coreutils openssl)
   case $mode in instructions|profile) packages+=(valgrind) ;; esac
   install_packages "${packages[@]}"
 fi
@@ -177,10 +180,37 @@ head -c 1048576 /dev/urandom > "$server_dir/www/1m"
 : > "$server_dir/www/sink"
 chmod 755 "$server_dir" "$server_dir/www"   # nginx's worker runs as an unprivileged user
 chmod 644 "$server_dir"/www/*
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-sed -e "s#@DIR@#$server_dir#g" -e "s#@PORT@#$port#g" "$here/nginx.conf.in" > "$server_dir/nginx.conf"
+# The TLS listener's certificates, new for each run: a private CA (EC P-256) and a server
+# certificate for localhost and 127.0.0.1 signed by it. The clients trust tls/ca.pem only
+# (--cacert), so they verify the server as they would any other.
+tls_dir=$server_dir/tls
+ca_file=$tls_dir/ca.pem
+mkdir -p "$tls_dir"
+make_certificates() {
+  local ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -noenc)
+  openssl req -x509 "${ec[@]}" -keyout "$tls_dir/ca.key" -out "$ca_file" -days 2 -subj /CN=bench-ca
+  openssl req "${ec[@]}" -keyout "$tls_dir/server.key" -out "$tls_dir/server.csr" -subj /CN=localhost
+  printf '%s\n' "subjectAltName=DNS:localhost,IP:127.0.0.1" "basicConstraints=CA:FALSE" \
+    "keyUsage=critical,digitalSignature" "extendedKeyUsage=serverAuth" > "$tls_dir/server.ext"
+  openssl x509 -req -in "$tls_dir/server.csr" -CA "$ca_file" -CAkey "$tls_dir/ca.key" -CAcreateserial \
+    -days 2 -extfile "$tls_dir/server.ext" -out "$tls_dir/server.pem"
+}
+if ! make_certificates > "$tls_dir/openssl.log" 2>&1; then
+  cat "$tls_dir/openssl.log" >&2
+  echo "run.sh: making the TLS certificates failed" >&2
+  exit 1
+fi
+# (nginx's master process reads the certificate and key, as root: they stay private.)
+# Two free ports, held together while picked so they differ.
+read -r port tls_port < <(python3 -c 'import socket
+sockets = [socket.socket() for _ in range(2)]
+for s in sockets: s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in sockets))')
+sed -e "s#@DIR@#$server_dir#g" -e "s#@PORT@#$port#g" -e "s#@TLS_PORT@#$tls_port#g" \
+  "$here/nginx.conf.in" > "$server_dir/nginx.conf"
 taskset -c "$server_cpu" "$nginx_bin" -c "$server_dir/nginx.conf" -e "$server_dir/error.log"
 base=http://127.0.0.1:$port
+tls_base=https://localhost:$tls_port
 for _ in $(seq 50); do
   curl -fs --noproxy '*' -o /dev/null "$base/100b" && break
   sleep 0.1
@@ -195,8 +225,11 @@ check() {  # what, expected "status bytes", curl arguments...
 check "GET /100b" "200 100" "$base/100b"
 check "POST 1 MiB to /sink" "200 3" --data-binary "@$server_dir/www/1m" "$base/sink"
 [ -e "$server_dir/www/100m" ] && check "GET /100m" "200 104857600" "$base/100m"
+# The TLS listener: the certificate verifies against the run's CA, and h2 is negotiated.
+got=$(curl -s --noproxy '*' --cacert "$ca_file" --http2 -o /dev/null -w '%{http_code} %{size_download} HTTP/%{http_version}' "$tls_base/100b" || true)
+[ "$got" = "200 100 HTTP/2" ] || { echo "run.sh: server check failed: GET $tls_base/100b gave '$got', expected '200 100 HTTP/2'" >&2; exit 1; }
 nginx_version=$("$nginx_bin" -v 2>&1 | sed 's#.*/##')
-log "nginx $nginx_version on $base (cpu $server_cpu), clients on cpu $client_cpu"
+log "nginx $nginx_version on $base and $tls_base (HTTP/2, TLS) (cpu $server_cpu), clients on cpu $client_cpu"
 
 mkdir -p "$here/results"
 stamp=$(date +%Y%m%d-%H%M%S)
@@ -435,6 +468,8 @@ fi
 # download-file-*: the body written to a file, one request at a time (see file_options).
 # upload-multipart-*: a form of two files of upload_file_bytes each POSTed to the sink, one
 # request at a time (see upload_options); post-bytes 0, the clients count the files' bytes.
+# A path starting with h2/ is fetched from the TLS listener, https://localhost:TLS_PORT/REST
+# (see tls_options): every client trusts the run's CA and must get each response over HTTP/2.
 if [ $smoke -eq 1 ]; then
   download="download-1m 1m async 1 3 3 1048576 0"
   download_file="download-file-1m 1m async 1 20 20 1048576 0"
@@ -450,6 +485,7 @@ workloads=(
   "get-c64 100b async 64 50000 300 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
   "get-c16 100b async 16 50000 300 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
   "get-c1 100b async 1 20000 200 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
+  "get-h2-c64 h2/100b async 64 50000 300 100 0 libcurl libcurl-handoff curlxhr ahc"
   "get-t16 100b threads 16 50000 300 100 0 libcurl curlxhr-sync ahc-wait"
   "get-t64 100b threads 64 50000 300 100 0 libcurl curlxhr-sync ahc-wait"
   "$download libcurl curlxhr curlxhr-sync urlsession ahc ahc-collect"
@@ -466,6 +502,16 @@ if [ -n "$only" ]; then
   [ ${#chosen[@]} -gt 0 ] || { echo "run.sh: no workload named in '$only'" >&2; exit 64; }
   workloads=("${chosen[@]}")
 fi
+
+# The HTTP/2 workloads (path h2/…): the URL on the TLS listener, and for every client the
+# run's CA (--cacert) and the check that each response came over HTTP/2.
+tls_options() {  # path -> sets url and tls_option
+  tls_option=()
+  case $1 in
+    h2/*) url=$tls_base/${1#h2/}; tls_option=(--cacert "$ca_file" --expect-http-version 2) ;;
+    *) url=$base/$1 ;;
+  esac
+}
 
 # The download-file workloads: each client writes the bodies to its own file in the server's
 # temp dir (so on one filesystem for all), which it removes at its end (and run.sh after it,
@@ -549,10 +595,11 @@ for rep in $(seq "$reps"); do
       mapfile -t command < <(client_command "$client" "$workload_mode")
       file_options "$name" "$client"
       upload_options "$name" "$client"
-      command+=(--workload "$name" --url "$base/$path" --concurrency "$concurrency"
+      tls_options "$path"
+      command+=(--workload "$name" --url "$url" --concurrency "$concurrency"
                 --requests "$count" --expect-bytes "$expect" --post-bytes "$post"
                 --max-seconds "$max_seconds" ${file_option[@]+"${file_option[@]}"}
-                ${upload_option[@]+"${upload_option[@]}"})
+                ${upload_option[@]+"${upload_option[@]}"} ${tls_option[@]+"${tls_option[@]}"})
       # Writing files: no earlier run's dirty pages still to be written back when this one
       # starts (its own, written during the run, are its cost).
       [ -z "$file" ] || sync -f "$files_dir"

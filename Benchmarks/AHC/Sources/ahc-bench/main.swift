@@ -5,21 +5,47 @@
 // --mode threads: `concurrency` threads, each blocking on `execute(request:).wait()` (the
 //                 EventLoopFuture API, which collects the body) in a loop.
 //
-// One event loop thread, a pool of up to `concurrency` HTTP/1.1 connections.
+// One event loop thread. For http URLs a pool of up to `concurrency` HTTP/1.1 connections
+// (`.http1Only`). For https URLs `.automatic` (AHC's default): h2 offered by ALPN, so every
+// request in flight is a stream of one HTTP/2 connection (one per event loop); --cacert PATH
+// makes the certificates in that PEM file the only trust roots (NIOSSL's TLSConfiguration).
+// With --expect-http-version each response's `version` is checked by the tally.
 import AsyncHTTPClient
 import BenchSupport
 import NIOCore
+import NIOHTTP1
 import NIOPosix
+import NIOSSL
+#if canImport(Glibc)
+import Glibc
+#endif
 
 let options = BenchOptions.parse(client: "ahc")
 var configuration = HTTPClient.Configuration()
-configuration.httpVersion = .http1Only
+configuration.httpVersion = options.url.lowercased().hasPrefix("https:") ? .automatic : .http1Only
+if let caFile = options.caCertificateFile {
+    var tls = TLSConfiguration.makeClientConfiguration()
+    do {
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
+    } catch {
+        writeError("ahc-bench: cannot read the CA certificates in \(caFile): \(error)\n")
+        exit(64)
+    }
+    configuration.tlsConfiguration = tls
+}
 configuration.connectionPool = .init(idleTimeout: .seconds(60),
                                      concurrentHTTP1ConnectionsPerHostSoftLimit: options.concurrency)
 let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 let client = HTTPClient(eventLoopGroupProvider: .shared(loops), configuration: configuration)
 let body = ByteBuffer(bytes: bodyBytes(options.postBytes))
 let tally = Tally(options)
+
+/// The protocol a response came over as the tally names it ("HTTP/1.1", "HTTP/2"); nil
+/// unless --expect-http-version asks.
+func protocolName(_ version: HTTPVersion) -> String? {
+    guard options.expectHTTPVersion != nil else { return nil }
+    return version.major >= 2 ? "HTTP/\(version.major)" : "HTTP/\(version.major).\(version.minor)"
+}
 
 @Sendable func fetchOne() async {
     var request = HTTPClientRequest(url: options.url)
@@ -36,7 +62,7 @@ let tally = Tally(options)
         } else {
             for try await chunk in response.body { received += chunk.readableBytes }
         }
-        tally.finish(status: Int(response.status.code), bodyBytes: received)
+        tally.finish(status: Int(response.status.code), bodyBytes: received, httpVersion: protocolName(response.version))
     } catch {
         tally.finish(status: 0, bodyBytes: 0, problem: "\(error)")
     }
@@ -59,7 +85,8 @@ case .threads:
                                                      body: options.postBytes > 0 ? .byteBuffer(body) : nil)
                 for (name, value) in benchRequestHeaders.prefix(options.headers) { request.headers.add(name: name, value: value) }
                 let response = try client.execute(request: request).wait()
-                tally.finish(status: Int(response.status.code), bodyBytes: response.body?.readableBytes ?? 0)
+                tally.finish(status: Int(response.status.code), bodyBytes: response.body?.readableBytes ?? 0,
+                             httpVersion: protocolName(response.version))
             } catch {
                 tally.finish(status: 0, bodyBytes: 0, problem: "\(error)")
             }

@@ -3,14 +3,18 @@
 //
 //   <client> --workload NAME --url URL [--mode async|threads] [--concurrency N]
 //            [--requests N] [--expect-bytes N] [--post-bytes N] [--headers N] [--max-seconds S]
-//            [--collect] [--client NAME]
+//            [--cacert PATH] [--expect-http-version 1.1|2] [--collect] [--client NAME]
 //
 // A run issues at most --requests requests, and none after --max-seconds; it then prints
 // one JSON line on stdout:
 //   {"client","workload","requests","seconds","req_per_s","bytes_per_s","cpu_user_s",
-//    "cpu_sys_s","context_switches","peak_rss_kib","errors","timed_out"[,"first_error"]}
+//    "cpu_sys_s","context_switches","peak_rss_kib","errors","timed_out"[,"http_version"]
+//    [,"first_error"]}
 // A response counts as an error unless its status is 200 and its body has exactly
-// --expect-bytes bytes. `requests` counts finished requests, errors included.
+// --expect-bytes bytes, and, with --expect-http-version, unless it came over that protocol
+// ("http_version" then names the protocols the responses came over, e.g. "HTTP/2").
+// `requests` counts finished requests, errors included. --cacert PATH: the PEM file of the
+// CAs to trust for https (the client's only trust roots).
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
@@ -39,6 +43,11 @@ public struct BenchOptions: Sendable {
     public var maxSeconds = 60.0
     /// Collect each response body whole instead of streaming it (clients that can do both).
     public var collect = false
+    /// `--cacert`: the PEM file of the CAs to trust for https, instead of the system's.
+    public var caCertificateFile: String?
+    /// `--expect-http-version`: the protocol every response must come over ("HTTP/1.1",
+    /// "HTTP/2"), or nil for no check. The clients then also learn each response's protocol.
+    public var expectHTTPVersion: String?
 
     public var method: String { postBytes > 0 ? "POST" : "GET" }
 
@@ -72,6 +81,16 @@ public struct BenchOptions: Sendable {
                 guard let seconds = Double(value(argument)), seconds > 0 else { usage("--max-seconds needs a positive number") }
                 options.maxSeconds = seconds
             case "--collect": options.collect = true
+            case "--cacert":
+                let path = value(argument)
+                guard access(path, R_OK) == 0 else { usage("--cacert: cannot read \(path)") }
+                options.caCertificateFile = path
+            case "--expect-http-version":
+                switch value(argument) {
+                case "1.1": options.expectHTTPVersion = "HTTP/1.1"
+                case "2": options.expectHTTPVersion = "HTTP/2"
+                default: usage("--expect-http-version is 1.1 or 2")
+                }
             default: usage("unknown argument \(argument)")
             }
         }
@@ -84,7 +103,7 @@ public struct BenchOptions: Sendable {
             \(problem)
             usage: \(CommandLine.arguments.first ?? "bench") --workload NAME --url URL [--mode async|threads]
                    [--concurrency N] [--requests N] [--expect-bytes N] [--post-bytes N] [--headers N] [--max-seconds S]
-                   [--collect] [--client NAME]
+                   [--cacert PATH] [--expect-http-version 1.1|2] [--collect] [--client NAME]
 
             """)
         exit(64)
@@ -106,6 +125,8 @@ public final class Tally: Sendable {
         var errors = 0
         var bytes = 0
         var firstError: String?
+        /// The protocols the responses came over, in the order first seen.
+        var httpVersions: [String] = []
     }
 
     public let options: BenchOptions
@@ -132,17 +153,26 @@ public final class Tally: Sendable {
         }
     }
 
-    /// Records a finished request. `bodyBytes` is the response body size; `ok` whether the
-    /// client saw status 200 (or no failure). `problem` describes what went wrong.
-    public func finish(status: Int, bodyBytes: Int, problem: String? = nil) {
-        let good = problem == nil && status == 200 && bodyBytes == options.expectBytes
+    /// Records a finished request. `bodyBytes` is the response body size; `problem` describes
+    /// what went wrong (the client's own failure). `httpVersion` is the protocol the response
+    /// came over ("HTTP/1.1", "HTTP/2"; nil: none, or not asked): with --expect-http-version,
+    /// a response over another one (or none) is an error.
+    public func finish(status: Int, bodyBytes: Int, problem: String? = nil, httpVersion: String? = nil) {
+        let answered = problem == nil && status == 200 && bodyBytes == options.expectBytes
+        let expected = options.expectHTTPVersion
+        let rightProtocol = expected == nil || httpVersion == expected
         state.withLock { state in
             state.finished += 1
             state.bytes += bodyBytes + options.postBytes
-            if !good {
+            if let httpVersion, !state.httpVersions.contains(httpVersion) { state.httpVersions.append(httpVersion) }
+            if !answered || !rightProtocol {
                 state.errors += 1
                 if state.firstError == nil {
-                    state.firstError = problem ?? "status \(status), \(bodyBytes) body bytes (expected 200, \(options.expectBytes))"
+                    if !answered {
+                        state.firstError = problem ?? "status \(status), \(bodyBytes) body bytes (expected 200, \(options.expectBytes))"
+                    } else {
+                        state.firstError = "response over \(httpVersion ?? "an unknown protocol"), expected \(expected ?? "?")"
+                    }
                 }
             }
         }
@@ -174,6 +204,9 @@ public final class Tally: Sendable {
             ("errors", "\(errors)"),
             ("timed_out", snapshot.issued < options.requests || note != nil ? "true" : "false"),
         ]
+        if !snapshot.httpVersions.isEmpty {
+            fields.append(("http_version", json(snapshot.httpVersions.joined(separator: ","))))
+        }
         if let problem = note ?? snapshot.firstError {
             fields.append(("first_error", json(problem)))
             writeError("\(options.client) \(options.workload): \(problem)\n")

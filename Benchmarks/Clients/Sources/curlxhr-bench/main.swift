@@ -24,6 +24,14 @@
 //     --post-bytes for the tally), not the multipart framing around them, as curl-bench's
 //     --mime-file counts them.
 //
+// --cacert PATH: HttpRequest.caCertificateFile, set once for the process before the first
+//     request (the library's process-wide trust roots, in place of the system's).
+// --expect-http-version V: each request's protocol is read at DONE from getMetrics().httpVersion
+//     ("HTTP/1.1", "HTTP/2") and checked by the tally; without it getMetrics() is never called.
+//     Over https the library's defaults multiplex: its multi handle has CURLPIPE_MULTIPLEX
+//     (enablePipelining) and each https request CURLOPT_PIPEWAIT, so requests in flight share
+//     one HTTP/2 connection (libcurl 7.88 offers h2 by ALPN for https by default).
+//
 // Library defaults throughout (enablePipelining, cookies, redirects).
 import BenchSupport
 import CurlXHR
@@ -91,6 +99,7 @@ func removeResponseFile() {
     for path in [responseFile, responseFile + ".part", responseFile + ".part.validator"] { unlink(path) }
 }
 removeResponseFile()
+if let caFile = options.caCertificateFile { HttpRequest.caCertificateFile = caFile }
 let tally = Tally(options)
 /// The --post-bytes body (none with --post-file: the form is the body).
 let body = postFiles.isEmpty ? Data(bodyBytes(options.postBytes)) : Data()
@@ -135,7 +144,8 @@ func finish(_ request: HttpRequest, buffered: Int) {
             problem = "no file at \(responseFile) after DONE"
         }
     }
-    tally.finish(status: status, bodyBytes: bytes, problem: problem)
+    let httpVersion = options.expectHTTPVersion == nil ? nil : request.getMetrics().httpVersion
+    tally.finish(status: status, bodyBytes: bytes, problem: problem, httpVersion: httpVersion)
 }
 
 switch options.mode {
