@@ -50,10 +50,9 @@ import Testing
             #expect(request.getMetrics().httpVersion == "HTTP/1.1")
         }
         let lines = log.lines(tagged: tag, count: 6)
-        #expect(Set(lines.map(\.serverProtocol)) == ["HTTP/1.1"])
-        #expect(Set(lines.map(\.connection)).count > 1)
+        #expect(lines.count == 6 && Set(lines.map(\.serverProtocol)) == ["HTTP/1.1"])
 
-        // Slow answers show it best: each HTTP/1.1 connection carries one at a time.
+        // Slow answers show the connections: each HTTP/1.1 connection carries one at a time.
         let server = try SlowServer()
         let slow = (0..<4).map {
             openedAsync(server.url(ms: 500, tag: "h1-\($0)"), caFile: server.caFile) { $0.enablePipelining = false }
