@@ -3,13 +3,26 @@ import Dispatch
 extension HttpRequest {
     /// What a decision taken under the lock asks to be done outside it.
     struct Effects {
-        var start: Transfer?
-        var cancel: Transfer?
-        /// A transfer the engine never had (its request waited in a queue), to complete.
-        var completeUnstarted: Transfer?
-        /// From `close()`: the connections to close, after cancelling `cancel`.
+        /// What becomes of a transfer: one a decision at most, in one field (an `Effects` is
+        /// made and dropped several times a request).
+        enum TransferCommand {
+            /// The engine is to start it.
+            case start(Transfer)
+            /// The engine is to stop it.
+            case cancel(Transfer)
+            /// The engine never had it (its request waited in a queue): complete it here.
+            case completeUnstarted(Transfer)
+        }
+
+        var transferCommand: TransferCommand?
+        /// From `close()`: the connections to close, after cancelling the transfer.
         var closeConnections: [ConnectionID]?
         var deliverOn: DispatchQueue?
+
+        /// The transfer to start, if that is the command.
+        var start: Transfer? {
+            if case .start(let transfer)? = transferCommand { transfer } else { nil }
+        }
     }
 
     /// The request's mutable state, kept behind one lock.
@@ -113,10 +126,8 @@ extension HttpRequest {
         /// the engine is to cancel it, or, when it `leavesQueue` (the engine never had it),
         /// it is completed here.
         mutating func stopTransfer(reason: String, leavesQueue: Bool = false, effects: inout Effects) {
-            if leavesQueue {
-                effects.completeUnstarted = transfer
-            } else {
-                effects.cancel = transfer
+            if let transfer {
+                effects.transferCommand = leavesQueue ? .completeUnstarted(transfer) : .cancel(transfer)
             }
             fileSink?.discard()
             fileSink = nil

@@ -146,7 +146,7 @@ extension HttpRequest {
     /// SENT: the engine starts `transfer` at once, unless Kerberos tickets are to be
     /// obtained first (``obtainTicketsThenStart(_:)``, by the caller).
     private func launch(_ transfer: Transfer, core: inout Core, effects: inout Effects) {
-        if transfer.ticketCredentials == nil { effects.start = transfer }
+        if transfer.ticketCredentials == nil { effects.transferCommand = .start(transfer) }
         if core.message.isAsync { core.report(.sent, effects: &effects) }
     }
 

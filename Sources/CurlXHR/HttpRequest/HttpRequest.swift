@@ -302,11 +302,17 @@ public final class HttpRequest: Sendable {
     // MARK: Internals
 
     func perform(_ effects: Effects) {
-        // Out of its queue: the synchronous send waiting for it returns, the slot is handed on.
-        if let unstarted = effects.completeUnstarted { Wakeups.wake(unstarted.complete()) }
+        var forEngine = effects.closeConnections != nil
+        switch effects.transferCommand {
+        case .completeUnstarted(let unstarted)?:
+            // Out of its queue: the synchronous send waiting for it returns, the slot is handed on.
+            Wakeups.wake(unstarted.complete())
+        case .start?, .cancel?: forEngine = true
+        case nil: break
+        }
         // Commands go to the concrete engine unless a test gave a runner: no existential, and
         // the engine is looked up only when there is a command for it.
-        if effects.start != nil || effects.cancel != nil || effects.closeConnections != nil {
+        if forEngine {
             if let runner { command(effects, on: runner) } else { command(effects, on: TransferEngine.shared) }
         }
         guard let queue = effects.deliverOn else { return }
@@ -321,12 +327,14 @@ public final class HttpRequest: Sendable {
 
     private func command<Runner: TransferRunner>(_ effects: Effects, on engine: Runner) {
         // The send number was set under the lock this decision was taken in, before it.
+        var cancelled: Transfer?
+        if case .cancel(let transfer)? = effects.transferCommand { cancelled = transfer }
         if let connections = effects.closeConnections {
-            engine.close(effects.cancel.map { ($0, $0.sends) }, connections: connections)
-        } else if let transfer = effects.cancel {
-            engine.cancel(transfer, send: transfer.sends)
+            engine.close(cancelled.map { ($0, $0.sends) }, connections: connections)
+        } else if let cancelled {
+            engine.cancel(cancelled, send: cancelled.sends)
         }
-        if let transfer = effects.start { engine.start(transfer) }
+        if case .start(let transfer)? = effects.transferCommand { engine.start(transfer) }
     }
 
     /// Runs `body` under the request's lock, and publishes the ready state, the status and
