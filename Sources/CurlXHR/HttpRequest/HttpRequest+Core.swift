@@ -63,8 +63,10 @@ extension HttpRequest {
 
         static let staleFailure = TransferFailure(kind: .aborted, text: "Request aborted by open()")
 
-        /// Opens with `message`: aborts what is in flight, forgets the last response.
-        mutating func open(_ message: consuming RequestMessage, async: Bool) -> Effects {
+        /// Opens with `message`: aborts what is in flight, forgets the last response. The
+        /// message is swapped in, not copied; `message` leaves with the previous one, to be
+        /// dropped outside the lock.
+        mutating func open(_ message: inout RequestMessage, async: Bool) -> Effects {
             var effects = Effects()
             let action = machine.open()
             if action == .abortThenOpen || action == .leaveQueueThenOpen {
@@ -72,7 +74,7 @@ extension HttpRequest {
             }
             scheduler.opened()
             sink.reservationLimit = async ? ReportScheduler.pauseThreshold : MemorySink.maxReservation
-            self.message = message
+            swap(&self.message, &message)
             forgetResponse()
             failure = nil
             lastSend = SendRecord()

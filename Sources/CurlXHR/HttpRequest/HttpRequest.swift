@@ -213,8 +213,8 @@ public final class HttpRequest: Sendable {
         case .success((_, let parsed)): credentials = parsed
         }
         let url = MessageValidation.percentEncodingNonASCII(url)
-        // Moved into the lock, not copied.
-        var message: RequestMessage? = RequestMessage(method: method, url: url, isAsync: async, credentials: credentials)
+        // Swapped into the lock, not copied.
+        var message = RequestMessage(method: method, url: url, isAsync: async, credentials: credentials)
         // The URL of the previous open passed already: re-opening it skips libcurl's parser
         // (a new request's message has the URL "", which never passes). Else the URL is
         // parsed outside the lock, and the lock taken again.
@@ -223,8 +223,8 @@ public final class HttpRequest: Sendable {
             let opened = withCore { core -> (effects: Effects, generation: Int)? in
                 guard let urlHasUser = parsedURLHasUser ?? (!url.isEmpty && core.message.url == url ? core.message.urlHasUser : nil)
                 else { return nil }
-                message!.urlHasUser = urlHasUser
-                return (core.open(message.take()!, async: async), core.scheduler.generation)
+                message.urlHasUser = urlHasUser
+                return (core.open(&message, async: async), core.scheduler.generation)
             }
             if let (effects, generation) = opened {
                 // A callback of this request that opens it sees OPENED (and the new open's
