@@ -23,6 +23,11 @@ public func cxhr_queue_destroy(_ handle: OpaquePointer?) {
 }
 
 @c @implementation
+public func cxhr_queue_abort_waiting(_ queueHandle: OpaquePointer?) {
+    CQueue.registry.find(queueHandle)?.abortWaiting()
+}
+
+@c @implementation
 public func cxhr_queue_enqueue(_ queueHandle: OpaquePointer?, _ handle: OpaquePointer?, _ atFront: Bool) -> Bool {
     guard let request = CRequest.find(handle) else { return false }
     guard let queue = CQueue.registry.find(queueHandle) else {

@@ -890,6 +890,21 @@ static void queues(void)
   CHECK(wait_for(&recordings[0], CXHR_DONE) && cxhr_get_status(requests[0]) == 200);
   CHECK(wait_for(&recordings[2], CXHR_DONE) && cxhr_get_status(requests[2]) == 200);
   CHECK(state_seen(&recordings[2], CXHR_SENT));
+  int tries;
+
+  /* Aborting the waiting ones ends them and leaves the running one. */
+  cxhr_queue_abort_waiting(NULL);
+  CHECK(cxhr_open(requests[0], "GET", url(fault_url, "/delay?ms=300"), true, NULL, NULL, NULL));
+  CHECK(cxhr_open(requests[1], "GET", url(fault_url, "/delay?ms=10"), true, NULL, NULL, NULL));
+  CHECK(cxhr_send(requests[0], NULL, 0, 30) && cxhr_send(requests[1], NULL, 0, 30));
+  cxhr_queue_abort_waiting(queue);
+  CHECK(cxhr_get_state(requests[1]) == CXHR_DONE && cxhr_get_status(requests[1]) == 0);
+  CHECK(cxhr_get_state(requests[0]) == CXHR_SENT || cxhr_get_state(requests[0]) == CXHR_HEADERS_RECEIVED);
+  CHECK(cxhr_queue_get_counts(queue, &running, &waiting) && running == 1 && waiting == 0);
+  tries = 0;
+  while(cxhr_get_state(requests[0]) != CXHR_DONE && tries++ < 300)
+    sleep_ms(10);
+  CHECK(cxhr_get_status(requests[0]) == 200);
 
   /* Destroying the queue ends its waiting request; the running one finishes. */
   CHECK(cxhr_open(requests[0], "GET", url(fault_url, "/delay?ms=300"), true, NULL, NULL, NULL));
@@ -900,7 +915,7 @@ static void queues(void)
   CHECK(cxhr_get_state(requests[1]) == CXHR_DONE && cxhr_get_status(requests[1]) == 0);
   CHECK(!cxhr_queue_get_counts(queue, &running, &waiting));
   CHECK(!cxhr_set_queue(requests[2], queue));
-  int tries = 0;
+  tries = 0;
   while(cxhr_get_state(requests[0]) != CXHR_DONE && tries++ < 300)
     sleep_ms(10);
   CHECK(cxhr_get_status(requests[0]) == 200);

@@ -387,6 +387,13 @@ CXHR_EXTERN void cxhr_queue_destroy(cxhr_queue *_Nullable queue);
 CXHR_EXTERN bool cxhr_queue_enqueue(cxhr_queue *_Nullable queue, cxhr_request *_Nullable request,
                                     bool at_front);
 
+/*
+ * Aborts every waiting request of the queue (each ends in CXHR_DONE, status 0, as by
+ * cxhr_abort); the running ones go on, and the queue takes new requests. Nothing for a NULL
+ * or destroyed queue.
+ */
+CXHR_EXTERN void cxhr_queue_abort_waiting(cxhr_queue *_Nullable queue);
+
 /* The queue's running and waiting requests now. False for a NULL or destroyed queue. */
 CXHR_EXTERN bool cxhr_queue_get_counts(cxhr_queue *_Nullable queue, int *_Nullable running,
                                        int *_Nullable waiting);
