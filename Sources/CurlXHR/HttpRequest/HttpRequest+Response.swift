@@ -97,9 +97,15 @@ extension HttpRequest {
 
     /// What the last send measured and where it ended: the protocol, the URL after
     /// redirects, how many were followed, and its times (as curl's `--write-out` variables).
-    /// Empty before a send ends and after `open`.
+    /// Empty after `open`; before the send ends only the protocol is there, from
+    /// HEADERS_RECEIVED on.
     public func getMetrics() -> Metrics {
-        withCore { isStale($0) ? Metrics() : Metrics($0.lastSend, openedURL: $0.message.url) }
+        withCore { core in
+            if isStale(core) { return Metrics() }
+            var metrics = Metrics(core.lastSend, openedURL: core.message.url)
+            if !core.lastSend.ended { metrics.httpVersion = core.response?.httpVersion }
+            return metrics
+        }
     }
 
     /// The body bytes received since the previous call (all of them on the first call).

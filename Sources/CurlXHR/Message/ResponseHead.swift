@@ -5,6 +5,9 @@
 struct ResponseHead: Sendable, Equatable {
     var status = 0
     var reason = ""
+    /// The protocol the status line names (``HttpRequest/Metrics/httpVersion``): known from
+    /// HEADERS_RECEIVED on, not only when the send ends.
+    var httpVersion: String?
     /// The header lines after the status line, each ending in LF (CRLF as received).
     private var lines: [UInt8] = []
 
@@ -19,6 +22,7 @@ struct ResponseHead: Sendable, Equatable {
     init(_ recorded: RecordedHead, reusing storage: inout [UInt8]) {
         status = recorded.status
         reason = recorded.reason
+        httpVersion = recorded.httpVersion
         swap(&lines, &storage)
         lines.replaceSubrange(lines.indices, with: recorded.lines)
     }
@@ -37,7 +41,7 @@ struct ResponseHead: Sendable, Equatable {
 
     /// The head as a recorded one, its lines borrowed for the duration of `body`.
     func withRecorded<Result>(_ body: (RecordedHead) -> Result) -> Result {
-        lines.withUnsafeBufferPointer { body(RecordedHead(status: status, reason: reason, lines: $0)) }
+        lines.withUnsafeBufferPointer { body(RecordedHead(status: status, reason: reason, lines: $0, httpVersion: httpVersion)) }
     }
 
     /// `HTTP/x.y SP status [SP reason]` without its line end; a missing reason becomes the

@@ -74,6 +74,22 @@ import Testing
         #expect(request.getStatusText() == "OK")
     }
 
+    @Test func theProtocolIsKnownFromTheHeadOnNotOnlyAtTheEnd() throws {
+        let environment = try TestEnvironment.get()
+        let seenAtHeaders = Locked<String?>(nil)
+        let recorder = Recorder { request, state in
+            if state == .headersReceived { seenAtHeaders.withLock { $0 = request.getMetrics().httpVersion ?? "none" } }
+        }
+        let request = HttpRequest()
+        request.delegate = recorder
+        // The body follows the head by 0.6 s: the HEADERS_RECEIVED callback runs before the end.
+        #expect(request.open("GET", url: try environment.faultURL + "/drip?chunks=3&size=10&interval_ms=200", async: true))
+        #expect(request.send())
+        #expect(recorder.waitForDone())
+        #expect(seenAtHeaders.withLock { $0 } == "HTTP/1.1")
+        #expect(request.getMetrics().httpVersion == "HTTP/1.1" && request.getMetrics().totalTime != nil)
+    }
+
     @Test func plainHTTPStaysOnHTTP11() throws {
         let environment = try TestEnvironment.get()
         // No prior knowledge (libcurl 7.88 breaks on the second request of such a connection):

@@ -4,6 +4,8 @@ import Testing
 
 /// Requests in a ``RequestQueue`` with the engine played by a script: who starts, who waits
 /// and what each reports, with no server. (QueueTests checks the same against a server.)
+/// Every test ends every send it made (the engine's count of transfers in flight, which
+/// LoadTests checks, counts scripted ones too).
 @Suite struct QueueOverScriptedRunnerTests {
     typealias State = HttpRequest.State
 
@@ -70,6 +72,7 @@ import Testing
         #expect(firstSeen.waitForDone())
         #expect(third.getState() == .sent && thirdRunner.commands == [.start(send: 1)])
         #expect(secondRunner.commands.isEmpty)
+        #expect(third.abort())
     }
 
     @Test func beyondMaxPendingSendSaysFalseAndTheRequestStaysOpened() throws {
@@ -87,6 +90,8 @@ import Testing
         // Still OPENED and free: it may go elsewhere.
         third.queue = nil
         #expect(third.send() && third.getState() == .sent)
+        for request in [first, second, third] { #expect(request.abort()) }
+        #expect(queue.runningCount == 0 && queue.waitingCount == 0)
     }
 
     @Test func reopeningAWaitingRequestTakesItOutAndItMayQueueAgain() throws {
