@@ -117,7 +117,7 @@ extension HttpRequest {
             bytesToSend.store(Self.size(of: body, fileSize: fileSize), ordering: .relaxed)
             core.lastError = nil
             var effects = Effects()
-            if !waits { launch(transfer, core: &core, effects: &effects) }
+            if waits { core.waitingSlot = slot?.number } else { launch(transfer, core: &core, effects: &effects) }
             return .success((transfer, effects, waits))
         }
         switch outcome {
@@ -150,10 +150,12 @@ extension HttpRequest {
         if core.message.isAsync { core.report(.sent, effects: &effects) }
     }
 
-    /// The request's queue gave it a slot: SENT, unless it stopped waiting meanwhile.
-    func slotFreed() {
+    /// The request's queue gave it the slot numbered `number`: SENT, unless the send that
+    /// waited for it stopped waiting meanwhile.
+    func slotFreed(_ number: Int) {
         let started = withCore { core -> (Transfer, Effects)? in
-            guard core.machine.slotFreed() == .start, let transfer = core.transfer else { return nil }
+            guard core.waitingSlot == number, core.machine.slotFreed() == .start, let transfer = core.transfer else { return nil }
+            core.waitingSlot = nil
             var effects = Effects()
             launch(transfer, core: &core, effects: &effects)
             return (transfer, effects)

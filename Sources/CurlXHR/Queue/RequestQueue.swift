@@ -100,7 +100,7 @@ public final class RequestQueue: Sendable {
 
     /// A request's send ended, or it stopped waiting: the requests that now have a slot start.
     func leave(_ slot: QueueSlot) {
-        for next in state.withLock({ $0.book.leave(slot) }) { next.request.slotFreed() }
+        for next in state.withLock({ $0.book.leave(slot) }) { next.request.slotFreed(next.number) }
     }
 }
 
