@@ -6,7 +6,7 @@ import Foundation
 /// Several URLs in one run: each to its own file, one after another, or at once with -Z
 /// (through a ``RequestQueue`` of --parallel-max slots), with one progress line for all.
 extension Fetch {
-    /// Several URLs, or -Z: every transfer goes to a file.
+    /// Several URLs (with or without -Z): every transfer goes to a file.
     var isBatch: Bool { urls.count > 1 }
 
     func validateBatch() throws {
@@ -46,26 +46,42 @@ extension Fetch {
         var transfers: [(url: String, request: HttpRequest, session: Session)] = []
         var sentCookies: [Cookies.Sent] = []
         var failures: [Outcome] = []
-        for (target, path) in zip(targets, paths) {
-            let request = HttpRequest()
-            let session = Session(request: request, output: .file(path), headDump: nil, console: console, include: false,
-                                  discardErrorBody: fail, verbose: false, states: false, uploadTotal: body.size, progress: false)
-            session.onDone = { group.leave() }
-            request.delegate = session
-            try configure(request, url: target, console: console)
-            if let sent = try sendCookies(request, url: target, console: console) { sentCookies.append(sent) }
-            request.queue = queue
+        // Every request is set up before the first is sent: a URL the library refuses stops
+        // the run with nothing in flight.
+        do {
+            for (target, path) in zip(targets, paths) {
+                let request = HttpRequest()
+                let session = Session(request: request, output: .file(path), headDump: nil, console: console, include: false,
+                                      discardErrorBody: fail, verbose: false, states: false, uploadTotal: body.size, progress: false)
+                // A finished transfer's file is closed at once: a long list never holds them all open.
+                session.onDone = { [unowned session] in
+                    session.closeOutputs()
+                    group.leave()
+                }
+                request.delegate = session
+                try configure(request, url: target, console: console)
+                if let sent = try sendCookies(request, url: target, console: console) { sentCookies.append(sent) }
+                request.queue = queue
+                transfers.append((target, request, session))
+            }
+        } catch {
+            restore(sentCookies)
+            throw error
+        }
+        var sent: [(url: String, request: HttpRequest, session: Session)] = []
+        for transfer in transfers {
             group.enter()
-            guard send(request, body) else {
+            guard send(transfer.request, body) else {
                 group.leave()
-                let code: Int32 = request.lastError?.code == .fileUnreadable ? 26 : 2
-                failures.append(Outcome(code: code, message: "\(target): \(request.lastError?.message ?? "send refused")"))
+                let code: Int32 = transfer.request.lastError?.code == .fileUnreadable ? 26 : 2
+                failures.append(Outcome(code: code, message: "\(transfer.url): \(transfer.request.lastError?.message ?? "send refused")"))
                 continue
             }
-            transfers.append((target, request, session))
+            sent.append(transfer)
         }
+        transfers = sent
         wait(for: group, transfers: transfers.map(\.request), console: console)
-        for sent in sentCookies { sent.restore() }
+        restore(sentCookies)
         for (target, request, session) in transfers {
             session.closeOutputs()
             if let outcome = finish(request, session: session) {
@@ -76,6 +92,12 @@ extension Fetch {
         if let cookieJar, !noCookies { Cookies.writeJar(to: cookieJar, console: console) }
         // As curl: the exit status of the last failure.
         if let last = failures.last { throw console.exit(last.code, last.message) }
+    }
+
+    /// Takes the -b pairs out of the jar again, the last ones joined first out first (a pair
+    /// one URL replaced may be one an earlier URL added).
+    private func restore(_ sentCookies: [Cookies.Sent]) {
+        for sent in sentCookies.reversed() { sent.restore() }
     }
 
     /// Waits for every DONE, drawing one progress line for all on a terminal.

@@ -859,6 +859,11 @@ static void queues(void)
 
   cxhr_queue *queue = cxhr_queue_create(1, 1);
   CHECK(queue != NULL);
+  /* A handle of one kind never finds an object of the other. */
+  cxhr_request *stranger = cxhr_request_create();
+  CHECK(!cxhr_queue_get_counts((cxhr_queue *)(void *)stranger, NULL, NULL));
+  CHECK(!cxhr_abort((cxhr_request *)(void *)queue) && cxhr_get_state((cxhr_request *)(void *)queue) == CXHR_UNSENT);
+  cxhr_request_destroy(stranger);
   struct recording recordings[3];
   cxhr_request *requests[3];
   for(int i = 0; i < 3; i++) {

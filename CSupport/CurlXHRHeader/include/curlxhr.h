@@ -344,8 +344,9 @@ CXHR_EXTERN bool cxhr_send_file(cxhr_request *_Nullable request, const char *_Nu
 /* ---- stopping ---- */
 
 /*
- * Stops a request in CXHR_SENT, CXHR_HEADERS_RECEIVED or CXHR_LOADING: CXHR_DONE on return,
- * status 0, data discarded, one DONE callback and none after it. False in other states.
+ * Stops a request in CXHR_SENT, CXHR_HEADERS_RECEIVED or CXHR_LOADING, or one CXHR_OPENED and
+ * waiting in its queue: CXHR_DONE on return, status 0, data discarded, one DONE callback and
+ * none after it. False in other states.
  */
 CXHR_EXTERN bool cxhr_abort(cxhr_request *_Nullable request);
 
@@ -361,7 +362,9 @@ CXHR_EXTERN bool cxhr_close(cxhr_request *_Nullable request);
  * The waiting request of the highest priority starts first, then the one that came first;
  * cxhr_queue_enqueue(..., true) puts a request before the others of its priority. Aborting
  * (or closing) a waiting request takes it out: CXHR_DONE, status 0, one DONE callback and no
- * SENT. The time spent waiting does not count towards the request's timeouts.
+ * SENT. The time spent waiting does not count towards the request's timeouts. A synchronous
+ * send that would wait is refused (CXHR_ERROR_INVALID_STATE) inside a callback on the library's
+ * own callback thread: the requests holding the slots may need callbacks queued behind it.
  */
 typedef struct cxhr_queue cxhr_queue;
 
@@ -483,8 +486,8 @@ typedef struct {
 } cxhr_metrics;
 
 /*
- * Fills *metrics for the request's last send (everything unknown before a send ends and
- * after cxhr_open). Returns false, filling *metrics with unknowns if it is not NULL, for a
+ * Fills *metrics for the request's last send (after cxhr_open everything is unknown; before
+ * the send ends, all but http_version, known from CXHR_HEADERS_RECEIVED on). Returns false, filling *metrics with unknowns if it is not NULL, for a
  * NULL or destroyed handle or a NULL metrics.
  */
 CXHR_EXTERN bool cxhr_get_metrics(cxhr_request *_Nullable request, cxhr_metrics *_Nullable metrics);

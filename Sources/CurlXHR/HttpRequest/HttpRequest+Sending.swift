@@ -93,7 +93,10 @@ extension HttpRequest {
             var slot: QueueSlot?
             var waits = false
             if let queue = chosenQueue ?? core.queue {
-                switch queue.admit(self, priority: core.priority, atFront: atFront) {
+                // A synchronous send inside a callback on the default queue would block the
+                // callbacks the requests holding the slots may wait for.
+                let mayWait = core.message.isAsync || DispatchQueue.getSpecific(key: Self.defaultQueueKey) == nil
+                switch queue.admit(self, priority: core.priority, atFront: atFront, mayWait: mayWait) {
                 case .failure(let refusal): return .failure(refusal)
                 case .success(let admitted): (slot, waits) = admitted
                 }
@@ -163,6 +166,22 @@ extension HttpRequest {
         guard let (transfer, effects) = started else { return }
         perform(effects)
         if effects.start == nil { DispatchQueue.global().async { self.obtainTicketsThenStart(transfer) } }
+    }
+
+    /// Ends the send that waits for the queue slot numbered `number`, as `abort()` does; a
+    /// later send of the request (its slot has another number) is left alone.
+    func stopWaiting(forSlot number: Int) {
+        let effects = withCore { core -> Effects? in
+            guard core.waitingSlot == number, core.machine.isWaiting else { return nil }
+            _ = core.machine.abort()
+            var effects = Effects()
+            core.stopTransfer(reason: "Request aborted", leavesQueue: true, effects: &effects)
+            core.lastError = nil
+            return effects
+        }
+        guard let effects else { return }
+        if runsCallback { callbackChangedState(to: .done, generation: callbackGeneration.load(ordering: .relaxed)) }
+        perform(effects)
     }
 
     /// Turns the Negotiate user and password into tickets (a KDC exchange, so never on the

@@ -69,7 +69,15 @@ public final class HttpRequest: Sendable {
     /// requests, so callbacks of different requests never run at the same time. The library
     /// runs them from a thread of its own inside `sync` on this queue (fewer thread wake-ups
     /// than `async`), so they are on the queue, in order with anything else submitted to it.
-    public static let defaultCallbackQueue = DispatchQueue(label: "CurlXHR.callbacks")
+    public static let defaultCallbackQueue: DispatchQueue = {
+        let queue = DispatchQueue(label: "CurlXHR.callbacks")
+        queue.setSpecific(key: defaultQueueKey, value: ())
+        return queue
+    }()
+
+    /// Marks ``defaultCallbackQueue``: `DispatchQueue.getSpecific(key:)` finds it on the
+    /// thread running a block of that queue.
+    static let defaultQueueKey = DispatchSpecificKey<Void>()
 
     /// Trusted CAs for every request of the process that sets none of its own; `nil` means
     /// `CURL_CA_BUNDLE`, else `SSL_CERT_FILE` (read once, at the first request), else the
@@ -242,10 +250,11 @@ public final class HttpRequest: Sendable {
 
     // MARK: Stopping
 
-    /// Stops a request in SENT, HEADERS_RECEIVED or LOADING: when it returns the state is
-    /// DONE, the status 0 and received data discarded; asynchronous requests get one DONE
-    /// callback and none after it. Safe from any thread, including inside a callback.
-    /// - Returns: `false`, changing nothing, in UNSENT, OPENED and DONE.
+    /// Stops a request in SENT, HEADERS_RECEIVED or LOADING, or one OPENED and waiting in its
+    /// ``queue``: when it returns the state is DONE, the status 0 and received data
+    /// discarded; asynchronous requests get one DONE callback and none after it. Safe from any
+    /// thread, including inside a callback.
+    /// - Returns: `false`, changing nothing, in UNSENT, DONE and OPENED (not waiting).
     @discardableResult
     public func abort() -> Bool {
         let outcome = withCore { core -> Result<Effects, HttpRequestError> in

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Limits how many requests run at once, and decides which waiting one goes next: mesibo's
 /// `HttpQueue`.
 ///
@@ -17,9 +19,14 @@
 /// waiting request with the highest ``HttpRequest/priority``, then the one that came first;
 /// ``enqueue(_:atFront:)`` with `atFront` puts a request before the others of its priority.
 /// `abort()`, `open` and `close()` of a waiting request take it out of the queue (`abort` and
-/// `close` end it in DONE with status 0; asynchronous requests get one DONE and no SENT),
-/// leaving the other requests as they were. The time a request waits does not count
-/// towards its timeouts.
+/// `close` end it in DONE with status 0; asynchronous requests get one DONE and no SENT;
+/// `open` reports DONE, then OPENED, as for a request in flight), leaving the other requests
+/// as they were. The time a request waits does not count towards its timeouts.
+///
+/// A synchronous send that would wait is refused (`lastError.code == .invalidState`) inside
+/// a callback on ``HttpRequest/defaultCallbackQueue``: the requests holding the slots may
+/// need callbacks queued behind it. Do not block a callback of your own serial queue on a
+/// queued send either.
 ///
 /// Any number of queues may exist (one for the process, or one per server); a request waits
 /// in one at a time. The queue keeps its waiting requests alive; a queue the program lets go
@@ -34,10 +41,13 @@ public final class RequestQueue: Sendable {
 
     private struct State {
         var book: QueueBook<QueueSlot>
-        var lastNumber = 0
         /// Closed for good (its C handle was destroyed): refuses every send.
         var isClosed = false
     }
+
+    /// Numbers slots across all queues: a request recognises the slot it waits for by its
+    /// number alone, whichever queue hands it out.
+    private static let slotNumbers = Atomic<Int>(0)
 
     /// - Parameters:
     ///   - maxSimultaneous: how many requests may run at once; below 1 counts as 1.
@@ -69,25 +79,38 @@ public final class RequestQueue: Sendable {
     public var waitingCount: Int { state.withLock { $0.book.waitingCount } }
 
     /// Aborts every waiting request (each ends in DONE, status 0, as by its `abort()`); the
-    /// running ones go on.
+    /// running ones go on, and the queue takes new requests.
     public func abortWaiting() {
-        for slot in state.withLock({ $0.book.removeWaiting() }) { slot.request.abort() }
+        stopWaiting(state.withLock { $0.book.removeWaiting() })
     }
 
     /// Aborts the waiting requests and refuses every send from now on (`cxhr_queue_destroy`).
     package func close() {
-        state.withLock { $0.isClosed = true }
-        abortWaiting()
+        stopWaiting(state.withLock { state in
+            state.isClosed = true
+            return state.book.removeWaiting()
+        })
+    }
+
+    /// Ends the sends that waited for `slots` (not a later send of the same request).
+    private func stopWaiting(_ slots: [QueueSlot]) {
+        for slot in slots { slot.request.stopWaiting(forSlot: slot.number) }
     }
 
     // MARK: For the requests
 
-    /// Takes `request` in: its slot, and whether it waits; refused when the queue is full.
-    func admit(_ request: HttpRequest, priority: HttpRequest.Priority, atFront: Bool) -> Result<(QueueSlot, waits: Bool), HttpRequestError> {
+    /// Takes `request` in: its slot, and whether it waits; refused when the queue is full, or
+    /// when it would wait and `mayWait` is false.
+    func admit(_ request: HttpRequest, priority: HttpRequest.Priority, atFront: Bool,
+               mayWait: Bool) -> Result<(QueueSlot, waits: Bool), HttpRequestError> {
         state.withLock { state in
             guard !state.isClosed else { return .failure(HttpRequestError(.invalidState, "the request's queue was destroyed")) }
-            state.lastNumber += 1
-            let slot = QueueSlot(queue: self, request: request, number: state.lastNumber)
+            if !mayWait, state.book.running.count >= maxSimultaneous {
+                return .failure(HttpRequestError(.invalidState, "a synchronous send cannot wait for a queue slot inside a callback "
+                                                 + "on the default callback queue: the requests holding the slots may need callbacks queued behind it"))
+            }
+            let number = Self.slotNumbers.wrappingAdd(1, ordering: .relaxed).newValue
+            let slot = QueueSlot(queue: self, request: request, number: number)
             switch state.book.admit(slot, priority: priority, atFront: atFront) {
             case .start: return .success((slot, false))
             case .wait: return .success((slot, true))
@@ -109,7 +132,7 @@ public final class RequestQueue: Sendable {
 struct QueueSlot: Equatable, Sendable {
     let queue: RequestQueue
     let request: HttpRequest
-    /// Unique within the queue.
+    /// Unique in the process.
     let number: Int
 
     static func == (lhs: QueueSlot, rhs: QueueSlot) -> Bool { lhs.number == rhs.number }

@@ -80,4 +80,16 @@ import Testing
         #expect(FileManager.default.contents(atPath: "\(folder)/good")?.count == 100)
         #expect(!FileManager.default.fileExists(atPath: "\(folder)/bad"))
     }
+
+    @Test func aURLTheLibraryRefusesStopsTheRunBeforeAnythingIsSent() throws {
+        let server = try SlowServer()
+        let folder = try env.scratchPath("parallel-refused")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let run = try xhr(["-Z", "--cacert", server.caFile, server.url(ms: 10, tag: "first"), "-o", "\(folder)/first",
+                           "ftp://127.0.0.1/file", "-o", "\(folder)/second"])
+        #expect(run.status == 2 && run.stderr.contains("ftp"), "\(run.status) \(run.stderr)")
+        #expect(try server.stats().started.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: "\(folder)/first"))
+    }
 }
+

@@ -170,4 +170,51 @@ import Testing
         #expect(queue.runningCount == 0)
         for (_, runner, _) in waiters { #expect(runner.commands.isEmpty) }
     }
+
+    @Test func aSlotOrAnAbortMeantForAnEarlierSendLeavesALaterOneAlone() throws {
+        let queue = RequestQueue(maxSimultaneous: 1)
+        let (first, firstRunner, _) = Self.queued(queue)
+        let (second, secondRunner, _) = Self.queued(queue)
+        #expect(first.send() && second.send())
+        let earlier = try #require(second.withCore { $0.waitingSlot })
+        // Opened and sent again: it waits for another slot.
+        #expect(second.open("GET", url: "http://127.0.0.1:1/again", async: true))
+        #expect(second.send())
+        let later = try #require(second.withCore { $0.waitingSlot })
+        #expect(later != earlier && queue.waitingCount == 1)
+        // The earlier send's slot, or an abort of it, comes late: the later send keeps waiting.
+        second.slotFreed(earlier)
+        second.stopWaiting(forSlot: earlier)
+        #expect(second.getState() == .opened && secondRunner.commands.isEmpty && queue.waitingCount == 1)
+        // Its own slot starts it.
+        firstRunner.finish(try #require(firstRunner.transfer))
+        #expect(second.getState() == .sent && secondRunner.commands == [.start(send: 2)])
+        #expect(second.abort())
+        #expect(queue.runningCount == 0 && queue.waitingCount == 0)
+    }
+
+    @Test func aSynchronousSendThatWouldWaitIsRefusedInADefaultQueueCallback() throws {
+        let queue = RequestQueue(maxSimultaneous: 1)
+        let (blocker, _, _) = Self.queued(queue)
+        #expect(blocker.send())
+        let refusal = Locked<HttpRequestError?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let caller = HttpRequest(runner: ScriptedRunner())  // its callbacks on the default queue
+        caller.onStatusChange = { request in
+            guard request.getState() == .opened else { return }
+            let waiter = HttpRequest(runner: ScriptedRunner())
+            waiter.queue = queue
+            _ = waiter.open("GET", url: "http://127.0.0.1:1/")
+            if !waiter.send() { refusal.withLock { $0 = waiter.lastError } }
+            done.signal()
+        }
+        #expect(caller.open("GET", url: "http://127.0.0.1:1/", async: true))
+        #expect(done.wait(timeout: .now() + 5) == .success)
+        let error = try #require(refusal.withLock { $0 })
+        #expect(error.code == .invalidState && error.message.contains("inside a callback"))
+        #expect(queue.waitingCount == 0 && queue.runningCount == 1)
+        // Outside a callback the same send would wait: the rule is only for callbacks.
+        #expect(blocker.abort())
+    }
 }
+
