@@ -348,16 +348,6 @@ struct Fetch: ParsableCommand {
         if let outcome { throw console.exit(outcome.code, outcome.message) }
     }
 
-    /// Sends `request` with the run's body.
-    func send(_ request: HttpRequest, _ body: Body) -> Bool {
-        switch body.kind {
-        case .none: request.send(timeout: maxTime)
-        case .text(let text): request.send(text, timeout: maxTime)
-        case .bytes(let data): request.sendData(data, timeout: maxTime)
-        case .file(let path): request.sendWithFile(path, timeout: maxTime)
-        }
-    }
-
     var effectiveMethod: String {
         if let method { return method }
         if head { return "HEAD" }
@@ -440,91 +430,6 @@ struct Fetch: ParsableCommand {
         return nil
     }
 
-    /// `-r START-END` or `START-` → its bytes (nil: not a range this tool sends).
-    static func byteRange(_ text: String) -> (start: Int64, end: Int64?)? {
-        let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, let start = Int64(parts[0]), start >= 0 else { return nil }
-        if parts[1].isEmpty { return (start, nil) }
-        guard let end = Int64(parts[1]), end >= start else { return nil }
-        return (start, end)
-    }
-
-    /// `user:password` → its parts (no colon: an empty password).
-    static func split(_ credentials: String) -> (user: String, password: String) {
-        guard let colon = credentials.firstIndex(of: ":") else { return (credentials, "") }
-        return (String(credentials[..<colon]), String(credentials[credentials.index(after: colon)...]))
-    }
-
-    /// curl's -G: the data joins the query with `&`, or starts it with `?`.
-    static func url(_ url: String, withQuery query: String?) -> String {
-        guard let query, !query.isEmpty else { return url }
-        let fragment = url.firstIndex(of: "#")
-        let base = url[..<(fragment ?? url.endIndex)]
-        return base + (base.contains("?") ? "&" : "?") + query + (fragment.map { String(url[$0...]) } ?? "")
-    }
-
-    /// curl's -O: the last segment of the URL's path (without query or fragment); nil when empty.
-    static func remoteFileName(_ url: String) -> String? {
-        var rest = Substring(url)
-        if let end = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
-        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
-        guard let slash = rest.firstIndex(of: "/") else { return nil }   // no path at all
-        let name = rest[slash...].split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
-        return name.isEmpty || name == "." || name == ".." ? nil : name
-    }
-
-    struct Body {
-        enum Kind {
-            case none
-            case text(String)
-            case bytes(Data)
-            case file(String)
-        }
-        var kind: Kind
-        /// Bytes to upload, for the progress bar; nil without a body.
-        var size: Int64?
-    }
-
-    /// The bytes of `@FILE` (`@-`: standard input), or the text itself.
-    private static func contents(_ argument: String, console: Console) throws -> Data {
-        guard argument.hasPrefix("@") else { return Data(argument.utf8) }
-        let path = String(argument.dropFirst())
-        if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
-        guard let bytes = FileManager.default.contents(atPath: path) else {
-            throw console.exit(26, "cannot read \(path)")
-        }
-        return bytes
-    }
-
-    /// The -d and --data-binary data, for -G's query.
-    func queryData(console: Console) throws -> String? {
-        if !data.isEmpty { return data.joined(separator: "&") }
-        if let dataBinary { return String(decoding: try Self.contents(dataBinary, console: console), as: UTF8.self) }
-        return nil
-    }
-
-    func requestBody(console: Console) throws -> Body {
-        if get { return Body(kind: .none, size: nil) }
-        if !data.isEmpty {
-            let text = data.joined(separator: "&")
-            return Body(kind: .bytes(Data(text.utf8)), size: Int64(text.utf8.count))
-        }
-        if let dataBinary {
-            let bytes = try Self.contents(dataBinary, console: console)
-            return Body(kind: .bytes(bytes), size: Int64(bytes.count))
-        }
-        if !json.isEmpty {
-            var bytes = Data()
-            for part in json { bytes += try Self.contents(part, console: console) }
-            return Body(kind: .bytes(bytes), size: Int64(bytes.count))
-        }
-        if let uploadFile {
-            let size = (try? FileManager.default.attributesOfItem(atPath: uploadFile)[.size] as? Int64) ?? nil
-            return Body(kind: .file(uploadFile), size: size)
-        }
-        return Body(kind: .none, size: nil)
-    }
-
     private func writeOutFormat(console: Console) throws -> String? {
         guard let writeOut else { return nil }
         guard writeOut.hasPrefix("@") else { return writeOut }
@@ -583,54 +488,5 @@ struct Fetch: ParsableCommand {
         case .aborted?: 42
         case .other?, nil: 1
         }
-    }
-}
-
-/// `-x host:port`, with an IPv6 address in brackets.
-struct ProxyAddress {
-    let host: String
-    let port: Int
-
-    init?(_ text: String) {
-        var rest = Substring(text)
-        if rest.hasPrefix("http://") { rest = rest.dropFirst("http://".count) }
-        if rest.hasSuffix("/") { rest = rest.dropLast() }
-        guard let colon = rest.lastIndex(of: ":"), let port = Int(rest[rest.index(after: colon)...]) else { return nil }
-        var host = rest[..<colon]
-        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
-        guard !host.isEmpty else { return nil }
-        self.host = String(host)
-        self.port = port
-    }
-}
-
-/// One `-F` argument as curl reads it: `name=value`, or `name=@FILE` with `;type=TYPE` and
-/// `;filename=NAME` after the file.
-struct FormPart: Equatable {
-    enum Content: Equatable {
-        case value(String)
-        case file(path: String, type: String?, fileName: String?)
-    }
-    let name: String
-    let content: Content
-
-    init?(_ argument: String) {
-        guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex else { return nil }
-        name = String(argument[..<equals])
-        let rest = argument[argument.index(after: equals)...]
-        guard rest.first == "@" else {
-            content = .value(String(rest))
-            return
-        }
-        var fields = rest.dropFirst().split(separator: ";", omittingEmptySubsequences: false).map(String.init)
-        let path = fields.removeFirst()
-        guard !path.isEmpty else { return nil }
-        var type: String?, fileName: String?
-        for field in fields {
-            if field.hasPrefix("type=") { type = String(field.dropFirst(5)) }
-            else if field.hasPrefix("filename=") { fileName = String(field.dropFirst(9)) }
-            else { return nil }
-        }
-        content = .file(path: path, type: type, fileName: fileName)
     }
 }

@@ -34,9 +34,6 @@ extension HttpRequest {
         /// Where and in which order the next send waits for its turn (nil: it starts at once).
         var queue: RequestQueue?
         var priority = HttpRequest.Priority.normal
-        /// The number of the queue slot the send waits for: a slot given to an earlier send
-        /// (aborted meanwhile) never starts this one.
-        var waitingSlot: Int?
         var lastError: HttpRequestError?
         var switches = TransferSwitches()
         var message = RequestMessage()
@@ -134,7 +131,6 @@ extension HttpRequest {
             if let transfer {
                 effects.transferCommand = leavesQueue ? .completeUnstarted(transfer) : .cancel(transfer)
             }
-            waitingSlot = nil
             fileSink?.discard()
             fileSink = nil
             forgetTransfer()

@@ -101,7 +101,7 @@ extension HttpRequest {
                 case .success(let admitted): (slot, waits) = admitted
                 }
             }
-            _ = core.machine.send(waits: waits)
+            _ = core.machine.send(waitingFor: waits ? slot?.number : nil)
             let transfer = core.reusableTransfer() ?? Transfer(owner: self)
             // A send's own timeout replaces the total of `setTimeouts` for that send.
             transfer.prepare(message: core.message, body: body, switches: core.switches,
@@ -120,7 +120,7 @@ extension HttpRequest {
             bytesToSend.store(Self.size(of: body, fileSize: fileSize), ordering: .relaxed)
             core.lastError = nil
             var effects = Effects()
-            if waits { core.waitingSlot = slot?.number } else { launch(transfer, core: &core, effects: &effects) }
+            if !waits { launch(transfer, core: &core, effects: &effects) }
             return .success((transfer, effects, waits))
         }
         switch outcome {
@@ -157,8 +157,7 @@ extension HttpRequest {
     /// waited for it stopped waiting meanwhile.
     func slotFreed(_ number: Int) {
         let started = withCore { core -> (Transfer, Effects)? in
-            guard core.waitingSlot == number, core.machine.slotFreed() == .start, let transfer = core.transfer else { return nil }
-            core.waitingSlot = nil
+            guard core.machine.slotFreed(number) == .start, let transfer = core.transfer else { return nil }
             var effects = Effects()
             launch(transfer, core: &core, effects: &effects)
             return (transfer, effects)
@@ -172,7 +171,7 @@ extension HttpRequest {
     /// later send of the request (its slot has another number) is left alone.
     func stopWaiting(forSlot number: Int) {
         let effects = withCore { core -> Effects? in
-            guard core.waitingSlot == number, core.machine.isWaiting else { return nil }
+            guard core.machine.waitingSlot == number else { return nil }
             _ = core.machine.abort()
             var effects = Effects()
             core.stopTransfer(reason: "Request aborted", leavesQueue: true, effects: &effects)

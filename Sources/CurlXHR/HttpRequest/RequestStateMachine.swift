@@ -89,7 +89,8 @@ struct RequestStateMachine: Sendable, Equatable {
     enum SlotAction: Equatable {
         /// Now SENT: hand the transfer to the engine.
         case start
-        /// No longer waiting (aborted or opened again meanwhile): nothing to start.
+        /// Not waiting for this slot (aborted, opened again, or waiting for another since):
+        /// nothing to start.
         case ignore
     }
 
@@ -104,8 +105,11 @@ struct RequestStateMachine: Sendable, Equatable {
     }
 
     private(set) var state: State = .unsent
-    /// OPENED, sent into a queue whose slots were all taken.
-    private(set) var isWaiting = false
+    /// OPENED, sent into a queue whose slots were all taken: the number of the slot it waits
+    /// for. A slot with another number (given to an earlier send) starts nothing.
+    private(set) var waitingSlot: Int?
+
+    var isWaiting: Bool { waitingSlot != nil }
 
     var isInFlight: Bool {
         switch state {
@@ -120,7 +124,7 @@ struct RequestStateMachine: Sendable, Equatable {
         let action: OpenAction = isWaiting ? .leaveQueueThenOpen
             : isInFlight ? .abortThenOpen : state == .opened ? .reopen : .open
         state = .opened
-        isWaiting = false
+        waitingSlot = nil
         return action
     }
 
@@ -134,23 +138,24 @@ struct RequestStateMachine: Sendable, Equatable {
         isInFlight || isWaiting ? .reject(rejection(.preSendSwitch)) : .apply
     }
 
-    /// `waits`: the request's queue has no free slot for it.
-    mutating func send(waits: Bool = false) -> SendAction {
+    /// `waitingFor`: the request's queue has no free slot for it; the number of the one it
+    /// will wait for.
+    mutating func send(waitingFor slot: Int? = nil) -> SendAction {
         guard mayStart else { return .reject(rejection(.send)) }
-        if waits {
-            isWaiting = true
+        if let slot {
+            waitingSlot = slot
             return .wait
         }
         state = .sent
         return .start
     }
 
-    /// Whether ``send(waits:)`` would be accepted.
+    /// Whether ``send(waitingFor:)`` would be accepted.
     var mayStart: Bool { state == .opened && !isWaiting }
 
     mutating func abort() -> AbortAction {
         if isWaiting {
-            isWaiting = false
+            waitingSlot = nil
             state = .done
             return .leaveQueue
         }
@@ -161,7 +166,7 @@ struct RequestStateMachine: Sendable, Equatable {
 
     mutating func close() -> CloseAction {
         if isWaiting {
-            isWaiting = false
+            waitingSlot = nil
             state = .done
             return .leaveQueueThenDropConnections
         }
@@ -172,10 +177,10 @@ struct RequestStateMachine: Sendable, Equatable {
 
     // MARK: Queue events
 
-    /// The request's queue gave it a slot.
-    mutating func slotFreed() -> SlotAction {
-        guard isWaiting else { return .ignore }
-        isWaiting = false
+    /// The request's queue gave it the slot numbered `slot`.
+    mutating func slotFreed(_ slot: Int) -> SlotAction {
+        guard waitingSlot == slot else { return .ignore }
+        waitingSlot = nil
         state = .sent
         return .start
     }

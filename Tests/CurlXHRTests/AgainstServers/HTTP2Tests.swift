@@ -63,7 +63,7 @@ import Testing
         for (request, _) in requests + slow { request.close() }
     }
 
-    @Test func aSynchronousRequestReportsItsProtocolAndTheStatusLineHasNoReason() throws {
+    @Test func aSynchronousRequestReportsItsProtocolAndTheStandardStatusText() throws {
         let environment = try TestEnvironment.get()
         let (request, body) = fetchSync("GET", try environment.h2URL + "/echo-protocol") {
             $0.setCACertificateFile(try! environment.caFile)
@@ -88,15 +88,5 @@ import Testing
         #expect(recorder.waitForDone())
         #expect(seenAtHeaders.withLock { $0 } == "HTTP/1.1")
         #expect(request.getMetrics().httpVersion == "HTTP/1.1" && request.getMetrics().totalTime != nil)
-    }
-
-    @Test func plainHTTPStaysOnHTTP11() throws {
-        let environment = try TestEnvironment.get()
-        // No prior knowledge (libcurl 7.88 breaks on the second request of such a connection):
-        // cleartext is HTTP/1.1, whatever enablePipelining says.
-        for _ in 0..<2 {
-            let (request, _) = fetchSync("GET", try environment.httpURL + "/files/100b")
-            #expect(request.getMetrics().httpVersion == "HTTP/1.1")
-        }
     }
 }

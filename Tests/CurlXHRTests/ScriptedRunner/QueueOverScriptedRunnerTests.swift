@@ -25,6 +25,18 @@ import Testing
     /// Waits until the callbacks reported so far have run.
     static func settle(_ request: HttpRequest) { request.callbackQueue.sync {} }
 
+    /// Starts a synchronous send of `request` on another thread and returns once it waits in
+    /// `queue`; the semaphore is signalled when that send returns.
+    static func sendWaiting(_ request: HttpRequest, in queue: RequestQueue) -> DispatchSemaphore {
+        let returned = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            _ = request.send()
+            returned.signal()
+        }
+        while queue.waitingCount == 0 { usleep(1_000) }
+        return returned
+    }
+
     @Test func aRequestBeyondTheSlotsWaitsOpenedWithNoCallbackUntilOneEnds() throws {
         let queue = RequestQueue(maxSimultaneous: 1)
         let (first, firstRunner, firstSeen) = Self.queued(queue)
@@ -125,12 +137,7 @@ import Testing
         let waiter = HttpRequest(runner: runner)
         waiter.queue = queue
         #expect(waiter.open("GET", url: "http://127.0.0.1:1/"))
-        let returned = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            _ = waiter.send()
-            returned.signal()
-        }
-        while queue.waitingCount == 0 { usleep(1_000) }
+        var returned = Self.sendWaiting(waiter, in: queue)
         #expect(returned.wait(timeout: .now() + 0.2) == .timedOut)  // blocked, waiting
         #expect(waiter.getState() == .opened)
         firstRunner.finish(try #require(firstRunner.transfer))
@@ -141,11 +148,7 @@ import Testing
         let (blocker, blockerRunner, _) = Self.queued(queue)
         #expect(blocker.send())
         #expect(waiter.open("GET", url: "http://127.0.0.1:1/"))
-        DispatchQueue.global().async {
-            _ = waiter.send()
-            returned.signal()
-        }
-        while queue.waitingCount == 0 { usleep(1_000) }
+        returned = Self.sendWaiting(waiter, in: queue)
         #expect(waiter.abort())
         #expect(returned.wait(timeout: .now() + 5) == .success)
         #expect(waiter.getState() == .done && waiter.getStatus() == 0 && waiter.getFailureKind() == .aborted)
@@ -176,11 +179,11 @@ import Testing
         let (first, firstRunner, _) = Self.queued(queue)
         let (second, secondRunner, _) = Self.queued(queue)
         #expect(first.send() && second.send())
-        let earlier = try #require(second.withCore { $0.waitingSlot })
+        let earlier = try #require(second.withCore { $0.machine.waitingSlot })
         // Opened and sent again: it waits for another slot.
         #expect(second.open("GET", url: "http://127.0.0.1:1/again", async: true))
         #expect(second.send())
-        let later = try #require(second.withCore { $0.waitingSlot })
+        let later = try #require(second.withCore { $0.machine.waitingSlot })
         #expect(later != earlier && queue.waitingCount == 1)
         // The earlier send's slot, or an abort of it, comes late: the later send keeps waiting.
         second.slotFreed(earlier)
@@ -213,7 +216,13 @@ import Testing
         let error = try #require(refusal.withLock { $0 })
         #expect(error.code == .invalidState && error.message.contains("inside a callback"))
         #expect(queue.waitingCount == 0 && queue.runningCount == 1)
-        // Outside a callback the same send would wait: the rule is only for callbacks.
+        // Outside a callback the same send waits for its turn.
+        let waiter = HttpRequest(runner: ScriptedRunner())
+        waiter.queue = queue
+        #expect(waiter.open("GET", url: "http://127.0.0.1:1/"))
+        let returned = Self.sendWaiting(waiter, in: queue)
+        #expect(waiter.getState() == .opened)
+        #expect(waiter.abort() && returned.wait(timeout: .now() + 5) == .success)
         #expect(blocker.abort())
     }
 }

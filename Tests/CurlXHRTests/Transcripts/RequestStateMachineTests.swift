@@ -154,8 +154,8 @@ import Testing
     static func waiting() -> Machine {
         var machine = Machine()
         _ = machine.open()
-        #expect(machine.send(waits: true) == .wait)
-        #expect(machine.state == .opened && machine.isWaiting && !machine.isInFlight)
+        #expect(machine.send(waitingFor: 7) == .wait)
+        #expect(machine.state == .opened && machine.waitingSlot == 7 && !machine.isInFlight)
         return machine
     }
 
@@ -164,7 +164,7 @@ import Testing
         let waiting = Machine.Rejection(call: .send, state: .opened, waiting: true)
         #expect(!machine.mayStart)
         #expect(machine.send() == .reject(waiting))
-        #expect(machine.send(waits: true) == .reject(waiting))
+        #expect(machine.send(waitingFor: 8) == .reject(waiting))
         #expect(machine.configureMessage(.setRequestHeader) == .reject(.init(call: .setRequestHeader, state: .opened, waiting: true)))
         #expect(machine.configureMessage(.setPostValue) == .reject(.init(call: .setPostValue, state: .opened, waiting: true)))
         #expect(machine.configureSwitch() == .reject(.init(call: .preSendSwitch, state: .opened, waiting: true)))
@@ -174,9 +174,12 @@ import Testing
 
     @Test func itsSlotMakesItSentOnceAndThenTheUsualTableHolds() {
         var machine = Self.waiting()
-        #expect(machine.slotFreed() == .start)
+        // Another slot (an earlier send's) starts nothing.
+        #expect(machine.slotFreed(6) == .ignore)
+        #expect(machine.state == .opened && machine.waitingSlot == 7)
+        #expect(machine.slotFreed(7) == .start)
         #expect(machine.state == .sent && !machine.isWaiting)
-        #expect(machine.slotFreed() == .ignore)
+        #expect(machine.slotFreed(7) == .ignore)
         #expect(machine.headersReceived() == .report(.headersReceived))
         #expect(machine.finished() == .report(.done))
     }
@@ -195,7 +198,7 @@ import Testing
         #expect(machine.abort() == .leaveQueue)
         #expect(machine.state == .done && !machine.isWaiting)
         // Its slot comes too late: nothing starts.
-        #expect(machine.slotFreed() == .ignore)
+        #expect(machine.slotFreed(7) == .ignore)
         #expect(machine.abort() == .reject(.init(call: .abort, state: .done)))
     }
 
@@ -203,14 +206,14 @@ import Testing
         var machine = Self.waiting()
         #expect(machine.close() == .leaveQueueThenDropConnections)
         #expect(machine.state == .done && !machine.isWaiting)
-        #expect(machine.slotFreed() == .ignore)
+        #expect(machine.slotFreed(7) == .ignore)
     }
 
     @Test func openTakesItOutOfTheQueueAndItMaySendAgain() {
         var machine = Self.waiting()
         #expect(machine.open() == .leaveQueueThenOpen)
         #expect(machine.state == .opened && !machine.isWaiting)
-        #expect(machine.slotFreed() == .ignore)
+        #expect(machine.slotFreed(7) == .ignore)
         #expect(machine.configureMessage() == .apply)
         #expect(machine.send() == .start)
         #expect(machine.state == .sent)
