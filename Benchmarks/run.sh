@@ -253,6 +253,7 @@ client_command() {  # client workload-mode -> the command, one word a line
     libcurl-handoff) printf '%s\n' "$curl_bin" --mode handoff ;;
     curlxhr) printf '%s\n' "$clients_bin/curlxhr-bench" --mode async ;;
     curlxhr-sync) printf '%s\n' "$clients_bin/curlxhr-bench" --mode threads --client curlxhr-sync ;;
+    curlxhr-await) printf '%s\n' "$clients_bin/curlxhr-bench" --mode async --await ;;
     urlsession) printf '%s\n' "$clients_bin/urlsession-bench" --mode async ;;
     ahc) printf '%s\n' "$ahc_bin/ahc-bench" --mode async ;;
     ahc-collect) printf '%s\n' "$ahc_bin/ahc-bench" --mode async --collect --client ahc-collect ;;
@@ -482,7 +483,7 @@ else
   upload_file_bytes=52428800
 fi
 workloads=(
-  "get-c64 100b async 64 50000 300 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
+  "get-c64 100b async 64 50000 300 100 0 libcurl libcurl-handoff curlxhr curlxhr-await urlsession ahc"
   "get-c16 100b async 16 50000 300 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
   "get-c1 100b async 1 20000 200 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
   "get-h2-c64 h2/100b async 64 50000 300 100 0 libcurl libcurl-handoff curlxhr ahc"

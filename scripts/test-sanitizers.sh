@@ -14,7 +14,18 @@ echo "== swift test --sanitize=thread"
 swift build --build-tests --sanitize=thread --scratch-path .build-thread
 # CURLXHR_SANITIZER: tests that measure a process (memory, runs in a time) allow for the
 # sanitizer's own cost.
-CURLXHR_SANITIZER=thread swift test --skip-build --sanitize=thread --scratch-path .build-thread
+# Its reports go to files, printed again at the end, so a race is the last thing a log shows.
+reports="$TESTENV_DIR/tsan-swift"
+rm -f "$reports".*
+status=0
+CURLXHR_SANITIZER=thread TSAN_OPTIONS="log_path=$reports" \
+  swift test --skip-build --sanitize=thread --scratch-path .build-thread || status=$?
+if compgen -G "$reports.*" >/dev/null; then
+  cat "$reports".* >&2
+  echo "ERROR: ThreadSanitizer reported the races above in swift test" >&2
+  exit 1
+fi
+if [ "$status" != 0 ]; then exit "$status"; fi
 
 clang=$(dirname "$(command -v swift)")/clang
 runtime=$(swift -print-target-info | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"]["runtimeLibraryPaths"][0])')

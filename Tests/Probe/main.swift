@@ -27,6 +27,9 @@
 //                                       N asynchronous HTTP/1.1 GETs of URL at once; prints
 //                                       their statuses (a process of its own: the limits are
 //                                       process-wide)
+//   curlxhr-probe stream URL            GET with `response()`, reading the body as an
+//                                       AsyncSequence slowly (a pause after each MiB) and
+//                                       checking it against the pattern
 //   curlxhr-probe exit-in-flight URL N  starts N asynchronous GETs of URL (the Nth to an
 //                                       HTTPS URL given as a fourth argument, if any) and
 //                                       exits at once, with them in flight
@@ -255,6 +258,42 @@ if mode == "download-file", arguments.count == 4 {
     report(["status": request.getStatus(), "status_text": request.getStatusText() ?? "", "bytes": bytes,
             "pattern_ok": patternOK, "buffered": request.getReceiveBuffer().count,
             "baseline_kib": baseline, "peak_kib": peak, "seconds": seconds])
+}
+
+if mode == "stream" {
+    struct Outcome: Sendable {
+        var status = 0, bytes = 0, patternOK = true, error = ""
+    }
+    let outcome = Mutex(Outcome())
+    let done = DispatchSemaphore(value: 0)
+    let started = Date()
+    // Detached: top-level code runs on the main actor, which `done.wait()` blocks.
+    Task.detached {
+        defer { done.signal() }
+        let request = HttpRequest()
+        request.open("GET", url: url)
+        do {
+            let response = try await request.response()
+            outcome.withLock { $0.status = response.status }
+            var bytes = 0, patternOK = true, nextPause = 1 << 20
+            for try await chunk in response.body {
+                if !Drain.continuesPattern(chunk, at: bytes) { patternOK = false }
+                bytes += chunk.count
+                if bytes >= nextPause {
+                    // Slower than the server: the transfer must wait for the reader.
+                    try await Task.sleep(for: .milliseconds(2))
+                    nextPause += 1 << 20
+                }
+            }
+            outcome.withLock { $0.bytes = bytes; $0.patternOK = patternOK }
+        } catch {
+            outcome.withLock { $0.error = "\(error)" }
+        }
+    }
+    done.wait()
+    let result = outcome.withLock { $0 }
+    report(["status": result.status, "bytes": result.bytes, "pattern_ok": result.patternOK, "error": result.error,
+            "baseline_kib": baseline, "peak_kib": peakKiB(), "seconds": Date().timeIntervalSince(started)])
 }
 
 let request = HttpRequest()

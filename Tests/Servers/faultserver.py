@@ -22,6 +22,11 @@ Besides the fault routes:
   /blackhole   {"port": P}: a loopback port whose full accept queue lets connect() hang.
   /multipart   parses a multipart/form-data body as it streams in: each part's name, filename,
       contentType, size and sha256.
+  /trickle?key=K&n=N[&size=S][&interval_ms=I][&head_ms=H][&gate=1]   N pattern bytes, S at a
+      time every I ms, after H ms before the head (with gate=1 the body waits for
+      /trickle-open?key=K, up to 300 s), watching the connection all along: /trickle-log?key=K
+      says when (epoch seconds) it started and ended and the client closed it ("closedAt"), and
+      how many bytes went out ("sent").
 """
 import calendar
 import email.utils
@@ -61,6 +66,7 @@ FILE_LOGS = {}  # key: [{"method", "range", "ifRange", "status"}, ...]
 RETRIES = {}  # key: {"count", "methods"}
 ENCODED = {}  # (coding, n): encoded body; (None, n): SHA-256 of the identity body
 BLACKHOLE = {}  # "port", "listener", "fillers"
+TRICKLES = {}  # key: {"closedAt", "sent", "complete"}
 STATE_LOCK = threading.Lock()
 FILE_EPOCH = calendar.timegm((2026, 1, 1, 0, 0, 0))  # Last-Modified of /file version 0
 
@@ -768,6 +774,58 @@ def multipart(handler, request):
         return
     handler.send_json(200, {"parts": parser.parts})
 
+def trickle(handler, request):
+    """A slow body that notices at once when the client closes the connection."""
+    n, size = request.int_arg("n", 1 << 20), request.int_arg("size", 1024)
+    interval = request.int_arg("interval_ms", 20) / 1000
+    entry = {"startedAt": time.time(), "endedAt": None, "closedAt": None, "sent": 0, "complete": False,
+             "open": request.int_arg("gate", 0) == 0}
+    with STATE_LOCK:
+        TRICKLES[request.arg("key", "")] = entry
+
+    def closed():
+        entry["closedAt"] = entry["endedAt"] = time.time()
+        return False
+
+    handler.discard_body(request)
+    if not pause(handler, request.int_arg("head_ms", 0) / 1000):
+        return closed()
+    handler.send_head(200, "OK", [("Content-Type", "application/octet-stream")], n)
+    handler.wfile.flush()
+    deadline = time.monotonic() + 300
+    while not entry["open"] and time.monotonic() < deadline:  # gate=1: the body waits for /trickle-open
+        if not pause(handler, 0.005):
+            return closed()
+    while entry["sent"] < n:
+        if not pause(handler, interval):
+            return closed()
+        piece = min(size, n - entry["sent"])
+        try:
+            handler.wfile.write(pattern(entry["sent"], piece))
+            handler.wfile.flush()
+        except OSError:
+            return closed()
+        entry["sent"] += piece
+    entry["complete"] = True
+    entry["endedAt"] = time.time()
+
+
+def trickle_log(handler, request):
+    handler.discard_body(request)
+    with STATE_LOCK:
+        entry = dict(TRICKLES.get(request.arg("key", ""), {}))
+    handler.send_json(200 if entry else 404, entry)
+
+
+def trickle_open(handler, request):
+    handler.discard_body(request)
+    with STATE_LOCK:
+        entry = TRICKLES.get(request.arg("key", ""))
+        if entry is not None:
+            entry["open"] = True
+    handler.send_json(200 if entry is not None else 404, {})
+
+
 ROUTES = {
     "/delay": delay, "/drip": drip, "/bytes": send_bytes, "/reset": reset, "/malformed": malformed,
     "/hugeheader": huge_header, "/cuthead": cut_head, "/continue": continue_, "/sink": sink, "/redirect/chain": chain,
@@ -775,6 +833,7 @@ ROUTES = {
     "/recorded": recorded, "/status": status, "/connection": connection,
     "/file": file, "/file-log": file_log, "/retry": retry, "/retry-count": retry_count,
     "/encoded": encoded, "/stall": stall, "/blackhole": blackhole, "/multipart": multipart,
+    "/trickle": trickle, "/trickle-log": trickle_log, "/trickle-open": trickle_open,
 }
 
 

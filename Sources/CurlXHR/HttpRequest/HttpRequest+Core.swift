@@ -99,11 +99,7 @@ extension HttpRequest {
         /// send ends with.
         mutating func finishResponseFile(_ failure: TransferFailure?) -> TransferFailure? {
             guard var file = fileSink.take() else { return failure }
-            if failure == nil, let problem = file.complete() { return TransferFailure(kind: .other, text: problem) }
-            file.discard()
-            // A write that failed stopped libcurl: its words are less precise than the file's.
-            if failure != nil, let own = file.failure { return TransferFailure(kind: .other, text: own) }
-            return failure
+            return file.finish(failure)
         }
 
         mutating func forgetResponse() {

@@ -58,35 +58,10 @@ extension HttpRequest {
     func start(_ body: RequestBody, timeout: Double, fileDescriptor: Int32 = -1, fileSize: Int64 = 0,
                into chosenQueue: RequestQueue? = nil, atFront: Bool = false) -> Bool {
         let outcome = withCore { core -> Result<(Transfer, Effects, waits: Bool), HttpRequestError> in
-            guard timeout.isFinite, timeout >= 0 else {
-                return .failure(HttpRequestError(.invalidArgument, "the timeout must be 0 or more seconds"))
-            }
-            var body = body
-            if !core.message.formValues.isEmpty || !core.message.formFiles.isEmpty {
-                guard case .none = body else {
-                    return .failure(HttpRequestError(.invalidArgument, "a body cannot be sent together with form values"))
-                }
-                if core.message.formFiles.isEmpty, !core.message.multipartForm {
-                    body = .bytes(Data(core.message.formBody), contentType: "application/x-www-form-urlencoded")
-                } else {
-                    // The files must still be there: libcurl opens them as it sends.
-                    if let problem = core.message.formFiles.lazy.compactMap({ ReadableFile.problem($0.path) }).first {
-                        return .failure(HttpRequestError(.fileUnreadable, problem))
-                    }
-                    body = .multipart(values: core.message.formValues, files: core.message.formFiles)
-                }
-            }
-            if core.message.method == "HEAD", case .bytes = body {
-                return .failure(HttpRequestError(.invalidArgument, "a HEAD request cannot carry a body"))
-            }
-            // A response file (not for HEAD, which has no body), resumed where its .part ends.
-            let file = core.responseFile.flatMap { core.message.method == "HEAD" ? nil : FileSink($0) }
-            if core.switches.range != nil, Transfer.sendsBody(core.message.method, body) {
-                // libcurl would turn the range into the body's Content-Range.
-                return .failure(HttpRequestError(.invalidArgument, "a range asks for part of a response: not for a request that sends a body"))
-            }
-            if let file, file.resumeOffset > 0, core.switches.range != nil {
-                return .failure(HttpRequestError(.invalidArgument, "a range cannot be combined with resuming a response file"))
+            let plan: SendPlan
+            switch core.plan(body, timeout: timeout, fileDescriptor: fileDescriptor, fileSize: fileSize) {
+            case .failure(let refusal): return .failure(refusal)
+            case .success(let planned): plan = planned
             }
             guard core.machine.mayStart else { return .failure(HttpRequestError(core.machine.rejection(.send))) }
             // The queue's answer last: once admitted, the send goes ahead.
@@ -103,21 +78,12 @@ extension HttpRequest {
             }
             _ = core.machine.send(waitingFor: waits ? slot?.number : nil)
             let transfer = core.reusableTransfer() ?? Transfer(owner: self)
-            // A send's own timeout replaces the total of `setTimeouts` for that send.
-            transfer.prepare(message: core.message, body: body, switches: core.switches,
-                             timeout: timeout > 0 ? timeout : core.switches.timeouts.total,
-                             pipelining: core.enablePipelining, fileDescriptor: fileDescriptor, fileSize: fileSize)
-            if let file, file.resumeOffset > 0, let validator = file.validator {
-                transfer.askForTheRest(from: file.resumeOffset, validator: validator)
-            }
-            // Given back when the transfer completes, whether it ran or not.
-            transfer.queueSlot = slot
-            core.fileSink = file
-            TransferEngine.transfersInFlight.add(1, ordering: .relaxed)  // until `complete()`
+            transfer.prepare(plan, message: core.message, switches: core.switches, pipelining: core.enablePipelining, queueSlot: slot)
+            core.fileSink = plan.file
             core.switches.freshConnection = false
             core.transfer = transfer
             sentBytes.store(0, ordering: .relaxed)
-            bytesToSend.store(Self.size(of: body, fileSize: fileSize), ordering: .relaxed)
+            bytesToSend.store(Self.size(of: plan.body, fileSize: fileSize), ordering: .relaxed)
             core.lastError = nil
             var effects = Effects()
             if !waits { launch(transfer, core: &core, effects: &effects) }
@@ -195,5 +161,70 @@ extension HttpRequest {
         }
         if let failure { transferFinished(transfer, failure: TransferFailure(kind: .authentication, text: failure)) }
         Wakeups.wake(transfer.complete())  // the engine never had it
+    }
+}
+
+/// What a send carries, once its arguments and the request's settings were checked: the
+/// same for ``HttpRequest``'s sends and its `async` responses.
+struct SendPlan {
+    var body: RequestBody
+    /// Where the body of the response goes, when a response file is set.
+    var file: FileSink?
+    /// The limit for the whole send (0: none): the send's own, else the total of `setTimeouts`.
+    var timeout: Double
+    var fileDescriptor: Int32
+    var fileSize: Int64
+}
+
+extension HttpRequest.Core {
+    /// Checks a send of `body` against the request's message and switches (not its state).
+    func plan(_ body: RequestBody, timeout: Double, fileDescriptor: Int32, fileSize: Int64) -> Result<SendPlan, HttpRequestError> {
+        guard timeout.isFinite, timeout >= 0 else {
+            return .failure(HttpRequestError(.invalidArgument, "the timeout must be 0 or more seconds"))
+        }
+        var body = body
+        if !message.formValues.isEmpty || !message.formFiles.isEmpty {
+            guard case .none = body else {
+                return .failure(HttpRequestError(.invalidArgument, "a body cannot be sent together with form values"))
+            }
+            if message.formFiles.isEmpty, !message.multipartForm {
+                body = .bytes(Data(message.formBody), contentType: "application/x-www-form-urlencoded")
+            } else {
+                // The files must still be there: libcurl opens them as it sends.
+                if let problem = message.formFiles.lazy.compactMap({ ReadableFile.problem($0.path) }).first {
+                    return .failure(HttpRequestError(.fileUnreadable, problem))
+                }
+                body = .multipart(values: message.formValues, files: message.formFiles)
+            }
+        }
+        if message.method == "HEAD", case .bytes = body {
+            return .failure(HttpRequestError(.invalidArgument, "a HEAD request cannot carry a body"))
+        }
+        // A response file (not for HEAD, which has no body), resumed where its .part ends.
+        let file = responseFile.flatMap { message.method == "HEAD" ? nil : FileSink($0) }
+        if switches.range != nil, Transfer.sendsBody(message.method, body) {
+            // libcurl would turn the range into the body's Content-Range.
+            return .failure(HttpRequestError(.invalidArgument, "a range asks for part of a response: not for a request that sends a body"))
+        }
+        if let file, file.resumeOffset > 0, switches.range != nil {
+            return .failure(HttpRequestError(.invalidArgument, "a range cannot be combined with resuming a response file"))
+        }
+        // A send's own timeout replaces the total of `setTimeouts` for that send.
+        return .success(SendPlan(body: body, file: file, timeout: timeout > 0 ? timeout : switches.timeouts.total,
+                                 fileDescriptor: fileDescriptor, fileSize: fileSize))
+    }
+}
+
+extension Transfer {
+    /// Readies the transfer for the send `plan` describes, of `message` with `switches`,
+    /// holding `queueSlot` (given back when it completes, whether it ran or not).
+    func prepare(_ plan: SendPlan, message: RequestMessage, switches: TransferSwitches, pipelining: Bool, queueSlot: QueueSlot?) {
+        prepare(message: message, body: plan.body, switches: switches, timeout: plan.timeout,
+                pipelining: pipelining, fileDescriptor: plan.fileDescriptor, fileSize: plan.fileSize)
+        if let file = plan.file, file.resumeOffset > 0, let validator = file.validator {
+            askForTheRest(from: file.resumeOffset, validator: validator)
+        }
+        self.queueSlot = queueSlot
+        TransferEngine.transfersInFlight.add(1, ordering: .relaxed)  // until `complete()`
     }
 }

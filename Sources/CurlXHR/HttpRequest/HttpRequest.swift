@@ -115,7 +115,7 @@ public final class HttpRequest: Sendable {
     nonisolated(unsafe) var startWindowHook: (() -> Void)?
 
     /// Runs the transfers: the libcurl engine, unless a test gave another.
-    private let runner: (any TransferRunner)?
+    let runner: (any TransferRunner)?
 
     public init() {
         runner = nil

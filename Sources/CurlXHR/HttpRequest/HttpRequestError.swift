@@ -1,4 +1,4 @@
-/// Why a call on ``HttpRequest`` said `false`.
+/// Why a call on ``HttpRequest`` said `false`, or what an `async` one threw.
 ///
 /// Read it from ``HttpRequest/lastError`` right after the call. Codes are open-ended:
 /// compare with the static members; new ones may be added.
@@ -18,6 +18,11 @@ public struct HttpRequestError: Error, Sendable, Equatable, CustomStringConverti
         public static let fileUnwritable = Code("fileUnwritable")
         /// The request's ``RequestQueue`` already holds as many waiting requests as it allows.
         public static let queueFull = Code("queueFull")
+        /// The transfer of an `async` response failed (``HttpRequestError/failureKind`` says
+        /// how; the message is what ``HttpRequest/getStatusText()`` would say).
+        public static let transferFailed = Code("transferFailed")
+        /// A body is larger than the limit it was collected to.
+        public static let tooLarge = Code("tooLarge")
 
         public var description: String { name }
     }
@@ -25,10 +30,19 @@ public struct HttpRequestError: Error, Sendable, Equatable, CustomStringConverti
     public let code: Code
     /// A sentence for people; never contains a password.
     public let message: String
+    /// For ``Code/transferFailed``: how the transfer failed.
+    public let failureKind: FailureKind?
 
     init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+        failureKind = nil
+    }
+
+    init(_ failure: TransferFailure) {
+        code = .transferFailed
+        message = failure.text
+        failureKind = failure.kind
     }
 
     init(_ rejection: RequestStateMachine.Rejection) {

@@ -101,7 +101,7 @@ public final class RequestQueue: Sendable {
 
     /// Takes `request` in: its slot, and whether it waits; refused when the queue is full, or
     /// when it would wait and `mayWait` is false.
-    func admit(_ request: HttpRequest, priority: HttpRequest.Priority, atFront: Bool,
+    func admit(_ request: any QueueMember, priority: HttpRequest.Priority, atFront: Bool,
                mayWait: Bool) -> Result<(QueueSlot, waits: Bool), HttpRequestError> {
         state.withLock { state in
             guard !state.isClosed else { return .failure(HttpRequestError(.invalidState, "the request's queue was destroyed")) }
@@ -131,7 +131,7 @@ public final class RequestQueue: Sendable {
 /// transfer completes (``Transfer/complete()`` gives it back).
 struct QueueSlot: Equatable, Sendable {
     let queue: RequestQueue
-    let request: HttpRequest
+    let request: any QueueMember
     /// Unique in the process.
     let number: Int
 
@@ -139,3 +139,14 @@ struct QueueSlot: Equatable, Sendable {
 
     func giveBack() { queue.leave(self) }
 }
+
+/// What waits in a ``RequestQueue``: a request's send, or an `async` response's.
+protocol QueueMember: AnyObject, Sendable {
+    /// The queue gave the member the slot numbered `number`: the send waiting for it starts,
+    /// unless it stopped waiting meanwhile.
+    func slotFreed(_ number: Int)
+    /// The queue ends the send that waits for the slot numbered `number` (an abort).
+    func stopWaiting(forSlot number: Int)
+}
+
+extension HttpRequest: QueueMember {}

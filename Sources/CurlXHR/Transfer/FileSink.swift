@@ -164,6 +164,16 @@ struct FileSink: TransferSink {
         return nil
     }
 
+    /// The send ended, with `failure` or not: on success the `.part` becomes the file (a
+    /// failure when it cannot); otherwise it stays for a resume. Returns the failure the send
+    /// ends with (a write that failed stopped libcurl: its words are less precise than the file's).
+    mutating func finish(_ failure: TransferFailure?) -> TransferFailure? {
+        if failure == nil, let problem = complete() { return TransferFailure(kind: .other, text: problem) }
+        discard()
+        if failure != nil, let own = self.failure { return TransferFailure(kind: .other, text: own) }
+        return failure
+    }
+
     /// The send ended otherwise (a failure, an abort): the `.part` stays for a resume.
     mutating func discard() {
         closeFile()

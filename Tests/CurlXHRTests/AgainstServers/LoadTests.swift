@@ -174,14 +174,6 @@ import Testing
         #expect(TransferEngine.transfersInFlight.load(ordering: .relaxed) == 0)
     }
 
-    /// Runs the probe and decodes its one JSON line.
-    func probe(_ arguments: [String]) throws -> [String: Any] {
-        let result = try Shell.run(TestEnvironment.builtProduct("curlxhr-probe"), arguments)
-        #expect(result.status == 0, "\(result.output)")
-        let line = try #require(result.output.split(separator: "\n").last)
-        return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-    }
-
     @Test func twoHundredMiBDownloadDrainedInLoadingStaysSmall() throws {
         let size = 200 * 1024 * 1024
         let result = try probe(["download", try env.faultURL + "/bytes?n=\(size)"])

@@ -125,3 +125,12 @@ enum Shell {
         return Result(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self))
     }
 }
+
+/// Runs `curlxhr-probe` (a process of its own, for what only a process can show: its memory,
+/// its environment) and decodes its one JSON line.
+func probe(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+    let result = try Shell.run(TestEnvironment.builtProduct("curlxhr-probe"), arguments)
+    #expect(result.status == 0, "\(result.output)", sourceLocation: sourceLocation)
+    let line = try #require(result.output.split(separator: "\n").last, sourceLocation: sourceLocation)
+    return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], sourceLocation: sourceLocation)
+}

@@ -4,6 +4,9 @@
 //     async: true. Each one's onStatusChange drains getReceiveBuffer() on LOADING and DONE
 //     (counting the bytes, keeping none) and, on DONE, records the outcome and re-opens and
 //     re-sends the same object. Callbacks run on the library's default callback queue.
+// --mode async --await (client "curlxhr-await"): `concurrency` tasks, each with one HttpRequest
+//     that it opens and sends with `try await response()` in a loop, reading the body as an
+//     AsyncSequence (counting the bytes, keeping none).
 // --mode threads (client "curlxhr-sync"): `concurrency` threads, each with one HttpRequest
 //     opened with async: false, calling send() (which blocks until DONE) in a loop and then
 //     taking the whole body with getReceiveBuffer().
@@ -52,14 +55,19 @@ func fileSize(_ path: String) -> Int? {
     return stat(path, &info) == 0 ? Int(info.st_size) : nil
 }
 
-/// --response-file and --post-file, taken out of the arguments before BenchOptions reads the
-/// shared ones.
-let (responseFile, postFiles, sharedArguments): (String?, [String], [String]) = {
+/// --response-file, --post-file and --await, taken out of the arguments before BenchOptions
+/// reads the shared ones.
+let (responseFile, postFiles, usesAwait, sharedArguments): (String?, [String], Bool, [String]) = {
     var file: String?
     var postFiles: [String] = []
+    var usesAwait = false
     var rest: [String] = []
     var arguments = CommandLine.arguments[...]
     while let argument = arguments.popFirst() {
+        if argument == "--await" {
+            usesAwait = true
+            continue
+        }
         guard argument == "--response-file" || argument == "--post-file" else { rest.append(argument); continue }
         guard let path = arguments.popFirst(), !path.isEmpty else {
             writeError("\(argument) needs a path\n")
@@ -67,11 +75,12 @@ let (responseFile, postFiles, sharedArguments): (String?, [String], [String]) = 
         }
         if argument == "--post-file" { postFiles.append(path) } else { file = path }
     }
-    return (file, postFiles, rest)
+    return (file, postFiles, usesAwait, rest)
 }()
 let options = {
     var options = BenchOptions.parse(client: "curlxhr", sharedArguments)
     if options.mode == .threads && options.client == "curlxhr" { options.client = "curlxhr-sync" }
+    if usesAwait && options.client == "curlxhr" { options.client = "curlxhr-await" }
     if !postFiles.isEmpty {
         guard options.postBytes == 0 else {
             writeError("--post-file and --post-bytes exclude each other (the form is the body)\n")
@@ -88,6 +97,10 @@ let options = {
     }
     return options
 }()
+if usesAwait && (options.mode != .async || responseFile != nil || !postFiles.isEmpty || options.postBytes > 0) {
+    writeError("--await is for GETs in --mode async\n")
+    exit(64)
+}
 if responseFile != nil && options.concurrency != 1 {
     writeError("--response-file needs --concurrency 1 (one file, one request at a time)\n")
     exit(64)
@@ -149,6 +162,36 @@ func finish(_ request: HttpRequest, buffered: Int) {
 }
 
 switch options.mode {
+case .async where usesAwait:
+    let allDone = DispatchSemaphore(value: 0)
+    Task.detached {
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<options.concurrency {
+                group.addTask {
+                    let request = HttpRequest()
+                    while tally.claim() {
+                        guard request.open(options.method, url: options.url) else {
+                            tally.finish(status: 0, bodyBytes: 0, problem: "open refused: \(request.lastError.map { "\($0)" } ?? "?")")
+                            continue
+                        }
+                        for (name, value) in benchRequestHeaders.prefix(options.headers) { request.setRequestHeader(name, value: value) }
+                        do {
+                            let response = try await request.response()
+                            var bytes = 0
+                            for try await chunk in response.body { bytes += chunk.count }
+                            tally.finish(status: response.status, bodyBytes: bytes, problem: nil,
+                                         httpVersion: options.expectHTTPVersion == nil ? nil : response.httpVersion)
+                        } catch {
+                            tally.finish(status: 0, bodyBytes: 0, problem: "\(error)")
+                        }
+                    }
+                }
+            }
+        }
+        allDone.signal()
+    }
+    allDone.wait()
+
 case .async:
     /// One request object and the body bytes counted for its current request. Touched by the
     /// thread that sends and then only by its callbacks, which run one at a time.

@@ -1,0 +1,166 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The decisions of one response streamed to an `async` consumer, as a pure value type: when
+/// the head goes to the task that awaits it, which body bytes are kept, when the transfer
+/// pauses because the consumer is behind and when it resumes, and how the stream ends.
+///
+/// No lock, no thread, no continuation in here: ``ResponseStream`` keeps one behind its lock
+/// and does what the answers say outside it. `HeadWaiter` and `BodyWaiter` are whatever waits
+/// (continuations there, numbers in the transcript tests).
+///
+/// | event | awaiting head | streaming | ended |
+/// |-------|---------------|-----------|-------|
+/// | head arrives | the head waiter gets it | – | ignored |
+/// | body bytes | – | to the body waiter, else kept; paused at ``pauseAt`` kept | refused |
+/// | consumer takes | – | a kept chunk (resume at ``resumeAt``), else waits | kept chunks, then the end |
+/// | transfer ends | waiters get the end | the body waiter gets the end | – |
+/// | cancel | waiters get `cancelled`; stop the transfer | the same; kept chunks dropped | – |
+struct BodyStreamState<HeadWaiter, BodyWaiter> {
+    /// How a stream ended.
+    enum End: Equatable {
+        /// The whole body arrived.
+        case complete
+        /// The transfer failed (the head may have come before).
+        case failed(TransferFailure)
+        /// The consumer cancelled (its task, or it let go of the body).
+        case cancelled
+    }
+
+    /// What becomes of body bytes that arrive.
+    enum Intake {
+        /// Straight to the consumer that waits for them.
+        case deliver(BodyWaiter)
+        /// Kept (``keep(_:)``) until the consumer asks.
+        case keep
+        /// Not taken: the consumer is ``pauseAt`` bytes behind; the transfer pauses.
+        case pause
+        /// The stream ended (cancelled): the transfer is to stop.
+        case refuse
+    }
+
+    /// What the consumer's request for the next chunk gets.
+    enum Take {
+        /// A kept chunk; `resume`: the transfer paused and may go on now.
+        case chunk(Data, resume: Bool)
+        /// The stream ended, and nothing is kept.
+        case end(End)
+        /// Nothing yet: the waiter was parked.
+        case wait
+    }
+
+    /// What awaiting the head gets.
+    enum HeadTake: Equatable {
+        case head
+        case end(End)
+        case wait
+    }
+
+    /// The transfer pauses when this many bytes wait for the consumer.
+    let pauseAt: Int
+    /// A paused transfer resumes when the consumer has taken all but this many.
+    let resumeAt: Int
+
+    private(set) var headArrived = false
+    private(set) var end: End?
+    /// Bytes kept for the consumer, oldest first (from `first` on).
+    private var chunks: [Data] = []
+    private var first = 0
+    private(set) var keptBytes = 0
+    private(set) var isPaused = false
+    private var headWaiter: HeadWaiter?
+    private var bodyWaiter: BodyWaiter?
+
+    init(pauseAt: Int, resumeAt: Int? = nil) {
+        self.pauseAt = max(1, pauseAt)
+        self.resumeAt = min(resumeAt ?? self.pauseAt / 2, self.pauseAt - 1)
+    }
+
+    // MARK: From the transfer
+
+    /// The final head arrived: the waiter to hand it to (nil when none waits yet, or the
+    /// stream ended).
+    mutating func headArrives() -> HeadWaiter? {
+        guard end == nil, !headArrived else { return nil }
+        headArrived = true
+        return headWaiter.take()
+    }
+
+    /// `count` body bytes arrive.
+    mutating func bodyArrives(count: Int) -> Intake {
+        guard end == nil else { return .refuse }
+        if let waiter = bodyWaiter.take() { return .deliver(waiter) }
+        if keptBytes >= pauseAt {
+            isPaused = true
+            return .pause
+        }
+        return .keep
+    }
+
+    /// Keeps bytes `bodyArrives` said to keep.
+    mutating func keep(_ chunk: Data) {
+        chunks.append(chunk)
+        keptBytes += chunk.count
+    }
+
+    /// The transfer ended: the waiters to tell (the head waiter gets the head when the end is
+    /// `complete`, else the end). A stream that ended already (cancelled) stays as it ended.
+    mutating func transferEnds(_ how: End) -> (head: HeadWaiter?, body: BodyWaiter?) {
+        guard end == nil else { return (nil, nil) }
+        end = how
+        if how == .complete { headArrived = true }
+        isPaused = false
+        return (headWaiter.take(), bodyWaiter.take())
+    }
+
+    /// The consumer cancels: whether the transfer is to stop (it had not ended), and the
+    /// waiters to tell. Kept bytes are dropped.
+    mutating func cancel() -> (stopsTransfer: Bool, head: HeadWaiter?, body: BodyWaiter?) {
+        guard end == nil else { return (false, nil, nil) }
+        end = .cancelled
+        chunks = []
+        first = 0
+        keptBytes = 0
+        isPaused = false
+        return (true, headWaiter.take(), bodyWaiter.take())
+    }
+
+    // MARK: From the consumer
+
+    /// The head, the end, or `waiter` parked until either comes.
+    mutating func awaitHead(_ waiter: @autoclosure () -> HeadWaiter) -> HeadTake {
+        if let end, !headArrived || end == .cancelled { return .end(end) }
+        if headArrived { return .head }
+        headWaiter = waiter()
+        return .wait
+    }
+
+    /// The next kept chunk, or the end once every kept chunk was taken; else `waiter` is
+    /// parked until bytes or the end come (nil: only look, park nothing).
+    mutating func next(_ waiter: @autoclosure () -> BodyWaiter?) -> Take {
+        if first < chunks.count {
+            let chunk = chunks[first]
+            first += 1
+            keptBytes -= chunk.count
+            if first == chunks.count {
+                chunks.removeAll(keepingCapacity: true)
+                first = 0
+            } else if first >= 64, first * 2 >= chunks.count {
+                chunks.removeFirst(first)
+                first = 0
+            }
+            var resume = false
+            if isPaused, keptBytes <= resumeAt {
+                isPaused = false
+                resume = true
+            }
+            return .chunk(chunk, resume: resume)
+        }
+        if let end { return .end(end) }
+        if let parked = waiter() { bodyWaiter = parked }
+        return .wait
+    }
+}

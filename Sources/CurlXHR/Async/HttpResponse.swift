@@ -1,0 +1,98 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A response as ``HttpRequest/response(timeout:)`` returns it: at its head, with the body
+/// still to come as an `AsyncSequence` of byte chunks.
+///
+/// ```swift
+/// let request = HttpRequest()
+/// request.open("GET", url: "https://intranet.example/api/report", auth: "ntlm",
+///              user: "EXAMPLE\\alice", password: secret)
+/// let response = try await request.response()
+/// guard response.status == 200 else { ... }
+/// for try await chunk in response.body { try file.write(contentsOf: chunk) }
+/// // or: let data = try await response.body.collect(upTo: 1 << 20)
+/// ```
+///
+/// The body is read once. A consumer that falls behind pauses the transfer: no more than about
+/// 1 MiB waits in memory, however large the body. Letting go of the response (and of its body)
+/// before the end, or cancelling the task that reads it, stops the transfer at once.
+public struct HttpResponse: Sendable {
+    let head: ResponseHead
+
+    /// The HTTP status of the final response (after redirects and authentication rounds).
+    public var status: Int { head.status }
+    /// The reason phrase (the standard one when the server sent none, as over HTTP/2).
+    public var statusText: String { head.reason }
+    /// The protocol of the response: `"HTTP/1.1"`, `"HTTP/2"`, as ``HttpRequest/Metrics/httpVersion``.
+    public var httpVersion: String? { head.httpVersion }
+    /// The header fields in arrival order, values trimmed.
+    public var headers: [(name: String, value: String)] { head.fields }
+    /// The body, as it arrives.
+    public let body: Body
+
+    /// The value of a header field, matched case-insensitively; repeated fields are joined
+    /// with ", " (as ``HttpRequest/getResponseHeader(_:)``).
+    public func header(_ name: String) -> String? { head.value(of: name) }
+
+    /// The body length the head announces (`Content-Length`), nil when it announces none.
+    public var expectedContentLength: Int? { head.announcedLength }
+
+    init(head: ResponseHead, stream: ResponseStream) {
+        self.head = head
+        body = Body(BodyReader(stream))
+    }
+}
+
+extension HttpResponse {
+    /// The body of a response: chunks of bytes in order, as they arrive (decoded, when the
+    /// server compressed them and content decoding is on). Ends when the body is complete;
+    /// throws ``HttpRequestError`` (code ``HttpRequestError/Code/transferFailed``) when the
+    /// transfer fails, `CancellationError` when the task reading it is cancelled.
+    ///
+    /// With a response file (``HttpRequest/setResponseFile(_:resume:)``) the bytes go to the
+    /// file: the body yields none, and ends when the file is complete.
+    public struct Body: AsyncSequence, Sendable {
+        public typealias Element = Data
+        let reader: BodyReader
+
+        init(_ reader: BodyReader) { self.reader = reader }
+
+        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(reader: reader) }
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            let reader: BodyReader
+
+            public mutating func next() async throws -> Data? {
+                try await reader.stream.nextChunk()
+            }
+        }
+
+        /// The whole body in one `Data`, at most `maxBytes` of it.
+        /// - Throws: ``HttpRequestError`` with the code ``HttpRequestError/Code/tooLarge``
+        ///   (the transfer is stopped) when the body is larger, and what reading it throws.
+        public func collect(upTo maxBytes: Int) async throws -> Data {
+            var data = Data()
+            if let announced = reader.stream.announcedLength, announced <= maxBytes { data.reserveCapacity(announced) }
+            for try await chunk in self {
+                guard chunk.count <= maxBytes - data.count else {
+                    reader.stream.cancel()
+                    throw HttpRequestError(.tooLarge, "the body is larger than \(maxBytes) bytes")
+                }
+                data.append(chunk)
+            }
+            return data
+        }
+    }
+
+    /// Whoever reads a body keeps its stream; the last to let go of it stops a transfer that
+    /// has not ended.
+    final class BodyReader: Sendable {
+        let stream: ResponseStream
+        init(_ stream: ResponseStream) { self.stream = stream }
+        deinit { stream.cancel() }
+    }
+}

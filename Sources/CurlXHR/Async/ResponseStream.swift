@@ -1,0 +1,235 @@
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One `async` response: the ``TransferOwner`` of its transfer, and what its consumer awaits.
+///
+/// The decisions (who gets the head, which bytes wait, pause and resume, the end) are
+/// ``BodyStreamState``'s, taken under one lock; continuations are resumed outside it. The
+/// transfer holds the stream while in flight; the consumer's ``HttpResponse/BodyReader``
+/// holds it after, and letting go of it early stops the transfer.
+final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
+    typealias HeadWaiter = CheckedContinuation<HttpResponse, any Error>
+    typealias BodyWaiter = CheckedContinuation<Data?, any Error>
+
+    private struct State {
+        var decisions: BodyStreamState<HeadWaiter, BodyWaiter>
+        var head: ResponseHead?
+        /// Where a response file takes the body (``HttpRequest/setResponseFile(_:resume:)``).
+        var file: FileSink?
+        /// The queue slot the send waits for (nil: it runs, or never waited).
+        var waitingSlot: Int?
+        var contentDecoding = true
+    }
+
+    /// The bytes that may wait for a slow consumer before the transfer pauses.
+    static let pauseThreshold = ReportScheduler.pauseThreshold
+
+    private let state: Locked<State>
+    private var transfer: Transfer!
+    private let runner: (any TransferRunner)?
+
+    /// Async only: no synchronous send sleeps on a bit.
+    var completionBit: UInt32 { 0 }
+
+    init(runner: (any TransferRunner)?, file: FileSink?, contentDecoding: Bool) {
+        self.runner = runner
+        state = Locked(State(decisions: BodyStreamState(pauseAt: Self.pauseThreshold), file: file, contentDecoding: contentDecoding))
+        transfer = Transfer(owner: self)
+    }
+
+    /// The transfer, to prepare before ``begin(waitingFor:)``.
+    var preparedTransfer: Transfer { transfer }
+
+    /// The length the head announced, once it came.
+    var announcedLength: Int? { state.withLock { $0.head?.announcedLength } }
+
+    // MARK: Starting
+
+    /// Takes the stream into `queue`: its slot, which it runs in or waits for. Under the
+    /// stream's lock, so that the slot cannot be handed on before the stream knows it waits.
+    func admit(to queue: RequestQueue, priority: HttpRequest.Priority) -> Result<QueueSlot, HttpRequestError> {
+        state.withLock { state in
+            queue.admit(self, priority: priority, atFront: false, mayWait: true).map { slot, waits in
+                if waits { state.waitingSlot = slot.number }
+                return slot
+            }
+        }
+    }
+
+    /// Starts the transfer (unless it waits for a queue slot), then waits for the head.
+    /// Cancelling the task stops the transfer.
+    func response() async throws -> HttpResponse {
+        if state.withLock({ $0.waitingSlot == nil }) { launch() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: HeadWaiter) in
+                let taken = state.withLock { state in (state.decisions.awaitHead(waiter), state.head) }
+                switch taken {
+                case (.wait, _): break
+                case (.head, let head?): waiter.resume(returning: HttpResponse(head: head, stream: self))
+                case (.head, nil): waiter.resume(throwing: HttpRequestError(TransferFailure(kind: .other, text: "no response head")))
+                case (.end(let end), _): waiter.resume(throwing: Self.error(end))
+                }
+            }
+        } onCancel: {
+            cancel()
+        }
+    }
+
+    /// To the engine, once Kerberos tickets (when any are to be obtained) are there.
+    private func launch() {
+        guard transfer.ticketCredentials != nil else { return command { $0.start(transfer) } }
+        DispatchQueue.global().async { [self] in
+            guard let credentials = transfer.ticketCredentials else { return }
+            if let failure = KerberosCredentials.obtainTickets(principal: credentials.user, password: credentials.password) {
+                transferFinished(transfer, failure: TransferFailure(kind: .authentication, text: failure), fallbackStatus: 0, record: SendRecord())
+                _ = transfer.complete()  // the engine never had it
+            } else {
+                command { $0.start(transfer) }
+            }
+        }
+    }
+
+    private func command(_ body: (any TransferRunner) -> Void) {
+        body(runner ?? TransferEngine.shared)
+    }
+
+    func slotFreed(_ number: Int) {
+        let starts = state.withLock { state in
+            guard state.waitingSlot == number else { return false }
+            state.waitingSlot = nil
+            return true
+        }
+        if starts { launch() }
+    }
+
+    func stopWaiting(forSlot number: Int) {
+        let stops = state.withLock { state in state.waitingSlot == number }
+        if stops { end(TransferFailure(kind: .aborted, text: "Request aborted")) }
+    }
+
+    // MARK: Reading
+
+    func nextChunk() async throws -> Data? {
+        // Kept bytes, or the end, without a continuation.
+        switch state.withLock({ $0.decisions.next(nil) }) {
+        case .chunk(let chunk, let resume):
+            if resume { command { $0.resume(transfer) } }
+            return chunk
+        case .end(let end):
+            if end == .complete { return nil }
+            throw Self.error(end)
+        case .wait:
+            break
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: BodyWaiter) in
+                switch state.withLock({ $0.decisions.next(waiter) }) {
+                case .wait:
+                    break
+                case .chunk(let chunk, let resume):
+                    if resume { command { $0.resume(transfer) } }
+                    waiter.resume(returning: chunk)
+                case .end(let end):
+                    if end == .complete { waiter.resume(returning: nil) } else { waiter.resume(throwing: Self.error(end)) }
+                }
+            }
+        } onCancel: {
+            cancel()
+        }
+    }
+
+    /// Stops the transfer (a task cancelled, a body let go of, a body too large); a stream
+    /// that ended stays as it ended.
+    func cancel() {
+        let (stops, head, body, slot) = state.withLock { state in
+            let taken = state.decisions.cancel()
+            state.file?.discard()
+            state.file = nil
+            return (taken.stopsTransfer, taken.head, taken.body, state.waitingSlot.take())
+        }
+        guard stops else { return }
+        if slot != nil {
+            _ = transfer.complete()  // the engine never had it: out of its queue
+        } else {
+            command { $0.cancel(transfer, send: transfer.sends) }
+        }
+        head?.resume(throwing: CancellationError())
+        body?.resume(throwing: CancellationError())
+    }
+
+    /// Ends the stream with `failure` where no transfer callback will (a queue abort).
+    private func end(_ failure: TransferFailure) {
+        let (waiters, slot) = state.withLock { state in
+            (state.decisions.transferEnds(.failed(failure)), state.waitingSlot.take())
+        }
+        if slot != nil { _ = transfer.complete() }
+        waiters.head?.resume(throwing: HttpRequestError(failure))
+        waiters.body?.resume(throwing: HttpRequestError(failure))
+    }
+
+    private static func error(_ end: BodyStreamState<HeadWaiter, BodyWaiter>.End) -> any Error {
+        switch end {
+        case .complete, .cancelled: CancellationError()
+        case .failed(let failure): HttpRequestError(failure)
+        }
+    }
+
+    // MARK: TransferOwner (the engine thread)
+
+    func transferReceivedHead(_ transfer: Transfer, _ head: RecordedHead) {
+        let (waiter, response) = state.withLock { state -> (HeadWaiter?, ResponseHead) in
+            let kept = ResponseHead(head)
+            state.head = kept
+            state.file?.begin(head, decoding: state.contentDecoding)
+            return (state.decisions.headArrives(), kept)
+        }
+        waiter?.resume(returning: HttpResponse(head: response, stream: self))
+    }
+
+    func transferReceivedBody(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
+        let (disposition, waiter) = state.withLock { state -> (BodyDisposition, BodyWaiter?) in
+            if state.file?.takesBody == true, state.decisions.end == nil {
+                state.file?.write(bytes, announcedLength: nil)
+                return (state.file?.failure == nil ? .accepted : .refused, nil)
+            }
+            switch state.decisions.bodyArrives(count: bytes.count) {
+            case .deliver(let waiter): return (.accepted, waiter)
+            case .keep:
+                state.decisions.keep(Data(bytes))
+                return (.accepted, nil)
+            case .pause: return (.paused, nil)
+            case .refuse: return (.refused, nil)
+            }
+        }
+        waiter?.resume(returning: Data(bytes))
+        return disposition
+    }
+
+    func transferSent(_ transfer: Transfer, bytes: Int64, of total: Int64) {}
+
+    func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int, record: SendRecord) {
+        let (waiters, head, end) = state.withLock { state in
+            var failure = failure
+            if var file = state.file.take() { failure = file.finish(failure) }
+            if failure == nil, state.head == nil {
+                state.head = ResponseHead(status: fallbackStatus, reason: ReasonPhrase.standard(for: fallbackStatus))
+            }
+            let waiters = state.decisions.transferEnds(failure.map { .failed($0) } ?? .complete)
+            return (waiters, state.head, state.decisions.end ?? .cancelled)
+        }
+        if let waiter = waiters.head {
+            if end == .complete, let head {
+                waiter.resume(returning: HttpResponse(head: head, stream: self))
+            } else {
+                waiter.resume(throwing: Self.error(end))
+            }
+        }
+        if let waiter = waiters.body {
+            if end == .complete { waiter.resume(returning: nil) } else { waiter.resume(throwing: Self.error(end)) }
+        }
+    }
+}
