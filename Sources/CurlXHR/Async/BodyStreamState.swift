@@ -12,12 +12,16 @@ import Foundation
 /// and does what the answers say outside it. `HeadWaiter` and `BodyWaiter` are whatever waits
 /// (continuations there, numbers in the transcript tests).
 ///
+/// What the transfer brings (head, bytes, end) is kept, and a parked consumer is woken by
+/// ``wake()``, once for all the news that came together: the engine wakes its streams when
+/// its round ends, so a small response (head, body and end in one round) wakes its task once.
+///
 /// | event | awaiting head | streaming | ended |
 /// |-------|---------------|-----------|-------|
-/// | head arrives | the head waiter gets it | – | ignored |
-/// | body bytes | – | to the body waiter, else kept; paused at ``pauseAt`` kept | refused |
-/// | consumer takes | – | a kept chunk (resume at ``resumeAt``), else waits | kept chunks, then the end |
-/// | transfer ends | waiters get the end | the body waiter gets the end | – |
+/// | head arrives | kept; wake | – | ignored |
+/// | body bytes | – | kept (wake); paused at ``pauseAt`` kept | refused |
+/// | consumer takes | – | a kept chunk (resume at ``resumeAt``), else parks | kept chunks, then the end |
+/// | transfer ends | wake: the head, or the failure | wake: the end after the kept chunks | – |
 /// | cancel | waiters get `cancelled`; stop the transfer | the same; kept chunks dropped | – |
 struct BodyStreamState<HeadWaiter, BodyWaiter> {
     /// How a stream ended.
@@ -32,8 +36,6 @@ struct BodyStreamState<HeadWaiter, BodyWaiter> {
 
     /// What becomes of body bytes that arrive.
     enum Intake {
-        /// Straight to the consumer that waits for them.
-        case deliver(BodyWaiter)
         /// Kept (``keep(_:)``) until the consumer asks.
         case keep
         /// Not taken: the consumer is ``pauseAt`` bytes behind; the transfer pauses.
@@ -73,6 +75,8 @@ struct BodyStreamState<HeadWaiter, BodyWaiter> {
     private(set) var isPaused = false
     private var headWaiter: HeadWaiter?
     private var bodyWaiter: BodyWaiter?
+    /// A ``wake()`` is due (asked for and not yet done).
+    private(set) var wakeIsDue = false
 
     init(pauseAt: Int, resumeAt: Int? = nil) {
         self.pauseAt = max(1, pauseAt)
@@ -81,18 +85,17 @@ struct BodyStreamState<HeadWaiter, BodyWaiter> {
 
     // MARK: From the transfer
 
-    /// The final head arrived: the waiter to hand it to (nil when none waits yet, or the
-    /// stream ended).
-    mutating func headArrives() -> HeadWaiter? {
-        guard end == nil, !headArrived else { return nil }
+    /// The final head arrived. Returns whether a ``wake()`` is to be asked for (a consumer
+    /// waits, and none is due yet).
+    mutating func headArrives() -> Bool {
+        guard end == nil, !headArrived else { return false }
         headArrived = true
-        return headWaiter.take()
+        return wakeNeeded(headWaiter != nil)
     }
 
     /// `count` body bytes arrive.
     mutating func bodyArrives(count: Int) -> Intake {
         guard end == nil else { return .refuse }
-        if let waiter = bodyWaiter.take() { return .deliver(waiter) }
         if keptBytes >= pauseAt {
             isPaused = true
             return .pause
@@ -100,20 +103,47 @@ struct BodyStreamState<HeadWaiter, BodyWaiter> {
         return .keep
     }
 
-    /// Keeps bytes `bodyArrives` said to keep.
-    mutating func keep(_ chunk: Data) {
+    /// Keeps bytes `bodyArrives` said to keep. Returns whether a ``wake()`` is to be asked for.
+    mutating func keep(_ chunk: Data) -> Bool {
         chunks.append(chunk)
         keptBytes += chunk.count
+        return wakeNeeded(bodyWaiter != nil)
     }
 
-    /// The transfer ended: the waiters to tell (the head waiter gets the head when the end is
-    /// `complete`, else the end). A stream that ended already (cancelled) stays as it ended.
-    mutating func transferEnds(_ how: End) -> (head: HeadWaiter?, body: BodyWaiter?) {
-        guard end == nil else { return (nil, nil) }
+    /// The transfer ended (a stream that ended already, cancelled, stays as it ended).
+    /// Returns whether a ``wake()`` is to be asked for.
+    mutating func transferEnds(_ how: End) -> Bool {
+        guard end == nil else { return false }
         end = how
         if how == .complete { headArrived = true }
         isPaused = false
-        return (headWaiter.take(), bodyWaiter.take())
+        return wakeNeeded(headWaiter != nil || bodyWaiter != nil)
+    }
+
+    private mutating func wakeNeeded(_ someoneWaits: Bool) -> Bool {
+        guard someoneWaits, !wakeIsDue else { return false }
+        wakeIsDue = true
+        return true
+    }
+
+    /// The parked waiters that can go on, with what they get: the head waiter once the head
+    /// or the end came, the body waiter once a chunk or the end did.
+    mutating func wake() -> (head: (HeadWaiter, HeadTake)?, body: (BodyWaiter, Take)?) {
+        wakeIsDue = false
+        var head: (HeadWaiter, HeadTake)?
+        if let waiter = headWaiter {
+            let take = awaitHead(waiter)
+            if take != .wait {
+                headWaiter = nil
+                head = (waiter, take)
+            }
+        }
+        var body: (BodyWaiter, Take)?
+        if let waiter = bodyWaiter.take() {
+            let take = next(nil)
+            if case .wait = take { bodyWaiter = waiter } else { body = (waiter, take) }
+        }
+        return (head, body)
     }
 
     /// The consumer cancels: whether the transfer is to stop (it had not ended), and the
@@ -131,10 +161,10 @@ struct BodyStreamState<HeadWaiter, BodyWaiter> {
     // MARK: From the consumer
 
     /// The head, the end, or `waiter` parked until either comes.
-    mutating func awaitHead(_ waiter: @autoclosure () -> HeadWaiter) -> HeadTake {
+    mutating func awaitHead(_ waiter: @autoclosure () -> HeadWaiter?) -> HeadTake {
         if let end, !headArrived || end == .cancelled { return .end(end) }
         if headArrived { return .head }
-        headWaiter = waiter()
+        if let parked = waiter() { headWaiter = parked }
         return .wait
     }
 

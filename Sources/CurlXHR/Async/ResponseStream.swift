@@ -163,12 +163,12 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
 
     /// Ends the stream with `failure` where no transfer callback will (a queue abort).
     private func end(_ failure: TransferFailure) {
-        let (waiters, slot) = state.withLock { state in
-            (state.decisions.transferEnds(.failed(failure)), state.waitingSlot.take())
+        let slot = state.withLock { state in
+            _ = state.decisions.transferEnds(.failed(failure))
+            return state.waitingSlot.take()
         }
         if slot != nil { _ = transfer.complete() }
-        waiters.head?.resume(throwing: HttpRequestError(failure))
-        waiters.body?.resume(throwing: HttpRequestError(failure))
+        wakeWaiters()
     }
 
     private static func error(_ end: BodyStreamState<HeadWaiter, BodyWaiter>.End) -> any Error {
@@ -178,58 +178,80 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         }
     }
 
+    // MARK: Waking the consumer
+
+    /// News for a parked consumer: woken when the engine's round ends (``TransferEngine/wakeLater(_:)``),
+    /// together with whatever else the round brings; at once on any other thread.
+    private func scheduleWake() {
+        if runner == nil, TransferEngine.isCurrentThread {
+            TransferEngine.shared.wakeLater(self)
+        } else {
+            wakeWaiters()
+        }
+    }
+
+    /// Resumes the parked waiters that can go on.
+    func wakeWaiters() {
+        let (woken, head) = state.withLock { state in (state.decisions.wake(), state.head) }
+        if let (waiter, take) = woken.head {
+            switch take {
+            case .head:
+                if let head { waiter.resume(returning: HttpResponse(head: head, stream: self)) }
+                else { waiter.resume(throwing: HttpRequestError(TransferFailure(kind: .other, text: "no response head"))) }
+            case .end(let end): waiter.resume(throwing: Self.error(end))
+            case .wait: break
+            }
+        }
+        if let (waiter, take) = woken.body {
+            switch take {
+            case .chunk(let chunk, let resume):
+                if resume { command { $0.resume(transfer) } }
+                waiter.resume(returning: chunk)
+            case .end(.complete): waiter.resume(returning: nil)
+            case .end(let end): waiter.resume(throwing: Self.error(end))
+            case .wait: break
+            }
+        }
+    }
+
     // MARK: TransferOwner (the engine thread)
 
     func transferReceivedHead(_ transfer: Transfer, _ head: RecordedHead) {
-        let (waiter, response) = state.withLock { state -> (HeadWaiter?, ResponseHead) in
-            let kept = ResponseHead(head)
-            state.head = kept
+        let wakes = state.withLock { state in
+            state.head = ResponseHead(head)
             state.file?.begin(head, decoding: state.contentDecoding)
-            return (state.decisions.headArrives(), kept)
+            return state.decisions.headArrives()
         }
-        waiter?.resume(returning: HttpResponse(head: response, stream: self))
+        if wakes { scheduleWake() }
     }
 
     func transferReceivedBody(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
-        let (disposition, waiter) = state.withLock { state -> (BodyDisposition, BodyWaiter?) in
+        let (disposition, wakes) = state.withLock { state -> (BodyDisposition, Bool) in
             if state.file?.takesBody == true, state.decisions.end == nil {
                 state.file?.write(bytes, announcedLength: nil)
-                return (state.file?.failure == nil ? .accepted : .refused, nil)
+                return (state.file?.failure == nil ? .accepted : .refused, false)
             }
             switch state.decisions.bodyArrives(count: bytes.count) {
-            case .deliver(let waiter): return (.accepted, waiter)
-            case .keep:
-                state.decisions.keep(Data(bytes))
-                return (.accepted, nil)
-            case .pause: return (.paused, nil)
-            case .refuse: return (.refused, nil)
+            case .keep: return (.accepted, state.decisions.keep(Data(bytes)))
+            case .pause: return (.paused, false)
+            case .refuse: return (.refused, false)
             }
         }
-        waiter?.resume(returning: Data(bytes))
+        if wakes { scheduleWake() }
         return disposition
     }
 
     func transferSent(_ transfer: Transfer, bytes: Int64, of total: Int64) {}
 
     func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int, record: SendRecord) {
-        let (waiters, head, end) = state.withLock { state in
+        let wakes = state.withLock { state in
             var failure = failure
             if var file = state.file.take() { failure = file.finish(failure) }
             if failure == nil, state.head == nil {
                 state.head = ResponseHead(status: fallbackStatus, reason: ReasonPhrase.standard(for: fallbackStatus))
             }
-            let waiters = state.decisions.transferEnds(failure.map { .failed($0) } ?? .complete)
-            return (waiters, state.head, state.decisions.end ?? .cancelled)
+            return state.decisions.transferEnds(failure.map { .failed($0) } ?? .complete)
         }
-        if let waiter = waiters.head {
-            if end == .complete, let head {
-                waiter.resume(returning: HttpResponse(head: head, stream: self))
-            } else {
-                waiter.resume(throwing: Self.error(end))
-            }
-        }
-        if let waiter = waiters.body {
-            if end == .complete { waiter.resume(returning: nil) } else { waiter.resume(throwing: Self.error(end)) }
-        }
+        if wakes { scheduleWake() }
     }
 }

@@ -56,7 +56,10 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
     /// round.
     @exclusivity(unchecked) private var dueOnDefaultQueue: [HttpRequest] = []
     @exclusivity(unchecked) private var dueElsewhere: [(queue: DispatchQueue, requests: [HttpRequest])] = []
-    /// This round woke another thread with results: a callback queue, or a synchronous send.
+    /// `async` responses with news for their waiting task this round: woken when it ends.
+    @exclusivity(unchecked) private var dueStreams: [ResponseStream] = []
+    /// This round woke another thread with results: a callback queue, a synchronous send, or
+    /// tasks waiting for `async` responses.
     @exclusivity(unchecked) private var handedOverResults = false
     /// The bits of the synchronous sends whose transfers this round completed: woken together
     /// when it ends (``Wakeups``).
@@ -182,7 +185,18 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
         }
     }
 
+    /// Wakes `stream`'s waiting task once this round of the loop ends, with everything the
+    /// round brought it (a small response's head, body and end at once). Engine thread only.
+    func wakeLater(_ stream: ResponseStream) {
+        dueStreams.append(stream)
+    }
+
     private func handOverDeliveries() {
+        if !dueStreams.isEmpty {
+            handedOverResults = true
+            for stream in dueStreams { stream.wakeWaiters() }
+            dueStreams.removeAllKeepingBuffer()
+        }
         if !dueOnDefaultQueue.isEmpty {
             handedOverResults = true
             DefaultQueueDelivery.shared.deliver(&dueOnDefaultQueue)

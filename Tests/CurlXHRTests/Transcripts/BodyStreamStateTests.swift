@@ -13,45 +13,82 @@ import Testing
     func take(_ state: inout State, parking waiter: Int? = nil) -> String {
         switch state.next(waiter) {
         case .chunk(let data, let resume): "chunk \(data.count)\(resume ? " resume" : "")"
-        case .end(.failed(let failure)): "end failed: \(failure.text)"
-        case .end(let end): "end \(end)"
+        case .end(let end): "end \(describe(end))"
         case .wait: "wait"
         }
     }
 
     func intake(_ state: inout State, _ count: Int) -> String {
         switch state.bodyArrives(count: count) {
-        case .deliver(let waiter): return "deliver to \(waiter)"
         case .keep:
-            state.keep(chunk(count))
-            return "keep"
+            return state.keep(chunk(count)) ? "keep, wake" : "keep"
         case .pause: return "pause"
         case .refuse: return "refuse"
         }
     }
 
-    @Test func theHeadGoesToTheWaiterOrWaitsForOne() {
+    func describe(_ end: State.End) -> String {
+        if case .failed(let failure) = end { "failed: \(failure.text)" } else { "\(end)" }
+    }
+
+    /// What a wake hands out, as text.
+    func wake(_ state: inout State) -> String {
+        let woken = state.wake()
+        var parts: [String] = []
+        if let (waiter, take) = woken.head {
+            if case .end(let end) = take { parts.append("head waiter \(waiter): end \(describe(end))") } else { parts.append("head waiter \(waiter): \(take)") }
+        }
+        if let (waiter, take) = woken.body {
+            switch take {
+            case .chunk(let data, let resume): parts.append("body waiter \(waiter): chunk \(data.count)\(resume ? " resume" : "")")
+            case .end(let end): parts.append("body waiter \(waiter): end \(describe(end))")
+            case .wait: parts.append("body waiter \(waiter): wait")
+            }
+        }
+        return parts.isEmpty ? "nobody" : parts.joined(separator: "; ")
+    }
+
+    @Test func theHeadWakesItsWaiterOrWaitsForOne() {
         var early = State(pauseAt: 100)
         #expect(early.awaitHead(1) == .wait)
-        #expect(early.headArrives() == 1)
-        #expect(early.headArrives() == nil, "one head a stream")
+        let wakesForHead = early.headArrives()
+        #expect(wakesForHead, "a waiter: wake")
+        #expect(wake(&early) == "head waiter 1: head")
+        #expect(early.headArrives() == false, "one head a stream")
+        #expect(wake(&early) == "nobody")
 
         var late = State(pauseAt: 100)
-        #expect(late.headArrives() == nil)
+        #expect(late.headArrives() == false, "no waiter: no wake")
         #expect(late.awaitHead(1) == .head)
     }
 
-    @Test func bytesGoStraightToAWaitingConsumerElseAreKeptInOrder() {
+    @Test func newsOfOneRoundWakesTheConsumerOnce() {
+        // A small response: head, body and end in one round of the engine.
+        var state = State(pauseAt: 100)
+        #expect(state.awaitHead(1) == .wait)
+        let wakesOnce = state.headArrives()
+        #expect(wakesOnce)
+        #expect(intake(&state, 10) == "keep", "a wake is due already")
+        #expect(state.transferEnds(.complete) == false)
+        #expect(wake(&state) == "head waiter 1: head")
+        // The consumer finds the rest without parking.
+        #expect(take(&state) == "chunk 10")
+        #expect(take(&state) == "end complete")
+    }
+
+    @Test func bytesWakeAParkedConsumerAndAreKeptInOrder() {
         var state = State(pauseAt: 100)
         _ = state.headArrives()
         #expect(take(&state, parking: 5) == "wait")
-        #expect(intake(&state, 10) == "deliver to 5")
+        #expect(intake(&state, 10) == "keep, wake")
         #expect(intake(&state, 20) == "keep")
+        #expect(wake(&state) == "body waiter 5: chunk 10")
         #expect(intake(&state, 30) == "keep")
         #expect(state.keptBytes == 50)
         #expect(take(&state) == "chunk 20")
         #expect(take(&state) == "chunk 30")
         #expect(take(&state) == "wait")
+        #expect(wake(&state) == "nobody", "nothing parked")
     }
 
     @Test func aConsumerBehindPausesTheTransferUntilItCatchesUp() {
@@ -73,7 +110,7 @@ import Testing
         var state = State(pauseAt: 100)
         _ = state.headArrives()
         #expect(intake(&state, 10) == "keep")
-        #expect(state.transferEnds(.complete).body == nil)
+        #expect(state.transferEnds(.complete) == false, "nobody parked")
         #expect(take(&state) == "chunk 10")
         #expect(take(&state) == "end complete")
         #expect(take(&state) == "end complete", "and stays")
@@ -84,8 +121,11 @@ import Testing
         var state = State(pauseAt: 100)
         _ = state.headArrives()
         #expect(intake(&state, 10) == "keep")
-        #expect(state.transferEnds(.failed(failure)).head == nil)
-        #expect(take(&state) == "chunk 10")
+        #expect(take(&state, parking: 2) == "chunk 10")
+        #expect(take(&state, parking: 2) == "wait")
+        let wakesReader = state.transferEnds(.failed(failure))
+        #expect(wakesReader)
+        #expect(wake(&state) == "body waiter 2: end failed: reset")
         #expect(take(&state) == "end failed: reset")
     }
 
@@ -93,8 +133,9 @@ import Testing
         let failure = TransferFailure(kind: .dns, text: "no such host")
         var state = State(pauseAt: 100)
         #expect(state.awaitHead(3) == .wait)
-        let waiters = state.transferEnds(.failed(failure))
-        #expect(waiters.head == 3 && waiters.body == nil)
+        let wakesHeadWaiter = state.transferEnds(.failed(failure))
+        #expect(wakesHeadWaiter)
+        #expect(wake(&state) == "head waiter 3: end failed: no such host")
         #expect(state.awaitHead(4) == .end(.failed(failure)))
     }
 
@@ -102,7 +143,9 @@ import Testing
         // The engine ended the send with a status and no head reported (a fallback status).
         var state = State(pauseAt: 100)
         #expect(state.awaitHead(3) == .wait)
-        #expect(state.transferEnds(.complete).head == 3)
+        let wakesAtEnd = state.transferEnds(.complete)
+        #expect(wakesAtEnd)
+        #expect(wake(&state) == "head waiter 3: head")
         #expect(state.awaitHead(4) == .head)
     }
 
@@ -111,10 +154,10 @@ import Testing
         #expect(state.awaitHead(1) == .wait)
         let cancelled = state.cancel()
         #expect(cancelled.stopsTransfer && cancelled.head == 1 && cancelled.body == nil)
-        #expect(state.headArrives() == nil, "a head after the cancel goes nowhere")
+        #expect(state.headArrives() == false, "a head after the cancel wakes nobody")
+        #expect(state.awaitHead(2) == .end(.cancelled))
         #expect(intake(&state, 10) == "refuse")
-        let after = state.transferEnds(.complete)
-        #expect(after.head == nil && after.body == nil)
+        #expect(state.transferEnds(.complete) == false)
         #expect(state.end == .cancelled, "the transfer's end does not undo the cancel")
     }
 
