@@ -194,8 +194,17 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
     private func handOverDeliveries() {
         if !dueStreams.isEmpty {
             handedOverResults = true
-            for stream in dueStreams { stream.wakeWaiters() }
-            dueStreams.removeAllKeepingBuffer()
+            if dueStreams.count == 1 {
+                dueStreams[0].wakeWaiters()
+                dueStreams.removeAllKeepingBuffer()
+            } else {
+                // Resumed from one job of the pool: a resume from this thread wakes a thread of
+                // the pool for the task, which then sleeps again before the next one; from the
+                // pool's own thread, the tasks queue behind each other and run in one go.
+                let streams = dueStreams
+                dueStreams = []
+                DispatchQueue.global().async { for stream in streams { stream.wakeWaiters() } }
+            }
         }
         if !dueOnDefaultQueue.isEmpty {
             handedOverResults = true
