@@ -32,6 +32,9 @@ struct BodyStreamState<HeadWaiter, BodyWaiter> {
         case failed(TransferFailure)
         /// The consumer cancelled (its task, or it let go of the body).
         case cancelled
+
+        var isComplete: Bool { if case .complete = self { true } else { false } }
+        var isCancelled: Bool { if case .cancelled = self { true } else { false } }
     }
 
     /// What becomes of body bytes that arrive.
@@ -115,7 +118,7 @@ struct BodyStreamState<HeadWaiter, BodyWaiter> {
     mutating func transferEnds(_ how: End) -> Bool {
         guard end == nil else { return false }
         end = how
-        if how == .complete { headArrived = true }
+        if how.isComplete { headArrived = true }
         isPaused = false
         return wakeNeeded(headWaiter != nil || bodyWaiter != nil)
     }
@@ -162,7 +165,7 @@ struct BodyStreamState<HeadWaiter, BodyWaiter> {
 
     /// The head, the end, or `waiter` parked until either comes.
     mutating func awaitHead(_ waiter: @autoclosure () -> HeadWaiter?) -> HeadTake {
-        if let end, !headArrived || end == .cancelled { return .end(end) }
+        if let end, !headArrived || end.isCancelled { return .end(end) }
         if headArrived { return .head }
         if let parked = waiter() { headWaiter = parked }
         return .wait

@@ -120,7 +120,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
             if resume { command { $0.resume(transfer) } }
             return chunk
         case .end(let end):
-            if end == .complete { return nil }
+            if end.isComplete { return nil }
             throw Self.error(end)
         case .wait:
             break
@@ -134,7 +134,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
                     if resume { command { $0.resume(transfer) } }
                     waiter.resume(returning: chunk)
                 case .end(let end):
-                    if end == .complete { waiter.resume(returning: nil) } else { waiter.resume(throwing: Self.error(end)) }
+                    if end.isComplete { waiter.resume(returning: nil) } else { waiter.resume(throwing: Self.error(end)) }
                 }
             }
         } onCancel: {
@@ -145,13 +145,15 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
     /// Stops the transfer (a task cancelled, a body let go of, a body too large); a stream
     /// that ended stays as it ended.
     func cancel() {
-        let (stops, head, body, slot) = state.withLock { state in
+        let taken = state.withLock { state -> (head: HeadWaiter?, body: BodyWaiter?, slot: Int?)? in
+            // Ended (as when a body read to its end is let go of): nothing to stop.
+            guard state.decisions.end == nil else { return nil }
             let taken = state.decisions.cancel()
             state.file?.discard()
             state.file = nil
-            return (taken.stopsTransfer, taken.head, taken.body, state.waitingSlot.take())
+            return (taken.head, taken.body, state.waitingSlot.take())
         }
-        guard stops else { return }
+        guard let (head, body, slot) = taken else { return }
         if slot != nil {
             _ = transfer.complete()  // the engine never had it: out of its queue
         } else {
