@@ -5,6 +5,8 @@ let package = Package(
     name: "CurlXHR",
     products: [
         .library(name: "CurlXHR", targets: ["CurlXHR"]),
+        // HttpClient: HTTP-RPC's invoke, serializers and middleware over HttpRequest.
+        .library(name: "CurlXHRClient", targets: ["CurlXHRClient"]),
         // libcurlxhr.so: the C interface of curlxhr.h.
         .library(name: "curlxhr", type: .dynamic, targets: ["CurlXHRCAPI"]),
         .executable(name: "xhr", targets: ["xhr"]),
@@ -29,6 +31,13 @@ let package = Package(
         .target(
             name: "CurlXHR",
             dependencies: ["CCurlShim"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The client layer: base URL, arguments encoded by HTTP-RPC's rules, responses decoded
+        // by their content type, middleware; only through CurlXHR's HttpRequest.
+        .target(
+            name: "CurlXHRClient",
+            dependencies: ["CurlXHR"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The hand-written C header; its functions are implemented in CurlXHRCAPI.
@@ -71,7 +80,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CurlXHRTests",
-            dependencies: ["CurlXHR", "curlxhr-probe", "xhr"],
+            dependencies: ["CurlXHR", "CurlXHRClient", "curlxhr-probe", "xhr"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

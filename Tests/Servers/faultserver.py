@@ -27,6 +27,16 @@ Besides the fault routes:
       /trickle-open?key=K, up to 300 s), watching the connection all along: /trickle-log?key=K
       says when (epoch seconds) it started and ended and the client closed it ("closedAt"), and
       how many bytes went out ("sent").
+  /echo and /echo/ANY/PATH   the request as received, as JSON: "method", "target" (path and
+      query as sent), "path", "query" (decoded [name, value] pairs in order), "headers" ([name,
+      value] pairs in order), "body" (UTF-8, undecodable bytes replaced), "bodyLength",
+      "bodySha256", and "form" (decoded pairs of an application/x-www-form-urlencoded body).
+  /respond?status=N&type=T&body=B[&encoding=E][&header=NAME:VALUE]   status N (default 200)
+      with Content-Type T (none without type) and the text B encoded in E, else T's charset,
+      else UTF-8; header adds a field (repeatable).
+  /bearer?token=T&key=K   401 with WWW-Authenticate: Bearer and a JSON error unless the request
+      carries "Authorization: Bearer T"; then 200 with {"attempts": [...]}, the Authorization
+      value of every request with the key so far (null where there was none).
 """
 import calendar
 import email.utils
@@ -67,6 +77,7 @@ RETRIES = {}  # key: {"count", "methods"}
 ENCODED = {}  # (coding, n): encoded body; (None, n): SHA-256 of the identity body
 BLACKHOLE = {}  # "port", "listener", "fillers"
 TRICKLES = {}  # key: {"closedAt", "sent", "complete"}
+BEARER_ATTEMPTS = {}  # key: [Authorization value or None, ...]
 STATE_LOCK = threading.Lock()
 FILE_EPOCH = calendar.timegm((2026, 1, 1, 0, 0, 0))  # Last-Modified of /file version 0
 
@@ -154,7 +165,8 @@ class Handler(socketserver.StreamRequestHandler):
         request = Request(parts[0], parts[1], headers)
         self.method = request.method
         log(f"{request.method} {request.target}")
-        route = ROUTES.get(request.path) or (record if request.path.startswith("/record/") else None)
+        route = ROUTES.get(request.path) or (record if request.path.startswith("/record/") else
+                                             echo if request.path.startswith("/echo/") else None)
         if route is None:
             self.discard_body(request)
             self.send_simple(404, b"not found\n")
@@ -826,6 +838,52 @@ def trickle_open(handler, request):
     handler.send_json(200 if entry is not None else 404, {})
 
 
+def echo(handler, request):
+    """The request as received: method, target, headers, body (text and SHA-256), form pairs."""
+    expect_continue(handler, request)
+    body = b"".join(handler.body_chunks(request))
+    content_type = (request.header("Content-Type") or "").split(";")[0].strip().lower()
+    form = None
+    if content_type == "application/x-www-form-urlencoded":
+        form = urllib.parse.parse_qsl(body.decode("latin-1"), keep_blank_values=True, encoding="utf-8")
+    query = urllib.parse.urlsplit(request.target).query
+    handler.send_json(200, {
+        "method": request.method, "target": request.target, "path": request.path,
+        "query": urllib.parse.parse_qsl(query, keep_blank_values=True, encoding="utf-8"),
+        "headers": [[name, value] for name, value in request.headers],
+        "body": body.decode("utf-8", "replace"), "bodyLength": len(body),
+        "bodySha256": hashlib.sha256(body).hexdigest(), "form": form,
+    })
+
+
+def respond(handler, request):
+    """status with Content-Type type and the text body in the type's charset."""
+    handler.discard_body(request)
+    content_type = request.arg("type")
+    charset = request.arg("encoding") or header_params(content_type or "").get("charset", "utf-8")
+    headers = [] if content_type is None else [("Content-Type", content_type)]
+    for field in request.query.get("header", []):
+        name, _, value = field.partition(":")
+        headers.append((name.strip(), value.strip()))
+    handler.send_simple(request.int_arg("status", 200), request.arg("body", "").encode(charset), headers)
+
+
+def bearer(handler, request):
+    """401 unless Authorization is "Bearer <token>"; logs every attempt's Authorization."""
+    handler.discard_body(request)
+    authorization = request.header("Authorization")
+    with STATE_LOCK:
+        attempts = BEARER_ATTEMPTS.setdefault(request.arg("key", ""), [])
+        attempts.append(authorization)
+        attempts = list(attempts)
+    if authorization == "Bearer " + request.arg("token", ""):
+        handler.send_json(200, {"attempts": attempts})
+    else:
+        body = json.dumps({"error": "invalid_token"}).encode()
+        handler.send_simple(401, body, [("WWW-Authenticate", 'Bearer error="invalid_token"'),
+                                        ("Content-Type", "application/json")], reason="Unauthorized")
+
+
 ROUTES = {
     "/delay": delay, "/drip": drip, "/bytes": send_bytes, "/reset": reset, "/malformed": malformed,
     "/hugeheader": huge_header, "/cuthead": cut_head, "/continue": continue_, "/sink": sink, "/redirect/chain": chain,
@@ -834,6 +892,7 @@ ROUTES = {
     "/file": file, "/file-log": file_log, "/retry": retry, "/retry-count": retry_count,
     "/encoded": encoded, "/stall": stall, "/blackhole": blackhole, "/multipart": multipart,
     "/trickle": trickle, "/trickle-log": trickle_log, "/trickle-open": trickle_open,
+    "/echo": echo, "/respond": respond, "/bearer": bearer,
 }
 
 

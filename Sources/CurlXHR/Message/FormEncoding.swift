@@ -1,6 +1,8 @@
-/// WHATWG `application/x-www-form-urlencoded` serialisation of UTF-8 text.
-enum FormEncoding {
-    static func append(_ text: String, to body: inout [UInt8]) {
+/// WHATWG `application/x-www-form-urlencoded` serialisation of UTF-8 text, for form bodies
+/// and query strings alike (the client layer's too): `*-._` and alphanumerics as they are, a
+/// space as `+`, every other byte as `%XX`.
+package enum FormEncoding {
+    package static func append(_ text: String, to body: inout [UInt8]) {
         let hex = Array("0123456789ABCDEF".utf8)
         for byte in text.utf8 {
             switch byte {
@@ -16,6 +18,14 @@ enum FormEncoding {
                 body.append(hex[Int(byte & 0x0F)])
             }
         }
+    }
+
+    /// `key=value`, after an `&` unless `body` is empty.
+    package static func append(_ key: String, value: String, to body: inout [UInt8]) {
+        if !body.isEmpty { body.append(UInt8(ascii: "&")) }
+        append(key, to: &body)
+        body.append(UInt8(ascii: "="))
+        append(value, to: &body)
     }
 
     static func encode(_ text: String) -> String {

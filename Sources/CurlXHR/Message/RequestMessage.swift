@@ -87,12 +87,7 @@ struct RequestMessage: Sendable {
     /// The `application/x-www-form-urlencoded` body built from the form values.
     var formBody: [UInt8] {
         var body: [UInt8] = []
-        for (index, pair) in formValues.enumerated() {
-            if index > 0 { body.append(UInt8(ascii: "&")) }
-            FormEncoding.append(pair.key, to: &body)
-            body.append(UInt8(ascii: "="))
-            FormEncoding.append(pair.value, to: &body)
-        }
+        for pair in formValues { FormEncoding.append(pair.key, value: pair.value, to: &body) }
         return body
     }
 }

@@ -1,0 +1,124 @@
+import Dispatch
+import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Calls with a completion handler on a dispatch queue, and blocking calls for worker threads.
+extension HttpClient {
+    // MARK: Completion handlers
+
+    /// Calls the API and hands the decoded result to `completion` on `queue` (else the client's
+    /// ``completionQueue``), as FSNetworking does: the body is decoded on a background queue of
+    /// its own, never on `queue`, so a completion on the main queue or a UI queue only gets the
+    /// finished value.
+    ///
+    /// Arguments, body and decoding as in ``invoke(_:path:arguments:body:headers:as:)``.
+    ///
+    /// - Parameters:
+    ///   - queue: where `completion` runs; `nil`: ``completionQueue``.
+    ///   - completion: called once with the result or the ``HttpClientError``.
+    /// - Returns: the task running the call: `cancel()` stops the transfer, and `completion`
+    ///   then gets ``HttpClientError/cancelled``.
+    @discardableResult
+    public func invoke<Result: Decodable & Sendable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
+                                                     body: RequestBody? = nil, headers: [(name: String, value: String)] = [],
+                                                     as type: Result.Type = Result.self, queue: DispatchQueue? = nil,
+                                                     completion: @escaping @Sendable (Swift.Result<Result, HttpClientError>) -> Void) -> Task<Void, Never> {
+        let decoder = decoder
+        return call(method, path: path, arguments: arguments, body: body, headers: headers, queue: queue, completion: completion) {
+            response throws(HttpClientError) in try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
+        }
+    }
+
+    /// Calls the API and hands the body, decoded by its `Content-Type` (``ResponseContent``),
+    /// to `completion` on `queue`; see ``invoke(_:path:arguments:body:headers:as:queue:completion:)``.
+    @discardableResult
+    public func invoke(_ method: String, path: String, arguments: [(String, Argument)] = [],
+                       body: RequestBody? = nil, headers: [(name: String, value: String)] = [], queue: DispatchQueue? = nil,
+                       completion: @escaping @Sendable (Swift.Result<ResponseContent, HttpClientError>) -> Void) -> Task<Void, Never> {
+        let decoder = decoder
+        return call(method, path: path, arguments: arguments, body: body, headers: headers, queue: queue, completion: completion) {
+            response throws(HttpClientError) in try ResponseDecoding.content(from: response, decoder: decoder)
+        }
+    }
+
+    private func call<Value: Sendable>(_ method: String, path: String, arguments: [(String, Argument)], body: RequestBody?,
+                                       headers: [(name: String, value: String)], queue: DispatchQueue?,
+                                       completion: @escaping @Sendable (Swift.Result<Value, HttpClientError>) -> Void,
+                                       decode: @escaping @Sendable (HttpClientResponse) throws(HttpClientError) -> Value) -> Task<Void, Never> {
+        let queue = queue ?? completionQueue
+        let client = self
+        return Task.detached {
+            let sent: Swift.Result<HttpClientResponse, HttpClientError>
+            do throws(HttpClientError) {
+                let request = try client.makeRequest(method, path: path, arguments: arguments, body: body, headers: headers)
+                sent = .success(try await client.send(request))
+            } catch {
+                sent = .failure(error)
+            }
+            // A serial queue of its own: tasks run on the global queues, one of which may be the
+            // completion queue, while a new serial queue is none of them.
+            DispatchQueue(label: "CurlXHRClient.decoding").async {
+                let result = sent.flatMap { response in Swift.Result { () throws(HttpClientError) in try decode(response) } }
+                queue.async { completion(result) }
+            }
+        }
+    }
+
+    // MARK: Blocking calls
+
+    /// Calls the API and waits for the decoded result, blocking the calling thread: for worker
+    /// threads and code that is not `async`. Arguments, body, decoding and middlewares as in
+    /// ``invoke(_:path:arguments:body:headers:as:)``; the call runs as a task and the body is
+    /// decoded on the calling thread.
+    ///
+    /// - Important: Never call it from an `async` context, a task, or any thread of Swift's
+    ///   cooperative pool: it blocks its thread until the call is done, and the call itself
+    ///   needs a thread of that pool, which may then never come.
+    /// - Throws: ``HttpClientError``.
+    public func invokeSync<Result: Decodable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
+                                              body: RequestBody? = nil, headers: [(name: String, value: String)] = [],
+                                              as type: Result.Type = Result.self) throws(HttpClientError) -> Result {
+        let response = try sendBlocking(method, path: path, arguments: arguments, body: body, headers: headers)
+        return try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
+    }
+
+    /// Calls the API and waits for the body, decoded by its `Content-Type`; see
+    /// ``invokeSync(_:path:arguments:body:headers:as:)`` (never from an `async` context).
+    /// - Throws: ``HttpClientError``.
+    @discardableResult
+    public func invokeSync(_ method: String, path: String, arguments: [(String, Argument)] = [],
+                           body: RequestBody? = nil, headers: [(name: String, value: String)] = []) throws(HttpClientError) -> ResponseContent {
+        let response = try sendBlocking(method, path: path, arguments: arguments, body: body, headers: headers)
+        return try ResponseDecoding.content(from: response, decoder: decoder)
+    }
+
+    private func sendBlocking(_ method: String, path: String, arguments: [(String, Argument)], body: RequestBody?,
+                              headers: [(name: String, value: String)]) throws(HttpClientError) -> HttpClientResponse {
+        let request = try makeRequest(method, path: path, arguments: arguments, body: body, headers: headers)
+        let outcome = Outcome()
+        let done = DispatchSemaphore(value: 0)
+        let client = self
+        Task.detached {
+            let sent: Swift.Result<HttpClientResponse, HttpClientError>
+            do throws(HttpClientError) {
+                sent = .success(try await client.send(request))
+            } catch {
+                sent = .failure(error)
+            }
+            outcome.value.withLock { $0 = sent }
+            done.signal()
+        }
+        done.wait()
+        guard let sent = outcome.value.withLock({ $0 }) else { throw .cancelled }
+        return try sent.get()
+    }
+
+    /// What a blocking call's task leaves for the waiting thread.
+    private final class Outcome: Sendable {
+        let value = Mutex<Swift.Result<HttpClientResponse, HttpClientError>?>(nil)
+    }
+}

@@ -1,0 +1,191 @@
+import CurlXHR
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A client of one HTTP API: a base URL, an API path and default headers, arguments encoded
+/// by HTTP-RPC's rules, bodies serialized as JSON, forms or raw bytes, responses decoded by
+/// their content type, and middleware around every call. Each call runs one `HttpRequest`
+/// (its `async` `HttpRequest.response(timeout:)`), so every switch of `HttpRequest` is
+/// available through `configure`.
+///
+/// ```swift
+/// let client = HttpClient(baseURL: "https://api.example.com", apiPath: "v2",
+///                         headers: [("Accept", "application/json")]) { request in
+///     request.setTimeouts(connect: 5, total: 30)
+/// }
+/// struct Item: Decodable { var id: Int; var name: String }
+/// let items: [Item] = try await client.invoke("GET", path: "items", arguments: [("tag", ["a", "b"])])
+/// let made: Item = try await client.invoke("POST", path: "items", body: .json(NewItem(name: "x")))
+/// ```
+///
+/// The three ways to call: `async` (``invoke(_:path:arguments:body:headers:as:)``), with a
+/// completion handler on a dispatch queue (``invoke(_:path:arguments:body:headers:as:queue:completion:)``)
+/// and blocking, for worker threads (``invokeSync(_:path:arguments:body:headers:as:)``). Each
+/// throws (or completes with) an ``HttpClientError``: a status other than 2xx, a failed transfer,
+/// a body that could not be decoded.
+///
+/// `HttpClient` is a value: copies share nothing but the encoder and decoder.
+public struct HttpClient: Sendable {
+    /// The scheme, host and optional port (and path prefix) every URL starts with, such as
+    /// `https://api.example.com`.
+    public var baseURL: String
+    /// The path between ``baseURL`` and each call's path, such as `v2` or `/api/v2/`; slashes
+    /// at its ends do not matter.
+    public var apiPath: String
+    /// Header fields sent with every call, before the call's own.
+    public var headers: [(name: String, value: String)]
+    /// The user name given to `HttpRequest.open(_:url:async:user:password:auth:)`.
+    public var user: String?
+    /// The password given to `HttpRequest.open(_:url:async:user:password:auth:)`.
+    public var password: String?
+    /// The authentication scheme given to `HttpRequest.open(_:url:async:user:password:auth:)`:
+    /// `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"` or `"NEGOTIATE"`.
+    public var auth: String?
+    /// Encodes ``RequestBody/json(_:)`` bodies.
+    public let encoder: JSONEncoder
+    /// Decodes JSON responses (`application/json` and `…+json`).
+    public let decoder: JSONDecoder
+    /// Where completion handlers run unless a call names its own queue.
+    public var completionQueue: DispatchQueue
+    /// Run around every call, in order: the first is the outermost (it sees the request first
+    /// and the response last).
+    public var middlewares: [any HttpClientMiddleware]
+    /// Called with each call's `HttpRequest` once it is opened and has its headers and form,
+    /// just before it is sent: set timeouts, a proxy, a CA file, retries, verification
+    /// switches, a queue…
+    public var configure: (@Sendable (HttpRequest) -> Void)?
+    /// The largest response body a call accepts, in bytes (default 64 MiB); a larger one fails
+    /// the call with ``HttpClientError/transfer(_:)`` (code `.tooLarge`).
+    public var maxResponseSize: Int = 64 << 20
+
+    /// A client of the API at `baseURL` + `apiPath`.
+    ///
+    /// - Parameters:
+    ///   - baseURL: an absolute `http` or `https` URL: scheme, host, optional port and path.
+    ///   - apiPath: a path added to `baseURL` before each call's path.
+    ///   - headers: fields sent with every call.
+    ///   - user: a user name for server authentication.
+    ///   - password: its password.
+    ///   - auth: the scheme: `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"` or `"NEGOTIATE"`.
+    ///   - encoder: encodes JSON request bodies.
+    ///   - decoder: decodes JSON responses.
+    ///   - completionQueue: where completion handlers run (default: the global queue).
+    ///   - middlewares: run around every call, the first outermost.
+    ///   - configure: sets up each call's `HttpRequest` just before it is sent.
+    public init(baseURL: String, apiPath: String = "", headers: [(name: String, value: String)] = [],
+                user: String? = nil, password: String? = nil, auth: String? = nil,
+                encoder: JSONEncoder = JSONEncoder(), decoder: JSONDecoder = JSONDecoder(),
+                completionQueue: DispatchQueue = .global(), middlewares: [any HttpClientMiddleware] = [],
+                configure: (@Sendable (HttpRequest) -> Void)? = nil) {
+        self.baseURL = baseURL
+        self.apiPath = apiPath
+        self.headers = headers
+        self.user = user
+        self.password = password
+        self.auth = auth
+        self.encoder = encoder
+        self.decoder = decoder
+        self.completionQueue = completionQueue
+        self.middlewares = middlewares
+        self.configure = configure
+    }
+
+    /// The URL of `path`: ``baseURL``, ``apiPath`` and `path` joined with one slash between
+    /// each (a trailing slash of `path` is kept). A `path` that is an absolute `http` or
+    /// `https` URL is used as it is.
+    public func url(for path: String) -> String {
+        if Self.isAbsolute(path) { return path }
+        var url = String(Self.withoutTrailingSlashes(baseURL[...]))
+        let api = Self.withoutTrailingSlashes(apiPath.drop { $0 == "/" })
+        if !api.isEmpty { url += "/" + api }
+        let rest = path.drop { $0 == "/" }
+        if !rest.isEmpty { url += "/" + rest }
+        return url
+    }
+
+    static func withoutTrailingSlashes(_ text: Substring) -> Substring {
+        var end = text.endIndex
+        while end > text.startIndex, text[text.index(before: end)] == "/" { end = text.index(before: end) }
+        return text[..<end]
+    }
+
+    static func isAbsolute(_ path: String) -> Bool {
+        let lower = path.prefix(8).lowercased()
+        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
+    }
+
+    // MARK: async/await
+
+    /// Calls the API and decodes the response into `Result`.
+    ///
+    /// The arguments go as HTTP-RPC's `WebServiceProxy` sends them: for GET, DELETE, HEAD (and
+    /// any method but POST, PUT and PATCH) in the query string; for POST, PUT and PATCH as an
+    /// `application/x-www-form-urlencoded` body, or `multipart/form-data` when one is a
+    /// ``Argument/file(path:fileName:contentType:)`` (the file streamed from disk). When a
+    /// `body` is given, the arguments go in the query string and the body as it says. Values
+    /// are percent-encoded as UTF-8 (a space as `+`); an ``Argument/array(_:)`` repeats its key.
+    ///
+    /// A 2xx response is decoded by its `Content-Type`: JSON (`application/json`, `…+json`, or
+    /// no type at all) with ``decoder``; `String` from `text/*` (or any body) in its charset,
+    /// UTF-8 by default; `Data` as it came; any other type is a decoding error. An empty body
+    /// (204, HEAD) gives `nil` for an `Optional`, `""` for `String`, empty `Data`, and
+    /// ``Empty`` (which ignores any body); `String?` and `Data?` take any other body as `String`
+    /// and `Data` do.
+    ///
+    /// - Parameters:
+    ///   - method: the HTTP method, upper-cased.
+    ///   - path: added to ``baseURL`` and ``apiPath`` (see ``url(for:)``); it may carry a query.
+    ///     It is sent as given (bytes outside ASCII percent-encoded): percent-encode reserved
+    ///     characters of a segment, such as `/`, `?`, `#` and spaces, yourself.
+    ///   - arguments: the call's arguments, in order; keys may repeat.
+    ///   - body: a JSON or raw body; the arguments then go in the query string.
+    ///   - headers: fields for this call, after the client's ``headers``.
+    ///   - type: the type to decode the response into.
+    /// - Throws: ``HttpClientError``: ``HttpClientError/status(code:body:)`` for a status other
+    ///   than 2xx (after redirects, which are followed), ``HttpClientError/transfer(_:)`` when
+    ///   `HttpRequest` refused the request or the transfer failed,
+    ///   ``HttpClientError/decoding(_:body:)`` for a body that does not decode.
+    public func invoke<Result: Decodable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
+                                          body: RequestBody? = nil, headers: [(name: String, value: String)] = [],
+                                          as type: Result.Type = Result.self) async throws(HttpClientError) -> Result {
+        let request = try makeRequest(method, path: path, arguments: arguments, body: body, headers: headers)
+        let response = try await send(request)
+        return try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
+    }
+
+    /// Calls the API and returns the response's body as its `Content-Type` says: JSON as
+    /// ``ResponseContent/json(_:)``, `text/*` as ``ResponseContent/text(_:)``, anything else
+    /// as ``ResponseContent/data(_:)``, no body as ``ResponseContent/empty``. Arguments and
+    /// body as in ``invoke(_:path:arguments:body:headers:as:)``.
+    /// - Throws: ``HttpClientError``.
+    @discardableResult
+    public func invoke(_ method: String, path: String, arguments: [(String, Argument)] = [],
+                       body: RequestBody? = nil, headers: [(name: String, value: String)] = []) async throws(HttpClientError) -> ResponseContent {
+        let request = try makeRequest(method, path: path, arguments: arguments, body: body, headers: headers)
+        let response = try await send(request)
+        return try ResponseDecoding.content(from: response, decoder: decoder)
+    }
+
+    // MARK: The pipeline
+
+    /// Runs `request` through the middlewares, outermost first, to the transfer.
+    func send(_ request: HttpClientRequest) async throws(HttpClientError) -> HttpClientResponse {
+        let client = self
+        var next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse = { request in
+            try await Transport.send(request, with: client)
+        }
+        for middleware in middlewares.reversed() {
+            let inner = next
+            next = { request in try await middleware.intercept(request, next: inner) }
+        }
+        do {
+            return try await next(request)
+        } catch {
+            throw HttpClientError(wrapping: error)
+        }
+    }
+}

@@ -1,0 +1,128 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Code that runs around every call of an ``HttpClient``: it may change the request, call
+/// `next` (once, several times, or not at all) and change or replace the response — add an
+/// `Authorization` header, refresh a token and retry after a 401, log, measure.
+///
+/// ```swift
+/// struct BearerToken: HttpClientMiddleware {
+///     let tokens: TokenStore
+///     func intercept(_ request: HttpClientRequest,
+///                    next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse) async throws -> HttpClientResponse {
+///         var request = request
+///         request.setHeader("Authorization", value: "Bearer \(await tokens.current)")
+///         let response = try await next(request)
+///         guard response.status == 401 else { return response }
+///         request.setHeader("Authorization", value: "Bearer \(try await tokens.refresh())")
+///         return try await next(request)
+///     }
+/// }
+/// ```
+///
+/// Middlewares run in the order of ``HttpClient/middlewares``, the first outermost. The
+/// response a middleware gets from `next` is the server's, whatever its status: a status other
+/// than 2xx becomes ``HttpClientError/status(code:body:)`` only after the outermost middleware
+/// returned. `next` throws ``HttpClientError`` (``HttpClientError/transfer(_:)``,
+/// ``HttpClientError/cancelled``, ``HttpClientError/encoding(_:)``); an error a middleware
+/// throws reaches the caller as it is if it is an ``HttpClientError``, else as
+/// ``HttpClientError/middleware(_:)``.
+public protocol HttpClientMiddleware: Sendable {
+    /// Handles `request`, usually by passing it (changed or not) to `next`, which runs the
+    /// middlewares after this one and then the transfer.
+    func intercept(_ request: HttpClientRequest,
+                   next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse) async throws -> HttpClientResponse
+}
+
+/// A call's request as the middlewares see it, before it becomes an `HttpRequest`.
+public struct HttpClientRequest: Sendable {
+    /// The method, such as `GET` or `POST`.
+    public var method: String
+    /// The absolute URL, query included.
+    public var url: String
+    /// The header fields in order: the client's, the call's, then the body's `Content-Type`.
+    /// A repeated name is sent as one field with the values joined by ", ".
+    public var headers: [(name: String, value: String)]
+    /// The body.
+    public var body: Body
+
+    /// A request body.
+    public enum Body: Sendable, Equatable {
+        /// No body.
+        case none
+        /// Bytes sent as they are (their `Content-Type` is one of ``HttpClientRequest/headers``).
+        case data(Data)
+        /// A `multipart/form-data` form: the values first, then the files in order, each file
+        /// streamed from disk; libcurl makes the `Content-Type` with its boundary (a
+        /// `Content-Type` among the headers is not sent). Value names must be distinct (files
+        /// may share a name).
+        case multipart([FormPart])
+    }
+
+    /// A part of a `multipart/form-data` form.
+    public enum FormPart: Sendable, Equatable {
+        /// A text value.
+        case value(name: String, value: String)
+        /// A file read from disk as it is sent; `fileName` `nil`: the path's last component;
+        /// `contentType` `nil`: guessed from the name's extension.
+        case file(name: String, path: String, fileName: String?, contentType: String?)
+    }
+
+    /// A request of `method` to `url`.
+    public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Body = .none) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The value of the header `name` (matched case-insensitively), repeated fields joined
+    /// with ", "; `nil` when there is none.
+    public func header(_ name: String) -> String? {
+        HeaderFields.value(of: name, in: headers)
+    }
+
+    /// Replaces every field named `name` (matched case-insensitively) with one of `value`, or
+    /// removes them for `nil`.
+    public mutating func setHeader(_ name: String, value: String?) {
+        headers.removeAll { HeaderFields.sameName($0.name, name) }
+        if let value { headers.append((name, value)) }
+    }
+}
+
+/// A response as the middlewares see it: the status, headers and whole body.
+public struct HttpClientResponse: Sendable {
+    /// The HTTP status of the final response (after redirects and authentication rounds).
+    public var status: Int
+    /// The header fields in arrival order.
+    public var headers: [(name: String, value: String)]
+    /// The body, decoded when it came compressed.
+    public var body: Data
+
+    /// A response; middlewares may make one without a transfer (from a cache, say).
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: Data = Data()) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The value of the header `name` (matched case-insensitively), repeated fields joined
+    /// with ", "; `nil` when there is none.
+    public func header(_ name: String) -> String? {
+        HeaderFields.value(of: name, in: headers)
+    }
+}
+
+enum HeaderFields {
+    static func sameName(_ one: String, _ other: String) -> Bool {
+        one.utf8.count == other.utf8.count && one.lowercased() == other.lowercased()
+    }
+
+    static func value(of name: String, in fields: [(name: String, value: String)]) -> String? {
+        let values = fields.filter { sameName($0.name, name) }.map(\.value)
+        return values.isEmpty ? nil : values.joined(separator: ", ")
+    }
+}

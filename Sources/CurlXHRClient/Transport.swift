@@ -1,0 +1,61 @@
+import CurlXHR
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The end of the middleware chain: one `HttpRequest` per request, sent with its `async`
+/// `HttpRequest.response(timeout:)`.
+enum Transport {
+    static func send(_ request: HttpClientRequest, with client: HttpClient) async throws(HttpClientError) -> HttpClientResponse {
+        let http = HttpRequest()
+        guard http.open(request.method, url: request.url, user: client.user, password: client.password, auth: client.auth) else {
+            throw refusal(of: http)
+        }
+        let isMultipart: Bool
+        if case .multipart = request.body { isMultipart = true } else { isMultipart = false }
+        for (name, value) in request.headers {
+            // The boundary is libcurl's: a Content-Type of the caller's would lose it.
+            if isMultipart, HeaderFields.sameName(name, "Content-Type") { continue }
+            guard http.setRequestHeader(name, value: value) else { throw refusal(of: http) }
+        }
+        if case .multipart(let parts) = request.body {
+            var names: Set<String> = []
+            for part in parts {
+                switch part {
+                case .value(let name, let value):
+                    // HttpRequest keeps one value per name.
+                    guard names.insert(name).inserted else {
+                        throw .encoding(ClientProblem("multipart/form-data can carry one value named '\(name)' only (files may repeat a name)"))
+                    }
+                    http.setPostValue(value, forKey: name)
+                    if let error = http.lastError { throw .transfer(error) }
+                case .file(let name, let path, let fileName, let contentType):
+                    guard http.addPostFile(path, forKey: name, fileName: fileName, contentType: contentType) else {
+                        throw refusal(of: http)
+                    }
+                }
+            }
+            http.sendFormAsMultipart()
+        }
+        client.configure?(http)
+        do {
+            let response: HttpResponse
+            switch request.body {
+            case .none, .multipart: response = try await http.response()
+            case .data(let data): response = try await http.response(sending: data)
+            }
+            let body = try await response.body.collect(upTo: client.maxResponseSize)
+            return HttpClientResponse(status: response.status, headers: response.headers, body: body)
+        } catch {
+            // HttpRequestError, or CancellationError.
+            throw HttpClientError(wrapping: error)
+        }
+    }
+
+    static func refusal(of request: HttpRequest) -> HttpClientError {
+        if let error = request.lastError { return .transfer(error) }
+        return .encoding(ClientProblem("HttpRequest refused the request"))
+    }
+}

@@ -1,0 +1,190 @@
+import CurlXHR
+import CurlXHRClient
+import Foundation
+import Testing
+
+/// `HttpClient`'s requests as the fault server received them: HTTP-RPC's rules for where the
+/// arguments go and how they are encoded, the bodies, and the base URL, API path, default
+/// headers, credentials and `configure`.
+@Suite struct ClientEncodingTests {
+    let env: TestEnvironment
+    let client: HttpClient
+    init() throws {
+        env = try TestEnvironment.get()
+        client = HttpClient(baseURL: try env.faultURL)
+    }
+
+    /// Values with UTF-8, reserved characters, a number, a double, a boolean and an array.
+    static let arguments: [(String, HttpClient.Argument)] = [
+        ("name", "Zoë & Æsir"), ("q", "a+b=c/d?e#f%"), ("n", 42), ("x", 2.5), ("ok", true),
+        ("tag", ["red", "blue green"]), ("empty", ""),
+    ]
+    /// How they are encoded, in the query string and in a form body alike.
+    static let encoded = "name=Zo%C3%AB+%26+%C3%86sir&q=a%2Bb%3Dc%2Fd%3Fe%23f%25&n=42&x=2.5&ok=true&tag=red&tag=blue+green&empty="
+    /// The pairs the server decodes from them.
+    static let decoded = [["name", "Zoë & Æsir"], ["q", "a+b=c/d?e#f%"], ["n", "42"], ["x", "2.5"], ["ok", "true"],
+                          ["tag", "red"], ["tag", "blue green"], ["empty", ""]]
+
+    @Test(arguments: ["GET", "DELETE", "get"])
+    func getAndDeleteSendTheArgumentsInTheQueryString(method: String) async throws {
+        let echo: EchoedRequest = try await client.invoke(method, path: "echo", arguments: Self.arguments)
+        #expect(echo.method == method.uppercased())
+        #expect(echo.target == "/echo?" + Self.encoded)
+        #expect(echo.query == Self.decoded)
+        #expect(echo.bodyLength == 0 && echo.header("Content-Type") == nil, "nothing in a body")
+    }
+
+    @Test func aPathWithAQueryGetsTheArgumentsAfterIt() async throws {
+        let echo: EchoedRequest = try await client.invoke("GET", path: "/echo?page=2", arguments: [("sort", "name desc")])
+        #expect(echo.target == "/echo?page=2&sort=name+desc")
+    }
+
+    @Test(arguments: ["POST", "PUT", "PATCH"])
+    func postPutAndPatchSendAnURLEncodedForm(method: String) async throws {
+        let echo: EchoedRequest = try await client.invoke(method, path: "echo", arguments: Self.arguments)
+        #expect(echo.method == method)
+        #expect(echo.target == "/echo", "nothing in the query string")
+        #expect(echo.header("Content-Type") == "application/x-www-form-urlencoded")
+        #expect(echo.body == Self.encoded)
+        #expect(echo.form == Self.decoded)
+    }
+
+    @Test func aPostWithoutArgumentsSendsAnEmptyForm() async throws {
+        let echo: EchoedRequest = try await client.invoke("POST", path: "echo")
+        #expect(echo.header("Content-Type") == "application/x-www-form-urlencoded")
+        #expect(echo.bodyLength == 0 && echo.target == "/echo")
+    }
+
+    @Test func aFileArgumentMakesTheFormMultipart() async throws {
+        let files = try ScratchFiles(env, "client-multipart")
+        let note = try files.write(Data("hello, form\n".utf8), named: "note.txt")
+        let blob = try files.write(Pattern.bytes(300_000), named: "data.bin")
+        let first = try files.write(Data("first".utf8), named: "a.json")
+        let second = try files.write(Pattern.bytes(5000, from: 7), named: "b.bin")
+        let form: ReceivedForm = try await client.invoke("POST", path: "multipart", arguments: [
+            ("title", "Zoë's report & more"), ("count", 3),
+            ("note", .file(path: note)),
+            ("blob", .file(path: blob, fileName: "renamed.bin", contentType: "application/x-test")),
+            ("attachment", [.file(path: first), .file(path: second, contentType: "application/octet-stream")]),
+        ])
+        #expect(form.parts.map(\.name) == ["title", "count", "note", "blob", "attachment", "attachment"],
+                "the values first, then the files in order")
+        #expect(form.parts[0].filename == nil && form.parts[0].size == "Zoë's report & more".utf8.count)
+        #expect(form.parts[1].size == 1)
+        #expect(form.parts[2] == .init(name: "note", filename: "note.txt", contentType: "text/plain",
+                                       size: 12, sha256: try ScratchFiles.sha256(note)))
+        #expect(form.parts[3] == .init(name: "blob", filename: "renamed.bin", contentType: "application/x-test",
+                                       size: 300_000, sha256: try ScratchFiles.sha256(blob)))
+        let firstHash = try ScratchFiles.sha256(first)
+        #expect(form.parts[4].filename == "a.json" && form.parts[4].sha256 == firstHash)
+        #expect(form.parts[5] == .init(name: "attachment", filename: "b.bin", contentType: "application/octet-stream",
+                                       size: 5000, sha256: try ScratchFiles.sha256(second)))
+    }
+
+    @Test func aMultipartFormIsSentWithLibcurlsBoundary() async throws {
+        let files = try ScratchFiles(env, "client-multipart")
+        let note = try files.write(Data("x".utf8), named: "x.txt")
+        // A Content-Type among the headers would lose the boundary: it is not sent.
+        let echo: EchoedRequest = try await client.invoke("PUT", path: "echo", arguments: [("a", 1), ("f", .file(path: note))],
+                                                          headers: [("Content-Type", "text/plain")])
+        let type = try #require(echo.header("Content-Type"))
+        #expect(type.hasPrefix("multipart/form-data; boundary="), "\(type)")
+        #expect(echo.body.contains(#"Content-Disposition: form-data; name="f"; filename="x.txt""#))
+    }
+
+    @Test func aFormCannotRepeatAValueNameInMultipart() async throws {
+        let files = try ScratchFiles(env, "client-multipart")
+        let note = try files.write(Data("x".utf8), named: "x.txt")
+        let error = await clientError {
+            try await client.invoke("POST", path: "multipart", arguments: [("tag", ["a", "b"]), ("f", .file(path: note))])
+        }
+        guard case .encoding(let problem)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect("\(problem)".contains("'tag'"))
+    }
+
+    struct Item: Codable, Sendable, Equatable {
+        var name: String
+        var tags: [String]
+        var price: Double
+    }
+
+    @Test(arguments: ["POST", "PUT", "PATCH"])
+    func aJSONBodyPutsTheArgumentsInTheQueryString(method: String) async throws {
+        let item = Item(name: "Zoë \"quoted\"", tags: ["a", "b"], price: 9.5)
+        let echo: EchoedRequest = try await client.invoke(method, path: "echo", arguments: [("dry run", true), ("tag", ["x", "y"])],
+                                                          body: .json(item))
+        #expect(echo.target == "/echo?dry+run=true&tag=x&tag=y")
+        #expect(echo.header("Content-Type") == "application/json")
+        #expect(try JSONDecoder().decode(Item.self, from: Data(echo.body.utf8)) == item)
+    }
+
+    @Test func theClientsEncoderEncodesJSONBodies() async throws {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = .sortedKeys
+        let client = HttpClient(baseURL: try env.faultURL, encoder: encoder)
+        struct Body: Encodable, Sendable { var firstName: String; var zipCode: Int }
+        let echo: EchoedRequest = try await client.invoke("POST", path: "echo", body: .json(Body(firstName: "Ada", zipCode: 12345)))
+        #expect(echo.body == #"{"first_name":"Ada","zip_code":12345}"#)
+    }
+
+    @Test func aRawBodyGoesByteForByteWithItsType() async throws {
+        let bytes = Pattern.bytes(70_000)
+        let files = try ScratchFiles(env, "client-raw")
+        let path = try files.write(bytes, named: "body.bin")
+        let echo: EchoedRequest = try await client.invoke("PUT", path: "echo", arguments: [("version", 3)],
+                                                          body: .data(bytes, contentType: "application/x-pattern"))
+        #expect(echo.target == "/echo?version=3")
+        #expect(echo.header("Content-Type") == "application/x-pattern")
+        let hash = try ScratchFiles.sha256(path)
+        #expect(echo.bodyLength == 70_000 && echo.bodySha256 == hash)
+    }
+
+    @Test func aFileArgumentCannotGoInAQueryString() async throws {
+        for (method, body) in [("GET", nil), ("POST", HttpClient.RequestBody.data(Data("{}".utf8), contentType: "application/json"))] {
+            let error = await clientError {
+                try await client.invoke(method, path: "echo", arguments: [("f", .file(path: "/etc/hostname"))], body: body)
+            }
+            guard case .encoding? = error else { Issue.record("\(method): \(String(describing: error))"); continue }
+        }
+    }
+
+    @Test func theBaseURLAPIPathAndDefaultHeadersApplyToEveryCall() async throws {
+        let client = HttpClient(baseURL: try env.faultURL + "/", apiPath: "/echo/api/v2/",
+                                headers: [("X-Api-Key", "key-1"), ("Accept", "application/json")])
+        let echo: EchoedRequest = try await client.invoke("GET", path: "/items/7", arguments: [("expand", "owner")],
+                                                          headers: [("X-Call", "c1")])
+        #expect(echo.target == "/echo/api/v2/items/7?expand=owner")
+        #expect(echo.header("X-Api-Key") == "key-1")
+        #expect(echo.header("Accept") == "application/json")
+        #expect(echo.header("X-Call") == "c1")
+        let posted: EchoedRequest = try await client.invoke("POST", path: "items/", arguments: [("name", "x")])
+        #expect(posted.target == "/echo/api/v2/items/", "a trailing slash of the path stays")
+        #expect(posted.header("X-Api-Key") == "key-1")
+    }
+
+    @Test func urlsJoinWithOneSlash() {
+        let plain = HttpClient(baseURL: "https://api.example.com")
+        #expect(plain.url(for: "items") == "https://api.example.com/items")
+        #expect(plain.url(for: "") == "https://api.example.com")
+        let api = HttpClient(baseURL: "https://api.example.com//", apiPath: "//v2//")
+        #expect(api.url(for: "//items/7/") == "https://api.example.com/v2/items/7/")
+        #expect(api.url(for: "") == "https://api.example.com/v2")
+        #expect(api.url(for: "HTTPS://other.example/x") == "HTTPS://other.example/x", "absolute URLs stay")
+        let prefixed = HttpClient(baseURL: "http://127.0.0.1:8080/root", apiPath: "api")
+        #expect(prefixed.url(for: "a?b=c") == "http://127.0.0.1:8080/root/api/a?b=c")
+    }
+
+    @Test func credentialsAndConfigureReachTheRequest() async throws {
+        let client = HttpClient(baseURL: try env.faultURL, user: "alice", password: "s3cret", auth: "basic") { request in
+            request.disableContentDecoding()
+            request.setRequestHeader("X-Configured", value: "yes")
+        }
+        let echo: EchoedRequest = try await client.invoke("GET", path: "echo")
+        #expect(echo.header("Authorization") == "Basic " + Data("alice:s3cret".utf8).base64EncodedString())
+        #expect(echo.header("X-Configured") == "yes")
+        #expect(echo.header("Accept-Encoding") == nil, "disableContentDecoding() applied")
+        let plain: EchoedRequest = try await HttpClient(baseURL: try env.faultURL).invoke("GET", path: "echo")
+        #expect(plain.header("Accept-Encoding") != nil && plain.header("Authorization") == nil)
+    }
+}
