@@ -21,15 +21,10 @@ enum Transport {
             guard http.setRequestHeader(name, value: value) else { throw refusal(of: http) }
         }
         if case .multipart(let parts) = request.body {
-            var names: Set<String> = []
             for part in parts {
                 switch part {
                 case .value(let name, let value):
-                    // HttpRequest keeps one value per name.
-                    guard names.insert(name).inserted else {
-                        throw .encoding(ClientProblem("multipart/form-data can carry one value named '\(name)' only (files may repeat a name)"))
-                    }
-                    http.setPostValue(value, forKey: name)
+                    http.appendPostValue(value, forKey: name)  // an array repeats its name
                     if let error = http.lastError { throw .transfer(error) }
                 case .file(let name, let path, let fileName, let contentType):
                     guard http.addPostFile(path, forKey: name, fileName: fileName, contentType: contentType) else {

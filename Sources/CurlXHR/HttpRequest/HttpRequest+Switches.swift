@@ -213,6 +213,12 @@ extension HttpRequest {
         changeMessage(.setPostValue) { $0.setFormValue(value, forKey: key) }
     }
 
+    /// Adds a form value after the others, even when one has the same key (repeated keys, as
+    /// the client layer sends arrays). OPENED only.
+    package func appendPostValue(_ value: String, forKey key: String) {
+        changeMessage(.setPostValue) { $0.formValues.append((key: key, value: value)) }
+    }
+
     /// Adds the file at `path` to the form as the part `key`: the form then goes as
     /// `multipart/form-data`, the values first, then the files in the order added, each file
     /// streamed from disk as it is sent (never read whole). OPENED only.
