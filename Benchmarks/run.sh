@@ -40,18 +40,21 @@
 # BENCH_PROFILE_PEERS=1 (--profile also profiles raw libcurl doing the same work),
 # BENCH_PROFILE_REQUESTS (--profile: requests one at a time, default 2000; 10x that async).
 #
-# nginx (1 worker, pinned to BENCH_SERVER_CPU) serves /100b, /1m, /100m and the POST sink
-# /sink on a free 127.0.0.1 port, and the same over HTTP/2 with TLS on a second one
-# (https://localhost:PORT2; its certificate is signed by a CA made for the run, which the
-# clients of the get-h2-* workloads trust through --cacert), from a temp dir that is removed
-# on exit. Each client run is one process pinned to BENCH_CLIENT_CPU that prints one JSON
-# line; the lines go to Benchmarks/results/<time>.jsonl and report.py turns them into a
-# Markdown table (Benchmarks/results/<time>.md, which also names the machine). In the download-file
+# nginx (1 worker, pinned to BENCH_SERVER_CPU) serves /100b, /1m, /100m, /1m.json (a JSON
+# array of exactly 1 MiB, application/json) and the POST sink /sink on a free 127.0.0.1
+# port, and the same over HTTP/2 with TLS on a second one (https://localhost:PORT2; its
+# certificate is signed by a CA made for the run, which the clients of the get-h2-* workloads
+# trust through --cacert), from a temp dir that is removed on exit. Each client run is one
+# process pinned to BENCH_CLIENT_CPU that prints one JSON line; the lines go to
+# Benchmarks/results/<time>.jsonl and report.py turns them into a Markdown table
+# (Benchmarks/results/<time>.md, which also names the machine). In the download-file
 # workloads each client writes the bodies to its own file in that temp dir (curl-bench
 # --output-file, curlxhr-bench --response-file), which it removes when it is done. For the
 # upload-multipart workloads run.sh writes two files of random bytes there once, which every
 # client POSTs as one multipart/form-data form to /sink (curl-bench --mime-file,
-# curlxhr-bench --post-file).
+# curlxhr-bench --post-file). The json-* workloads decode the JSON array into [JSONItem]
+# (BenchSupport) through CurlXHR's client layer (curlxhr-client-bench: HttpClient.invoke) and
+# through AsyncHTTPClient + JSONDecoder (ahc-bench --json); both check the item count.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -71,7 +74,7 @@ while [ $# -gt 0 ]; do
     --memory) mode=memory ;;
     --skip-build) skip_build=1 ;;
     --skip-install) skip_install=1 ;;
-    -h|--help) sed -n '2,54p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,57p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 64 ;;
   esac
   shift
@@ -148,7 +151,7 @@ if [ $skip_build -eq 0 ]; then
   log "all builds took $((SECONDS - build_started)) s (swift build -j $jobs)"
 fi
 needed=("$curl_bin" "$clients_bin/curlxhr-bench")
-[ $mode = timed ] && needed+=("$clients_bin/urlsession-bench" "$ahc_bin/ahc-bench")
+[ $mode = timed ] && needed+=("$clients_bin/urlsession-bench" "$clients_bin/curlxhr-client-bench" "$ahc_bin/ahc-bench")
 # The memory programs: --memory, and the smoke run's check that they complete.
 if [ $mode = memory ] || { [ $mode = timed ] && [ $smoke -eq 1 ]; }; then
   needed+=("$peer_bin" "$clients_bin/curlxhr-memory")
@@ -178,6 +181,32 @@ head -c 100 /dev/urandom > "$server_dir/www/100b"
 head -c 1048576 /dev/urandom > "$server_dir/www/1m"
 [ $smoke -eq 1 ] || [ $mode != timed ] || head -c 104857600 /dev/urandom > "$server_dir/www/100m"
 : > "$server_dir/www/sink"
+# /1m.json, the json-* workloads' body: a JSON array of objects such as
+# {"id":7,"name":"item-7","price":3.09,"tags":["a","b","c"],"active":false} (ids 0, 1, …; the
+# other fields follow from the id), compact, as many as fit in 1 MiB, then spaces before the
+# closing bracket to make it exactly json_bytes long. The same bytes every run; json_items is
+# the number of objects, which the decoding clients check (--json-items).
+json_bytes=1048576
+json_items=$(python3 - "$server_dir/www/1m.json" "$json_bytes" <<'PYTHON'
+import json, sys
+path, size = sys.argv[1], int(sys.argv[2])
+items, length = [], 2  # the brackets
+while True:
+    i = len(items)
+    item = json.dumps({"id": i, "name": f"item-{i}", "price": (i * 37 % 10000 + 50) / 100,
+                       "tags": [["a", "b"], ["c"], [], ["a", "b", "c"]][i % 4], "active": i % 3 != 0},
+                      separators=(",", ":"))
+    if length + len(item) + (1 if items else 0) > size:
+        break
+    length += len(item) + (1 if items else 0)
+    items.append(item)
+data = ("[" + ",".join(items) + " " * (size - length) + "]").encode()
+assert len(data) == size and len(json.loads(data)) == len(items)
+with open(path, "wb") as file:
+    file.write(data)
+print(len(items))
+PYTHON
+)
 chmod 755 "$server_dir" "$server_dir/www"   # nginx's worker runs as an unprivileged user
 chmod 644 "$server_dir"/www/*
 # The TLS listener's certificates, new for each run: a private CA (EC P-256) and a server
@@ -225,6 +254,9 @@ check() {  # what, expected "status bytes", curl arguments...
 check "GET /100b" "200 100" "$base/100b"
 check "POST 1 MiB to /sink" "200 3" --data-binary "@$server_dir/www/1m" "$base/sink"
 [ -e "$server_dir/www/100m" ] && check "GET /100m" "200 104857600" "$base/100m"
+# The JSON file must come as application/json: CurlXHRClient decodes a body by its type.
+got=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code} %{size_download} %{content_type}' "$base/1m.json" || true)
+[ "$got" = "200 $json_bytes application/json" ] || { echo "run.sh: server check failed: GET /1m.json gave '$got', expected '200 $json_bytes application/json'" >&2; exit 1; }
 # The TLS listener: the certificate verifies against the run's CA, and h2 is negotiated.
 got=$(curl -s --noproxy '*' --cacert "$ca_file" --http2 -o /dev/null -w '%{http_code} %{size_download} HTTP/%{http_version}' "$tls_base/100b" || true)
 [ "$got" = "200 100 HTTP/2" ] || { echo "run.sh: server check failed: GET $tls_base/100b gave '$got', expected '200 100 HTTP/2'" >&2; exit 1; }
@@ -254,9 +286,11 @@ client_command() {  # client workload-mode -> the command, one word a line
     curlxhr) printf '%s\n' "$clients_bin/curlxhr-bench" --mode async ;;
     curlxhr-sync) printf '%s\n' "$clients_bin/curlxhr-bench" --mode threads --client curlxhr-sync ;;
     curlxhr-await) printf '%s\n' "$clients_bin/curlxhr-bench" --mode async --await ;;
+    curlxhr-client) printf '%s\n' "$clients_bin/curlxhr-client-bench" --mode async ;;
     urlsession) printf '%s\n' "$clients_bin/urlsession-bench" --mode async ;;
     ahc) printf '%s\n' "$ahc_bin/ahc-bench" --mode async ;;
     ahc-collect) printf '%s\n' "$ahc_bin/ahc-bench" --mode async --collect --client ahc-collect ;;
+    ahc-json) printf '%s\n' "$ahc_bin/ahc-bench" --mode async --json --client ahc-json ;;
     ahc-wait) printf '%s\n' "$ahc_bin/ahc-bench" --mode threads --client ahc-wait ;;
     *) echo "unknown client $1" >&2; exit 1 ;;
   esac
@@ -469,6 +503,8 @@ fi
 # download-file-*: the body written to a file, one request at a time (see file_options).
 # upload-multipart-*: a form of two files of upload_file_bytes each POSTed to the sink, one
 # request at a time (see upload_options); post-bytes 0, the clients count the files' bytes.
+# json-*: the clients decode each body, a JSON array, into [JSONItem] and check its count
+# (see json_options); only clients that decode (curlxhr-client, ahc-json) run them.
 # A path starting with h2/ is fetched from the TLS listener, https://localhost:TLS_PORT/REST
 # (see tls_options): every client trusts the run's CA and must get each response over HTTP/2.
 if [ $smoke -eq 1 ]; then
@@ -494,6 +530,7 @@ workloads=(
   "post-1m-c8 sink async 8 2000 50 3 1048576 libcurl curlxhr urlsession ahc"
   "$upload libcurl curlxhr curlxhr-sync"
   "redirect-c16 redirect async 16 20000 300 100 0 libcurl curlxhr urlsession ahc"
+  "json-1m 1m.json async 1 200 20 $json_bytes 0 curlxhr-client ahc-json"
 )
 if [ -n "$only" ]; then
   chosen=()
@@ -530,6 +567,17 @@ file_options() {  # workload client -> sets file_option (empty outside download-
     libcurl) file_option=(--output-file "$file") ;;
     curlxhr|curlxhr-sync) file_option=(--response-file "$file") ;;
     *) echo "run.sh: $2 has no option to write the body to a file" >&2; exit 1 ;;
+  esac
+}
+
+# The json workloads: every client decodes each body into [JSONItem] and checks that it holds
+# the json_items objects of /1m.json (and counts the file's bytes a response).
+json_options() {  # workload client -> sets json_option (empty outside json-*)
+  json_option=()
+  case $1 in json-*) ;; *) return 0 ;; esac
+  case $2 in
+    curlxhr-client|ahc-json) json_option=(--json-items "$json_items") ;;
+    *) echo "run.sh: $2 does not decode JSON" >&2; exit 1 ;;
   esac
 }
 
@@ -596,11 +644,13 @@ for rep in $(seq "$reps"); do
       mapfile -t command < <(client_command "$client" "$workload_mode")
       file_options "$name" "$client"
       upload_options "$name" "$client"
+      json_options "$name" "$client"
       tls_options "$path"
       command+=(--workload "$name" --url "$url" --concurrency "$concurrency"
                 --requests "$count" --expect-bytes "$expect" --post-bytes "$post"
                 --max-seconds "$max_seconds" ${file_option[@]+"${file_option[@]}"}
-                ${upload_option[@]+"${upload_option[@]}"} ${tls_option[@]+"${tls_option[@]}"})
+                ${upload_option[@]+"${upload_option[@]}"} ${json_option[@]+"${json_option[@]}"}
+                ${tls_option[@]+"${tls_option[@]}"})
       # Writing files: no earlier run's dirty pages still to be written back when this one
       # starts (its own, written during the run, are its cost).
       [ -z "$file" ] || sync -f "$files_dir"

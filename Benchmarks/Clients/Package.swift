@@ -1,6 +1,7 @@
 // swift-tools-version: 6.1
-// The CurlXHR and URLSession benchmark clients, and CurlXHR's memory benchmark. A package of
-// its own that uses the root package by path, so the library never depends on anything here.
+// The CurlXHR (HttpRequest, and the HttpClient layer) and URLSession benchmark clients, and
+// CurlXHR's memory benchmark. A package of its own that uses the root package by path, so the
+// library never depends on anything here.
 import PackageDescription
 
 let package = Package(
@@ -14,6 +15,17 @@ let package = Package(
             name: "curlxhr-bench",
             dependencies: [
                 .product(name: "CurlXHR", package: "CurlXHR"),
+                .product(name: "BenchSupport", package: "BenchSupport"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The client layer (CurlXHRClient's HttpClient.invoke): a JSON array fetched and decoded
+        // (the json-* workloads).
+        .executableTarget(
+            name: "curlxhr-client-bench",
+            dependencies: [
+                .product(name: "CurlXHR", package: "CurlXHR"),
+                .product(name: "CurlXHRClient", package: "CurlXHR"),
                 .product(name: "BenchSupport", package: "BenchSupport"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

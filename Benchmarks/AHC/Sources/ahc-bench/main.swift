@@ -2,6 +2,12 @@
 //
 // --mode async:   `concurrency` tasks, each awaiting `execute(_:timeout:)` in a loop; the body
 //                 is streamed and counted chunk by chunk, or collected whole with --collect.
+// --mode async --json (client "ahc-json"; with --json-items N): the same, each body collected
+//                 with `collect(upTo: 2 MiB)` and decoded with
+//                 `JSONDecoder().decode([JSONItem].self, from: Data(buffer:))` (a new decoder
+//                 a call, as CurlXHRClient's HttpClient has one per client; both Foundation's
+//                 JSONDecoder); the body bytes counted are the collected buffer's, and a
+//                 response that does not decode into N items is an error with its reason.
 // --mode threads: `concurrency` threads, each blocking on `execute(request:).wait()` (the
 //                 EventLoopFuture API, which collects the body) in a loop.
 //
@@ -13,14 +19,33 @@
 import AsyncHTTPClient
 import BenchSupport
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
 
-let options = BenchOptions.parse(client: "ahc")
+/// --json, taken out of the arguments before BenchOptions reads the shared ones.
+let (decodesJSON, sharedArguments): (Bool, [String]) = {
+    let arguments = CommandLine.arguments
+    return (arguments.contains("--json"), arguments.filter { $0 != "--json" })
+}()
+let options = {
+    var options = BenchOptions.parse(client: "ahc", sharedArguments)
+    if decodesJSON && options.client == "ahc" { options.client = "ahc-json" }
+    return options
+}()
+if decodesJSON && (options.mode != .async || options.postBytes > 0 || options.jsonItems == nil) {
+    writeError("ahc-bench: --json is for GETs in --mode async, with --json-items N\n")
+    exit(64)
+}
 var configuration = HTTPClient.Configuration()
 configuration.httpVersion = options.url.lowercased().hasPrefix("https:") ? .automatic : .http1Only
 if let caFile = options.caCertificateFile {
@@ -57,7 +82,15 @@ func protocolName(_ version: HTTPVersion) -> String? {
     do {
         let response = try await client.execute(request, timeout: .seconds(Int64(options.maxSeconds) + 10))
         var received = 0
-        if options.collect {
+        if decodesJSON {
+            let buffer = try await response.body.collect(upTo: 2 << 20)
+            received = buffer.readableBytes
+            let items = try JSONDecoder().decode([JSONItem].self, from: Data(buffer: buffer))
+            if let problem = jsonItemsProblem(items, expected: options.jsonItems ?? 0) {
+                tally.finish(status: Int(response.status.code), bodyBytes: received, problem: problem)
+                return
+            }
+        } else if options.collect {
             received = try await response.body.collect(upTo: Int.max).readableBytes
         } else {
             for try await chunk in response.body { received += chunk.readableBytes }

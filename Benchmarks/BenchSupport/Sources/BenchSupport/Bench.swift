@@ -3,7 +3,8 @@
 //
 //   <client> --workload NAME --url URL [--mode async|threads] [--concurrency N]
 //            [--requests N] [--expect-bytes N] [--post-bytes N] [--headers N] [--max-seconds S]
-//            [--cacert PATH] [--expect-http-version 1.1|2] [--collect] [--client NAME]
+//            [--cacert PATH] [--expect-http-version 1.1|2] [--collect] [--json-items N]
+//            [--client NAME]
 //
 // A run issues at most --requests requests, and none after --max-seconds; it then prints
 // one JSON line on stdout:
@@ -14,7 +15,9 @@
 // --expect-bytes bytes, and, with --expect-http-version, unless it came over that protocol
 // ("http_version" then names the protocols the responses came over, e.g. "HTTP/2").
 // `requests` counts finished requests, errors included. --cacert PATH: the PEM file of the
-// CAs to trust for https (the client's only trust roots).
+// CAs to trust for https (the client's only trust roots). --json-items N (the clients that
+// decode JSON: curlxhr-client-bench, ahc-bench --json): each body is a JSON array of N
+// ``JSONItem``s; a response that does not decode into one, or holds another count, is an error.
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
@@ -48,6 +51,9 @@ public struct BenchOptions: Sendable {
     /// `--expect-http-version`: the protocol every response must come over ("HTTP/1.1",
     /// "HTTP/2"), or nil for no check. The clients then also learn each response's protocol.
     public var expectHTTPVersion: String?
+    /// `--json-items`: the number of ``JSONItem``s the JSON array of each response holds (the
+    /// clients that decode JSON), or nil.
+    public var jsonItems: Int?
 
     public var method: String { postBytes > 0 ? "POST" : "GET" }
 
@@ -81,6 +87,7 @@ public struct BenchOptions: Sendable {
                 guard let seconds = Double(value(argument)), seconds > 0 else { usage("--max-seconds needs a positive number") }
                 options.maxSeconds = seconds
             case "--collect": options.collect = true
+            case "--json-items": options.jsonItems = number(argument)
             case "--cacert":
                 let path = value(argument)
                 guard access(path, R_OK) == 0 else { usage("--cacert: cannot read \(path)") }
@@ -103,7 +110,7 @@ public struct BenchOptions: Sendable {
             \(problem)
             usage: \(CommandLine.arguments.first ?? "bench") --workload NAME --url URL [--mode async|threads]
                    [--concurrency N] [--requests N] [--expect-bytes N] [--post-bytes N] [--headers N] [--max-seconds S]
-                   [--cacert PATH] [--expect-http-version 1.1|2] [--collect] [--client NAME]
+                   [--cacert PATH] [--expect-http-version 1.1|2] [--collect] [--json-items N] [--client NAME]
 
             """)
         exit(64)
@@ -272,7 +279,6 @@ public func writeError(_ text: String) {
     text.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
 }
 
-/// A request body of `count` bytes.
 /// Request headers of a typical API client, the first `--headers` of which every request
 /// carries (curl-bench.c has the same list).
 public let benchRequestHeaders: [(name: String, value: String)] = [
@@ -286,8 +292,31 @@ public let benchRequestHeaders: [(name: String, value: String)] = [
     ("If-None-Match", "\"5f1d-2a3b4c5d\""),
 ]
 
+/// A request body of `count` bytes.
 public func bodyBytes(_ count: Int) -> [UInt8] {
     (0..<count).map { UInt8(truncatingIfNeeded: $0 % 251) }
+}
+
+/// One element of the JSON array the json-* workloads fetch (run.sh writes it:
+/// `{"id":0,"name":"item-0","price":0.5,"tags":["a","b"],"active":false}`, …), decoded the same
+/// way by every client that decodes (the same type, its synthesized `Decodable`).
+public struct JSONItem: Decodable, Sendable {
+    public var id: Int
+    public var name: String
+    public var price: Double
+    public var tags: [String]
+    public var active: Bool
+}
+
+/// What is wrong with `items` decoded from a response of the json-* workloads (nil: nothing):
+/// they must be the `expected` items run.sh wrote, ids 0, 1, … (the first and last checked).
+public func jsonItemsProblem(_ items: [JSONItem], expected: Int) -> String? {
+    guard items.count == expected else { return "decoded \(items.count) items, expected \(expected)" }
+    guard items.first.map({ $0.id == 0 && $0.name == "item-0" }) ?? true,
+          items.last.map({ $0.id == expected - 1 }) ?? true else {
+        return "decoded items with unexpected ids (first \(items.first?.id ?? -1), last \(items.last?.id ?? -1))"
+    }
+    return nil
 }
 
 private func json(_ text: String) -> String {
