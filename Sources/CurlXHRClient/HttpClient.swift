@@ -96,7 +96,8 @@ public struct HttpClient: Sendable {
 
     /// The URL of `path`: ``baseURL``, ``apiPath`` and `path` joined with one slash between
     /// each (a trailing slash of `path` is kept). A `path` that is an absolute `http` or
-    /// `https` URL is used as it is.
+    /// `https` URL is used as it is; the client's ``user`` and ``password`` go with it only
+    /// when it names the scheme, host and port of ``baseURL``.
     public func url(for path: String) -> String {
         if Self.isAbsolute(path) { return path }
         var url = String(Self.withoutTrailingSlashes(baseURL[...]))
@@ -111,6 +112,18 @@ public struct HttpClient: Sendable {
         var end = text.endIndex
         while end > text.startIndex, text[text.index(before: end)] == "/" { end = text.index(before: end) }
         return text[..<end]
+    }
+
+    /// Whether two absolute URLs name the same scheme, host and port (as written, case aside).
+    static func sameOrigin(_ one: String, _ other: String) -> Bool {
+        func origin(_ url: String) -> Substring? {
+            guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return nil }
+            let host = url.index(colon, offsetBy: 3)
+            let end = url[host...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? url.endIndex
+            return url[..<end]
+        }
+        guard let first = origin(one), let second = origin(other) else { return false }
+        return first.lowercased() == second.lowercased()
     }
 
     static func isAbsolute(_ path: String) -> Bool {

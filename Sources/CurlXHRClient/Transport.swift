@@ -10,7 +10,10 @@ import Foundation
 enum Transport {
     static func send(_ request: HttpClientRequest, with client: HttpClient) async throws(HttpClientError) -> HttpClientResponse {
         let http = HttpRequest()
-        guard http.open(request.method, url: request.url, user: client.user, password: client.password, auth: client.auth) else {
+        // The client's credentials are for its own server: not for an absolute URL elsewhere.
+        let ownServer = HttpClient.sameOrigin(request.url, client.baseURL)
+        guard http.open(request.method, url: request.url, user: ownServer ? client.user : nil,
+                        password: ownServer ? client.password : nil, auth: ownServer ? client.auth : nil) else {
             throw refusal(of: http)
         }
         let isMultipart: Bool

@@ -184,6 +184,12 @@ import Testing
         #expect(echo.header("Authorization") == "Basic " + Data("alice:s3cret".utf8).base64EncodedString())
         #expect(echo.header("X-Configured") == "yes")
         #expect(echo.header("Accept-Encoding") == nil, "disableContentDecoding() applied")
+        // An absolute URL on the same server keeps the credentials; on another host it does not.
+        let absolute: EchoedRequest = try await client.invoke("GET", path: try env.faultURL + "/echo")
+        #expect(absolute.header("Authorization") != nil)
+        let elsewhere = try env.faultURL.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/echo"
+        let other: EchoedRequest = try await client.invoke("GET", path: elsewhere)
+        #expect(other.header("Authorization") == nil, "the client's credentials went to another host")
         let plain: EchoedRequest = try await HttpClient(baseURL: try env.faultURL).invoke("GET", path: "echo")
         #expect(plain.header("Accept-Encoding") != nil && plain.header("Authorization") == nil)
     }
