@@ -9,7 +9,8 @@ extension HttpClient {
     ///
     /// Literals make arguments: `[("q", "swift"), ("page", 2), ("exact", true), ("tag", ["a", "b"])]`.
     /// Values are sent as text: integers in decimal, doubles as Swift prints them (`2.5`),
-    /// booleans as `true` and `false`.
+    /// booleans as `true` and `false`, dates as HTTP-RPC sends them (milliseconds since
+    /// 1970-01-01 UTC).
     public enum Argument: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
                           ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral {
         /// A text value.
@@ -20,6 +21,9 @@ extension HttpClient {
         case double(Double)
         /// `true` or `false`.
         case bool(Bool)
+        /// A moment, sent as the whole milliseconds since 1970-01-01 00:00 UTC (HTTP-RPC's
+        /// form: `1700000000123`).
+        case date(Date)
         /// A file, streamed from disk as a part of a `multipart/form-data` body: only for POST,
         /// PUT and PATCH without a body.
         /// - Parameters:
@@ -56,6 +60,7 @@ extension HttpClient {
             case .int(let value): String(value)
             case .double(let value): String(value)
             case .bool(let value): value ? "true" : "false"
+            case .date(let value): String(Int64((value.timeIntervalSince1970 * 1000).rounded(.down)))
             case .file, .array: nil
             }
         }

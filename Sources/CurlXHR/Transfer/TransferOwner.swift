@@ -3,8 +3,9 @@
 /// while it is in flight, from the engine thread (or, for a send the engine never had, such
 /// as one whose Kerberos tickets could not be obtained, the end from the thread that knew).
 ///
-/// ``HttpRequest`` is one owner. The seam lets a transfer run for any front over the same
-/// engine, and lets tests drive an owner with no server.
+/// ``HttpRequest`` is one owner, ``ResponseStream`` (an `async` response) the other: the seam
+/// lets a transfer run for any front over the same engine, and lets tests drive an owner with
+/// no server.
 protocol TransferOwner: AnyObject, Sendable {
     /// The bit a synchronous send of this owner sleeps on (``Wakeups``).
     var completionBit: UInt32 { get }

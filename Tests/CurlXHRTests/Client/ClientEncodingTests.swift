@@ -18,12 +18,13 @@ import Testing
     static let arguments: [(String, HttpClient.Argument)] = [
         ("name", "Zoë & Æsir"), ("q", "a+b=c/d?e#f%"), ("n", 42), ("x", 2.5), ("ok", true),
         ("tag", ["red", "blue green"]), ("empty", ""),
+        ("when", .date(Date(timeIntervalSince1970: 1_700_000_000.1239))),
     ]
     /// How they are encoded, in the query string and in a form body alike.
-    static let encoded = "name=Zo%C3%AB+%26+%C3%86sir&q=a%2Bb%3Dc%2Fd%3Fe%23f%25&n=42&x=2.5&ok=true&tag=red&tag=blue+green&empty="
+    static let encoded = "name=Zo%C3%AB+%26+%C3%86sir&q=a%2Bb%3Dc%2Fd%3Fe%23f%25&n=42&x=2.5&ok=true&tag=red&tag=blue+green&empty=&when=1700000000123"
     /// The pairs the server decodes from them.
     static let decoded = [["name", "Zoë & Æsir"], ["q", "a+b=c/d?e#f%"], ["n", "42"], ["x", "2.5"], ["ok", "true"],
-                          ["tag", "red"], ["tag", "blue green"], ["empty", ""]]
+                          ["tag", "red"], ["tag", "blue green"], ["empty", ""], ["when", "1700000000123"]]
 
     @Test(arguments: ["GET", "DELETE", "get"])
     func getAndDeleteSendTheArgumentsInTheQueryString(method: String) async throws {
