@@ -64,7 +64,9 @@ extension HttpRequest {
             case .failure(let refusal): return .failure(refusal)
             case .success(let planned): plan = planned
             }
-            let stream = ResponseStream(runner: runner, file: plan.file, contentDecoding: core.switches.contentDecoding)
+            let stream = ResponseStream.reusing(&core.lastStream, file: plan.file, contentDecoding: core.switches.contentDecoding)
+                ?? ResponseStream(runner: runner, file: plan.file, contentDecoding: core.switches.contentDecoding)
+            core.lastStream = stream
             var slot: QueueSlot?
             if let queue = core.queue {
                 switch stream.admit(to: queue, priority: core.priority) {

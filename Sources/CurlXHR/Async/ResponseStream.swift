@@ -37,11 +37,26 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
 
     init(runner: (any TransferRunner)?, file: FileSink?, contentDecoding: Bool) {
         self.runner = runner
-        state = Locked(State(decisions: BodyStreamState(pauseAt: Self.pauseThreshold), file: file, contentDecoding: contentDecoding))
+        state = Locked(Self.fresh(file: file, contentDecoding: contentDecoding))
         transfer = Transfer(owner: self)
     }
 
-    /// The transfer, to prepare before ``begin(waitingFor:)``.
+    private static func fresh(file: FileSink?, contentDecoding: Bool) -> State {
+        State(decisions: BodyStreamState(pauseAt: pauseThreshold), file: file, contentDecoding: contentDecoding)
+    }
+
+    /// The stream, made ready for the next response of its request when nothing but the
+    /// caller refers to it (its response was let go of) and the engine is done with its
+    /// transfer, as a request reuses its transfer: no allocation a response. Else nil.
+    static func reusing(_ stream: inout ResponseStream?, file: FileSink?, contentDecoding: Bool) -> ResponseStream? {
+        guard isKnownUniquelyReferenced(&stream), let reused = stream,
+              reused.transfer.isComplete.load(ordering: .acquiring), isKnownUniquelyReferenced(&reused.transfer)
+        else { return nil }
+        reused.state.withLock { $0 = fresh(file: file, contentDecoding: contentDecoding) }
+        return reused
+    }
+
+    /// The transfer, to prepare before ``response()``.
     var preparedTransfer: Transfer { transfer }
 
     /// The length the head announced, once it came.

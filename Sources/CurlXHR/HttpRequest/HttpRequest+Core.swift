@@ -60,6 +60,8 @@ extension HttpRequest {
         var finishedTransfer: Transfer?
         /// When states are reported (and transfers paused for a LOADING callback).
         var scheduler = ReportScheduler()
+        /// The stream of the last `async` response, for the next one to reuse.
+        var lastStream: ResponseStream?
 
         static let staleFailure = TransferFailure(kind: .aborted, text: "Request aborted by open()")
 

@@ -128,4 +128,25 @@ import Testing
         #expect(try await running.status == 200)
         #expect(runner.commands == [.start(send: 1)])
     }
+
+    @Test func aRequestReusesTheStreamOfAResponseLetGoOf() async throws {
+        let runner = ScriptedRunner(onStart: { runner, transfer in
+            runner.head(transfer)
+            runner.body(transfer, "body \(transfer.sends)")
+            runner.finish(transfer)
+        })
+        let request = opened(runner)
+        var first: HttpResponse? = try await request.response()
+        #expect(try await first?.body.collect(upTo: 100) == Data("body 1".utf8))
+        // The first response is still held: the second gets a stream and a transfer of its own
+        // (its first send). (The test holds no transfer: a reference would prevent reuse.)
+        var second: HttpResponse? = try await request.response()
+        #expect(try await second?.body.collect(upTo: 100) == Data("body 1".utf8))
+        first = nil
+        second = nil
+        // Both let go of: the third reuses the last one, for its second send, and reads afresh.
+        let third = try await request.response()
+        #expect(try await third.body.collect(upTo: 100) == Data("body 2".utf8))
+        #expect(runner.commands == [.start(send: 1), .start(send: 1), .start(send: 2)])
+    }
 }
