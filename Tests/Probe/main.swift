@@ -20,8 +20,9 @@
 //                                       as soon as the request is DONE, "clear-…" calls
 //                                       clearCookies(includePersistentStore:) before it
 //   curlxhr-probe soak URL N            N requests to the fault server at URL (sync and async
-//                                       from 8 threads; GETs, POSTs, aborts, closes), then
-//                                       reports descriptors, threads and RSS before and after
+//                                       from 8 threads; GETs, POSTs, aborts, closes, async
+//                                       responses read or let go of), then reports descriptors,
+//                                       threads, RSS and transfers in flight before and after
 //   curlxhr-probe connection-limits URL TOTAL PER-HOST N CAFILE
 //                                       HttpRequest.setConnectionLimits(total:perHost:), then
 //                                       N asynchronous HTTP/1.1 GETs of URL at once; prints
@@ -158,7 +159,7 @@ func holdings() -> (descriptors: Int, threads: Int, rssKiB: Int) {
 /// One round of every kind of request, so every path has run before the baseline.
 @Sendable func soakRound(_ index: Int, _ url: String) {
     let request = HttpRequest()
-    switch index % 6 {
+    switch index % 7 {
     case 0:
         request.open("GET", url: url + "/bytes?n=\(index % 5000)")
         request.send()
@@ -180,6 +181,15 @@ func holdings() -> (descriptors: Int, threads: Int, rssKiB: Int) {
         request.open("GET", url: url + "/redirect/chain?n=2")
         request.send()
         request.close()
+    case 5:
+        // An async response: read whole, or let go of in the middle of its body.
+        request.open("GET", url: url + (index % 2 == 0 ? "/bytes?n=\(index % 5000)" : "/drip?chunks=3&size=100&interval_ms=5"))
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            if let response = try? await request.response(), index % 2 == 0 { _ = try? await response.body.collect(upTo: 1 << 20) }
+            done.signal()
+        }
+        done.wait()
     default:
         request.open("GET", url: url + "/status?code=404")
         request.setRequestHeader("X-Soak", value: "\(index)")
@@ -199,11 +209,14 @@ if mode == "soak", arguments.count == 4, let total = Int(arguments[3]) {
     }
     // Aborted transfers and closed connections settle.
     Thread.sleep(forTimeInterval: 1)
+    let settled = Date().addingTimeInterval(10)
+    while HttpRequest.transfersInFlight != 0, Date() < settled { Thread.sleep(forTimeInterval: 0.05) }
     let after = holdings()
     report(["requests": total, "seconds": Date().timeIntervalSince(started),
             "descriptors_before": before.descriptors, "descriptors_after": after.descriptors,
             "threads_before": before.threads, "threads_after": after.threads,
-            "rss_kib_before": before.rssKiB, "rss_kib_after": after.rssKiB])
+            "rss_kib_before": before.rssKiB, "rss_kib_after": after.rssKiB,
+            "transfers_in_flight_after": HttpRequest.transfersInFlight])
 }
 
 if mode == "exit-in-flight", arguments.count >= 4, let count = Int(arguments[3]) {

@@ -22,6 +22,9 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         var file: FileSink?
         /// The queue slot the send waits for (nil: it runs, or never waited).
         var waitingSlot: Int?
+        /// The transfer went to the engine (once: a slot freed before ``response()`` looked
+        /// starts it, and ``response()`` then does not).
+        var launched = false
         var contentDecoding = true
     }
 
@@ -78,7 +81,12 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
     /// Starts the transfer (unless it waits for a queue slot), then waits for the head.
     /// Cancelling the task stops the transfer.
     func response() async throws -> HttpResponse {
-        if state.withLock({ $0.waitingSlot == nil }) { launch() }
+        let launches = state.withLock { state in
+            guard state.waitingSlot == nil, !state.launched else { return false }
+            state.launched = true
+            return true
+        }
+        if launches { launch() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (waiter: HeadWaiter) in
                 let taken = state.withLock { state in (state.decisions.awaitHead(waiter), state.head) }
@@ -116,6 +124,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         let starts = state.withLock { state in
             guard state.waitingSlot == number else { return false }
             state.waitingSlot = nil
+            state.launched = true
             return true
         }
         if starts { launch() }

@@ -310,6 +310,10 @@ public final class HttpRequest: Sendable {
 
     // MARK: Internals
 
+    /// Transfers prepared and not yet completed, in the whole process (the soak's check that
+    /// none is left behind, in a process of its own).
+    package static var transfersInFlight: Int { TransferEngine.transfersInFlight.load(ordering: .relaxed) }
+
     func perform(_ effects: Effects) {
         var forEngine = effects.closeConnections != nil
         switch effects.transferCommand {

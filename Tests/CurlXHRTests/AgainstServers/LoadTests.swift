@@ -152,7 +152,10 @@ import Testing
         #expect(asyncRequest == nil, "the asynchronous request was not freed")
     }
 
-    @Test func tenThousandRequestsLeaveNoTransferBehind() throws {
+    /// (That no transfer is left behind is the soak's check, in a process of its own: in this
+    /// one, other suites' transfers share the count, and an `async` test starved of the
+    /// cooperative pool may hold one for a long while.)
+    @Test func tenThousandRequestsFromEightThreadsAllSucceed() throws {
         let url = try env.httpURL + "/files/100b"
         let failures = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
@@ -166,12 +169,6 @@ import Testing
             }
         }
         #expect(failures.load(ordering: .relaxed) == 0)
-        // Other suites may be mid-transfer; wait for the count to settle at zero.
-        let deadline = Date().addingTimeInterval(60)
-        while TransferEngine.transfersInFlight.load(ordering: .relaxed) != 0, Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        #expect(TransferEngine.transfersInFlight.load(ordering: .relaxed) == 0)
     }
 
     @Test func twoHundredMiBDownloadDrainedInLoadingStaysSmall() throws {

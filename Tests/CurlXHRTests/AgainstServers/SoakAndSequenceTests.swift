@@ -27,6 +27,7 @@ import Testing
         #expect(value("descriptors_after") <= value("descriptors_before") + 8, "descriptors: \(line)")
         #expect(value("threads_after") <= value("threads_before") + 2, "threads: \(line)")
         #expect(value("rss_kib_after") <= value("rss_kib_before") + memoryMargin, "resident memory: \(line)")
+        #expect(value("transfers_in_flight_after") == 0, "transfers left behind: \(line)")
     }
 
     /// Seeded random calls from four threads, each on two requests of its own and two shared
