@@ -38,6 +38,10 @@ public enum HttpClientError: Error, Sendable, CustomStringConvertible {
     case encoding(any Error)
     /// The task running the call was cancelled; the transfer was stopped.
     case cancelled
+    /// An ``OAuth2Authorizer`` had no token for the call: the token endpoint refused the grant
+    /// or the refresh (``OAuth2Error/rejected(status:error:description:)``), could not be
+    /// reached, or the session was logged out.
+    case authorization(OAuth2Error)
     /// A middleware threw this error (of another type than `HttpClientError`).
     case middleware(any Error)
 
@@ -58,6 +62,8 @@ public enum HttpClientError: Error, Sendable, CustomStringConvertible {
             return "the request could not be encoded: \(error)"
         case .cancelled:
             return "the call was cancelled"
+        case .authorization(let error):
+            return "no authorization: \(error)"
         case .middleware(let error):
             return "a middleware failed: \(error)"
         }
@@ -68,7 +74,8 @@ public enum HttpClientError: Error, Sendable, CustomStringConvertible {
         switch error {
         case let error as HttpClientError: self = error
         case let error as HttpRequestError: self = .transfer(error)
-        case is CancellationError: self = .cancelled
+        case is CancellationError, OAuth2Error.cancelled: self = .cancelled
+        case let error as OAuth2Error: self = .authorization(error)
         default: self = .middleware(error)
         }
     }

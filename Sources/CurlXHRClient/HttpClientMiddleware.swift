@@ -48,6 +48,15 @@ public struct HttpClientRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// The body.
     public var body: Body
+    /// The ``HttpClient/baseURL`` of the client making the call: the client's credentials (and
+    /// an ``OAuth2Authorizer``'s token) go only to its scheme, host and port. `nil` for a
+    /// request made elsewhere.
+    public var clientBaseURL: String?
+
+    /// Whether ``url`` has the scheme, host and port of ``clientBaseURL``.
+    public var isToClientOrigin: Bool {
+        clientBaseURL.map { HttpClient.sameOrigin(url, $0) } ?? false
+    }
 
     /// A request body.
     public enum Body: Sendable, Equatable {
@@ -71,12 +80,14 @@ public struct HttpClientRequest: Sendable {
         case file(name: String, path: String, fileName: String?, contentType: String?)
     }
 
-    /// A request of `method` to `url`.
-    public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Body = .none) {
+    /// A request of `method` to `url`, made by the client at `clientBaseURL`.
+    public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Body = .none,
+                clientBaseURL: String? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.clientBaseURL = clientBaseURL
     }
 
     /// The value of the header `name` (matched case-insensitively), repeated fields joined

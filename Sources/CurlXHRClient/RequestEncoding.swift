@@ -11,7 +11,7 @@ extension HttpClient {
     func makeRequest(_ method: String, path: String, arguments: [(String, Argument)], body: RequestBody?,
                      headers callHeaders: [(name: String, value: String)]) throws(HttpClientError) -> HttpClientRequest {
         let method = method.uppercased()
-        var request = HttpClientRequest(method: method, url: url(for: path), headers: headers + callHeaders)
+        var request = HttpClientRequest(method: method, url: url(for: path), headers: headers + callHeaders, clientBaseURL: baseURL)
         let pairs = arguments.flatMap { key, argument in argument.values.map { (key, $0) } }
         let inBody = body == nil && ["POST", "PUT", "PATCH"].contains(method)
         if !inBody {

@@ -11,7 +11,7 @@ enum Transport {
     static func send(_ request: HttpClientRequest, with client: HttpClient) async throws(HttpClientError) -> HttpClientResponse {
         let http = HttpRequest()
         // The client's credentials are for its own server: not for an absolute URL elsewhere.
-        let ownServer = HttpClient.sameOrigin(request.url, client.baseURL)
+        let ownServer = request.isToClientOrigin
         guard http.open(request.method, url: request.url, user: ownServer ? client.user : nil,
                         password: ownServer ? client.password : nil, auth: ownServer ? client.auth : nil) else {
             throw refusal(of: http)

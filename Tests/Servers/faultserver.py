@@ -370,6 +370,9 @@ def loop(handler, request):
 
 def redirect_to(handler, request):
     handler.discard_body(request)
+    if request.arg("record"):  # kept for /recorded, with the connection it came on
+        with RECORDED_LOCK:
+            RECORDED.append({"method": request.method, "path": request.target, "client_port": handler.client_address[1]})
     code = request.int_arg("code", 302)
     body = b"moved" if code != 304 else b""  # a 304 has no body
     handler.send_simple(code, body, [("Location", request.arg("url", "/"))], reason="Redirect")

@@ -2,7 +2,8 @@
 # Installs what the loopback test servers need: Debian packages (Apache with mod_auth_gssapi,
 # an MIT KDC, squid, nginx for HTTP/2 over TLS, brotli and zstd for the fault server's /encoded,
 # …) and a Python virtual environment with PyPI's pyspnego, the NTLM acceptor of the NTLM server
-# and of squid's NTLM helper, and hypercorn, the HTTP/2 server of the slow app (h2app.py).
+# and of squid's NTLM helper, hypercorn, the HTTP/2 server of the slow app (h2app.py), and
+# django-oauth-toolkit (with Django 5.2 and oauthlib), the OAuth2 server (oauth2server.py).
 #
 #   install-deps.sh               install what is missing (quick when nothing is)
 #   install-deps.sh --venv-path   print where the virtual environment lives
@@ -49,4 +50,11 @@ hypercorn_version=0.18.0  # needs Python 3.10 or later
 if [ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("hypercorn"))' 2>/dev/null)" \
      != "$hypercorn_version" ]; then
   "$venv/bin/pip" install --quiet --disable-pip-version-check "hypercorn==$hypercorn_version"
+fi
+oauth2_toolkit_version=3.4.1 django_series=5.2  # the toolkit brings oauthlib too
+if [ "$("$venv/bin/python" -c 'import importlib.metadata as m
+print(m.version("django-oauth-toolkit"), ".".join(m.version("django").split(".")[:2]))' 2>/dev/null)" \
+     != "$oauth2_toolkit_version $django_series" ]; then
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "django-oauth-toolkit==$oauth2_toolkit_version" \
+    "django~=$django_series.0"
 fi

@@ -133,4 +133,56 @@ fi
 curl -s -o /dev/null --max-time 10 --cacert "$CA" "$S/reset"
 contains "h2 hypercorn stats after reset" '"max_in_flight": 0, "started": []' --cacert "$CA" "$S/stats"
 check "h2 hypercorn 404" 404 --cacert "$CA" "$S/missing"
+
+json_string() {  # json_string KEY JSON: the string value of KEY (flat JSON, as the OAuth2 server answers)
+  printf '%s' "$2" | sed -n "s/.*\"$1\": *\"\([^\"]*\)\".*/\1/p"
+}
+expect() {  # expect NAME GOT EXPECTED: compares two strings
+  if [ "$2" = "$3" ]; then echo "ok    $1"; else echo "FAIL  $1: got '$2', expected '$3'"; failed=1; fi
+}
+O=$TESTENV_OAUTH2_URL T=$TESTENV_OAUTH2_TOKEN_URL R=$TESTENV_OAUTH2_RESOURCE_URL
+PC="$TESTENV_OAUTH2_PASSWORD_CLIENT_ID:$TESTENV_OAUTH2_PASSWORD_CLIENT_SECRET"
+contains "oauth2 stats reset" '"reset": true' -X POST "$TESTENV_OAUTH2_STATS_RESET_URL"
+answer=$(curl -s --max-time 10 -w ' %{http_code}' -u "$PC" -d grant_type=password -d "username=$U" --data-urlencode "password=$P" "$T")
+access=$(json_string access_token "$answer") refresh=$(json_string refresh_token "$answer")
+expect "oauth2 password grant, Basic client auth: a token and a refresh token" \
+  "${answer##* } ${#access} ${#refresh}" "200 30 30"
+answer=$(curl -s --max-time 10 -w ' %{http_code}' -d grant_type=client_credentials \
+  -d "client_id=$TESTENV_OAUTH2_SERVICE_CLIENT_ID" --data-urlencode "client_secret=$TESTENV_OAUTH2_SERVICE_CLIENT_SECRET" "$T")
+service_access=$(json_string access_token "$answer")
+service_issued=$EPOCHREALTIME
+expect "oauth2 client credentials, client auth in form fields: a token, no refresh token" \
+  "${answer##* } ${#service_access} $(json_string refresh_token "$answer")" "200 30 "
+check "oauth2 wrong client secret" 401 -u "$TESTENV_OAUTH2_PASSWORD_CLIENT_ID:wrong" -d grant_type=password -d "username=$U" \
+  --data-urlencode "password=$P" "$T"
+contains "oauth2 wrong user password: invalid_grant" '"invalid_grant"' -u "$PC" -d grant_type=password -d "username=$U" -d password=wrong "$T"
+contains "oauth2 resource with the token" "{\"user\": \"$U\", \"client_id\": \"$TESTENV_OAUTH2_PASSWORD_CLIENT_ID\", \"token_suffix\": \"${access: -6}\"}" \
+  -H "Authorization: Bearer $access" "$R"
+check "oauth2 resource by POST" 200 -X POST -H "Authorization: Bearer $access" "$R?delay_ms=10"
+contains "oauth2 resource with a client-credentials token: no user" "{\"user\": null, \"client_id\": \"$TESTENV_OAUTH2_SERVICE_CLIENT_ID\"" \
+  -H "Authorization: Bearer $service_access" "$R"
+check "oauth2 resource without a token" 401 "$R"
+contains "oauth2 resource without a token: the Bearer challenge" 'WWW-Authenticate: Bearer error="invalid_token"' -D - -o /dev/null "$R"
+check "oauth2 resource with an unknown token" 401 -H "Authorization: Bearer not-a-token" "$R"
+answer=$(curl -s --max-time 10 -w ' %{http_code}' -u "$PC" -d grant_type=refresh_token -d "refresh_token=$refresh" "$T")
+access2=$(json_string access_token "$answer") refresh2=$(json_string refresh_token "$answer")
+expect "oauth2 refresh: a new token and a new refresh token" \
+  "${answer##* } ${#access2} ${#refresh2} $([ "$refresh2" != "$refresh" ] && echo new)" "200 30 30 new"
+check "oauth2 resource with the refreshed token" 200 -H "Authorization: Bearer $access2" "$R"
+check "oauth2 resource with the token the refresh replaced" 401 -H "Authorization: Bearer $access" "$R"
+contains "oauth2 reusing the rotated refresh token: 400 invalid_grant" '"invalid_grant"} 400' -w ' %{http_code}' \
+  -u "$PC" -d grant_type=refresh_token -d "refresh_token=$refresh" "$T"
+check "oauth2 revoke the new refresh token" 200 -u "$PC" -d "token=$refresh2" -d token_type_hint=refresh_token \
+  "$TESTENV_OAUTH2_REVOKE_URL"
+contains "oauth2 refresh with the revoked refresh token: 400 invalid_grant" '"invalid_grant"} 400' -w ' %{http_code}' \
+  -u "$PC" -d grant_type=refresh_token -d "refresh_token=$refresh2" "$T"
+check "oauth2 resource with the revoked refresh token's access token" 401 -H "Authorization: Bearer $access2" "$R"
+# The client-credentials token, once its lifetime (and a second more) has passed.
+wait_s=$(awk -v a="$service_issued" -v b="$EPOCHREALTIME" -v l="$TESTENV_OAUTH2_ACCESS_TOKEN_SECONDS" \
+  'BEGIN { w = a + l + 1 - b; printf "%.2f", (w > 0 ? w : 0) }')
+sleep "$wait_s"
+check "oauth2 resource with an expired token" 401 -H "Authorization: Bearer $service_access" "$R"
+expect "oauth2 stats count the token POSTs by grant and the resource's answers" "$(curl -s --max-time 10 "$TESTENV_OAUTH2_STATS_URL")" \
+  '{"token_posts": 7, "grants": {"password": 3, "client_credentials": 1, "refresh_token": 3}, "token_errors": 4, "resource_401": 6, "resource_200": 4}'
+check "oauth2 404" 404 "$O/missing"
 exit $failed

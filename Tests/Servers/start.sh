@@ -15,6 +15,10 @@
 #                 bytes) and /echo-protocol; its access log names each request's connection.
 #   hypercorn     h2app.py over TLS, HTTP/2 or HTTP/1.1: /slow answers after a delay and
 #                 /stats tells how many requests were in flight at once, on which connections.
+#   oauth2server  an OAuth2 token endpoint (django-oauth-toolkit under Django's runserver: the
+#                 password, client-credentials and refresh grants, rotating refresh tokens,
+#                 revocation), a bearer-token resource /api/me and /stats of what it answered.
+#                 Access tokens live 2 s (TESTENV_OAUTH2_ACCESS_TOKEN_SECONDS sets that).
 #
 # DIR/testenv.env (sourceable) and DIR/testenv.json describe ports, URLs and files.
 # Ports are picked free; TESTENV_<NAME>_PORT pins one. Stop with stop.sh DIR.
@@ -23,7 +27,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-$(mktemp -d "${TMPDIR:-/tmp}/curlxhr-servers.XXXXXX")}
 export PATH="/usr/sbin:/sbin:$PATH"
-daemons=(krb5kdc apache faultserver ntlmserver squid nginx hypercorn)
+daemons=(krb5kdc apache faultserver ntlmserver squid nginx hypercorn oauth2)
 
 fail() { echo "ERROR: $*" >&2; exit 1; }
 
@@ -69,9 +73,11 @@ venv=$(bash "$here/install-deps.sh" --venv-path)
   || fail "pyspnego is missing from $venv: run Tests/Servers/install-deps.sh"
 "$venv/bin/python" -c "import hypercorn" 2>/dev/null \
   || fail "hypercorn is missing from $venv: run Tests/Servers/install-deps.sh"
+"$venv/bin/python" -c "import oauth2_provider" 2>/dev/null \
+  || fail "django-oauth-toolkit is missing from $venv: run Tests/Servers/install-deps.sh"
 
-rm -rf "$dir/krb5" "$dir/squid" "$dir/nginx"  # a fresh realm and proxy users on every start
-mkdir -p "$dir"/{run,logs,tls,www/files,cgi,apache,krb5/db,krb5/rcache,squid,nginx/www,nginx/tmp}
+rm -rf "$dir/krb5" "$dir/squid" "$dir/nginx" "$dir/oauth2"  # a fresh realm, proxy users and OAuth2 database on every start
+mkdir -p "$dir"/{run,logs,tls,www/files,cgi,apache,krb5/db,krb5/rcache,squid,nginx/www,nginx/tmp,oauth2}
 chmod 755 "$dir" "$dir"/{run,tls,www,www/files,cgi,apache,krb5,squid,nginx,nginx/www,nginx/tmp}
 chmod 700 "$dir/krb5/db"
 chmod 1777 "$dir/logs" "$dir/krb5/rcache"
@@ -91,10 +97,16 @@ user=alice password=alice-Secret-1
 user2=bob password2='b0b p@ss:w%rd/ü'
 proxy_user=proxyuser proxy_password=proxy-Secret-1
 realm=EXAMPLE.TEST digest_realm=testenv-digest ntlm_domain=TESTDOM
+# OAuth2 clients: one for the password grant, one for client credentials (both confidential).
+oauth2_password_client=curlxhr-password oauth2_password_secret=password-client-Secret-1
+oauth2_service_client=curlxhr-service oauth2_service_secret=service-client-Secret-1
+oauth2_token_seconds=${TESTENV_OAUTH2_ACCESS_TOKEN_SECONDS:-2}
+[[ $oauth2_token_seconds =~ ^[1-9][0-9]*$ ]] \
+  || fail "TESTENV_OAUTH2_ACCESS_TOKEN_SECONDS is '$oauth2_token_seconds', not a number of seconds"
 
 # -- ports ---------------------------------------------------------------------------------
 port_names=(HTTP HTTPS HTTPS_H2 HTTPS_WRONGHOST HTTPS_SELFSIGNED FAULT KDC HTTP_NTLM PROXY PROXY_BASIC PROXY_DIGEST PROXY_NTLM
-            H2 SLOW_H2)
+            H2 SLOW_H2 OAUTH2)
 # Free on TCP, and on UDP too (the KDC listens on both).
 read -r -a picked <<<"$(/usr/bin/python3 - "${#port_names[@]}" <<'EOF'
 import socket, sys
@@ -122,6 +134,33 @@ for i in "${!port_names[@]}"; do
     fail "port ${port[$name]} for ${name}_PORT is in use"
   fi
 done
+
+# -- OAuth2: the database, alice and the two clients ------------------------------------------
+# Django takes a few seconds for this, so it runs in the background while the other servers
+# are prepared; the daemon starts once it is done.
+oauth2_manage() {  # oauth2_manage COMMAND...: oauth2server.py as Django's manage.py, on DIR's database
+  OAUTH2_DB="$dir/oauth2/db.sqlite3" "$venv/bin/python" "$here/oauth2server.py" "$@"
+}
+oauth2_setup() {
+  oauth2_manage migrate --no-input -v 0 || return 1
+  local jobs=() job status=0
+  OAUTH2_USER=$user OAUTH2_PASSWORD=$password oauth2_manage shell -v 0 -c 'import os
+from django.contrib.auth.models import User
+User.objects.create_user(os.environ["OAUTH2_USER"], password=os.environ["OAUTH2_PASSWORD"])' & jobs+=($!)
+  # The secrets are stored hashed (django-oauth-toolkit's default); clients send them plain.
+  oauth2_manage createapplication --client-id "$oauth2_password_client" --client-secret "$oauth2_password_secret" \
+    --name password confidential password >"$dir/logs/oauth2-app-password.log" & jobs+=($!)
+  oauth2_manage createapplication --client-id "$oauth2_service_client" --client-secret "$oauth2_service_secret" \
+    --name service confidential client-credentials >"$dir/logs/oauth2-app-service.log" & jobs+=($!)
+  for job in "${jobs[@]}"; do wait "$job" || status=1; done
+  # createapplication reports an application it refused on stdout, and exits 0 all the same.
+  cat "$dir/logs/oauth2-app-password.log" "$dir/logs/oauth2-app-service.log"
+  grep -q "created successfully" "$dir/logs/oauth2-app-password.log" || status=1
+  grep -q "created successfully" "$dir/logs/oauth2-app-service.log" || status=1
+  return $status
+}
+oauth2_setup >"$dir/logs/oauth2-setup.log" 2>&1 &
+oauth2_setup_job=$!
 
 # -- TLS: a private CA, its certificates, a self-signed one, and an unrelated CA -------------
 make_ca() {  # make_ca NAME SUBJECT
@@ -434,6 +473,13 @@ wait_for_port ntlmserver "${port[HTTP_NTLM]}" "$dir/logs/ntlmserver.log"
 wait_for_port squid "${port[PROXY_NTLM]}" "$dir/logs/squid-cache.log"
 wait_for_port nginx "${port[H2]}" "$dir/logs/nginx-error.log"
 wait_for_port hypercorn "${port[SLOW_H2]}" "$dir/logs/hypercorn.log"
+wait "$oauth2_setup_job" \
+  || { tail -n 20 "$dir/logs/oauth2-setup.log" >&2; bash "$here/stop.sh" "$dir" >/dev/null 2>&1
+       fail "the OAuth2 server's database, user or clients could not be set up (see $dir/logs/oauth2-setup.log)"; }
+start_daemon oauth2 "$dir/logs/oauth2.log" env OAUTH2_DB="$dir/oauth2/db.sqlite3" \
+  OAUTH2_ACCESS_TOKEN_SECONDS="$oauth2_token_seconds" \
+  "$venv/bin/python" "$here/oauth2server.py" runserver "127.0.0.1:${port[OAUTH2]}" --noreload --skip-checks
+wait_for_port oauth2 "${port[OAUTH2]}" "$dir/logs/oauth2.log"
 
 # -- the description -------------------------------------------------------------------------
 declare -A values=(
@@ -488,6 +534,18 @@ declare -A values=(
   [TESTENV_H2_LOG_FORMAT]=$h2_log_format
   [TESTENV_SLOW_H2_PORT]=${port[SLOW_H2]}
   [TESTENV_SLOW_H2_URL]="https://localhost:${port[SLOW_H2]}"
+  [TESTENV_OAUTH2_PORT]=${port[OAUTH2]}
+  [TESTENV_OAUTH2_URL]="http://127.0.0.1:${port[OAUTH2]}"
+  [TESTENV_OAUTH2_TOKEN_URL]="http://127.0.0.1:${port[OAUTH2]}/o/token/"
+  [TESTENV_OAUTH2_REVOKE_URL]="http://127.0.0.1:${port[OAUTH2]}/o/revoke_token/"
+  [TESTENV_OAUTH2_RESOURCE_URL]="http://127.0.0.1:${port[OAUTH2]}/api/me"
+  [TESTENV_OAUTH2_STATS_URL]="http://127.0.0.1:${port[OAUTH2]}/stats"
+  [TESTENV_OAUTH2_STATS_RESET_URL]="http://127.0.0.1:${port[OAUTH2]}/stats/reset"
+  [TESTENV_OAUTH2_PASSWORD_CLIENT_ID]=$oauth2_password_client
+  [TESTENV_OAUTH2_PASSWORD_CLIENT_SECRET]=$oauth2_password_secret
+  [TESTENV_OAUTH2_SERVICE_CLIENT_ID]=$oauth2_service_client
+  [TESTENV_OAUTH2_SERVICE_CLIENT_SECRET]=$oauth2_service_secret
+  [TESTENV_OAUTH2_ACCESS_TOKEN_SECONDS]=$oauth2_token_seconds
 )
 : >"$dir/testenv.env"
 for key in $(printf '%s\n' "${!values[@]}" | sort); do

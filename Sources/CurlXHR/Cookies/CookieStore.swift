@@ -127,7 +127,7 @@ public final class CookieStore: Sendable {
     func load(into handle: UnsafeMutableRawPointer) {
         let path = file
         var loaded: [String: String] = [:]
-        withFileLock(path) {
+        PrivateFiles.withLock(on: path) {
             loaded = readStore(path)
         }
         for line in loaded.values {
@@ -182,17 +182,6 @@ public final class CookieStore: Sendable {
         return lines
     }
 
-    /// Runs `work` holding an exclusive lock on `<path>.lock`, which outlives the renames.
-    private func withFileLock(_ path: String, _ work: () -> Void) {
-        PrivateFiles.makeParentDirectories(of: path)
-        let descriptor = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if descriptor >= 0 {
-            while flock(descriptor, LOCK_EX) != 0 && errno == EINTR {}
-        }
-        defer { if descriptor >= 0 { _ = close(descriptor) } }
-        work()
-    }
-
     /// Reads the file under the lock, keyed; a damaged file is moved aside and counts as empty.
     private func readStore(_ path: String) -> [String: String] {
         guard let bytes = readAll(path) else { return [:] }
@@ -226,23 +215,11 @@ public final class CookieStore: Sendable {
     }
 
     private func readAll(_ path: String) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno != ENOENT { setAside(path, because: String(cString: strerror(errno))) }
+        do {
+            return try PrivateFiles.contents(of: path)
+        } catch {
+            if error.code != ENOENT { setAside(path, because: error.description) }
             return nil
-        }
-        defer { _ = close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count > 0 { bytes += chunk[..<count]; continue }
-            if count < 0, errno == EINTR { continue }
-            if count < 0 {
-                setAside(path, because: String(cString: strerror(errno)))
-                return nil
-            }
-            return bytes
         }
     }
 
@@ -257,46 +234,17 @@ public final class CookieStore: Sendable {
     /// the file atomically (temporary file, fsync, rename, fsync of the directory).
     private func writeFile(_ merge: ([String: String]) -> [String: String]) {
         let path = file
-        withFileLock(path) {
+        PrivateFiles.withLock(on: path) {
             let content = merge(readStore(path)).values.sorted()
             var text = "# Netscape HTTP Cookie File\n# Written by CurlXHR: persistent cookies only.\n\n"
             for line in content { text += line + "\n" }
-            let temporary = "\(path).tmp-\(getpid())"
-            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else { return report(path, errno) }
-            let written = Array(text.utf8).withUnsafeBytes { bytes -> Bool in
-                var offset = 0
-                while offset < bytes.count {
-                    let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                    if count < 0, errno == EINTR { continue }
-                    guard count > 0 else { return false }
-                    offset += count
-                }
-                return true
-            }
-            let synced = written && fsync(descriptor) == 0
-            let error = errno
-            _ = close(descriptor)
-            guard synced, rename(temporary, path) == 0 else {
-                let failure = synced ? errno : error
-                unlink(temporary)
-                return report(path, failure)
-            }
-            let directoryDescriptor = open(PrivateFiles.parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if directoryDescriptor >= 0 {
-                _ = fsync(directoryDescriptor)
-                _ = close(directoryDescriptor)
+            do {
+                try PrivateFiles.replace(path, with: Array(text.utf8))
+            } catch {
+                Self.log("could not write the cookie store \(path): \(error)")
             }
         }
     }
 
-    private func report(_ path: String, _ error: Int32) {
-        Self.log("could not write the cookie store \(path): \(String(cString: strerror(error)))")
-    }
-
-    /// One line on standard error: the store cannot tell a caller, and requests go on.
-    private static func log(_ text: String) {
-        let line = Array("CurlXHR: \(text)\n".utf8)
-        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-    }
+    private static func log(_ text: String) { PrivateFiles.log(text) }
 }

@@ -33,6 +33,37 @@ struct TestEnvironment: Sendable {
     /// hypercorn over TLS (HTTP/2 and HTTP/1.1) with `/slow` and `/stats` (``SlowServer``).
     var slowH2URL: String { get throws { try self["TESTENV_SLOW_H2_URL"] } }
     var otherCAFile: String { get throws { try self["TESTENV_OTHER_CA_FILE"] } }
+    /// django-oauth-toolkit under Django's runserver, plain HTTP (`Connection: close` on every
+    /// answer). The token endpoint takes the grants password (the password client, user
+    /// `TESTENV_USER`), client_credentials (the service client) and refresh_token, with client
+    /// auth by Basic or by form fields. Refresh tokens rotate: the one a refresh used is then
+    /// answered 400 `invalid_grant`. Access tokens live ``oauth2AccessTokenSeconds``.
+    var oauth2URL: String { get throws { try self["TESTENV_OAUTH2_URL"] } }
+    var oauth2TokenURL: String { get throws { try self["TESTENV_OAUTH2_TOKEN_URL"] } }
+    /// RFC 7009 revocation: POST `token=<refresh token>&token_type_hint=refresh_token` with the
+    /// client's auth; that refresh token (and its access token) is refused from then on.
+    var oauth2RevokeURL: String { get throws { try self["TESTENV_OAUTH2_REVOKE_URL"] } }
+    /// GET or POST with a bearer token: 200 `{"user": name or null, "client_id": …,
+    /// "token_suffix": the token's last 6 characters}`, else 401 with `WWW-Authenticate: Bearer
+    /// error="invalid_token"`. `?delay_ms=N` holds the answer N ms (the token is checked after).
+    var oauth2ResourceURL: String { get throws { try self["TESTENV_OAUTH2_RESOURCE_URL"] } }
+    /// `{"token_posts": n, "grants": {"password": n, "client_credentials": n, "refresh_token": n},
+    /// "token_errors": n, "resource_401": n, "resource_200": n}` since the start or the last reset.
+    var oauth2StatsURL: String { get throws { try self["TESTENV_OAUTH2_STATS_URL"] } }
+    var oauth2StatsResetURL: String { get throws { try self["TESTENV_OAUTH2_STATS_RESET_URL"] } }
+    var oauth2PasswordClientID: String { get throws { try self["TESTENV_OAUTH2_PASSWORD_CLIENT_ID"] } }
+    var oauth2PasswordClientSecret: String { get throws { try self["TESTENV_OAUTH2_PASSWORD_CLIENT_SECRET"] } }
+    var oauth2ServiceClientID: String { get throws { try self["TESTENV_OAUTH2_SERVICE_CLIENT_ID"] } }
+    var oauth2ServiceClientSecret: String { get throws { try self["TESTENV_OAUTH2_SERVICE_CLIENT_SECRET"] } }
+    var oauth2AccessTokenSeconds: Int {
+        get throws {
+            let value = try self["TESTENV_OAUTH2_ACCESS_TOKEN_SECONDS"]
+            guard let seconds = Int(value) else {
+                throw EnvironmentError(message: "TESTENV_OAUTH2_ACCESS_TOKEN_SECONDS is '\(value)', not a number")
+            }
+            return seconds
+        }
+    }
     /// A new path for a test's files inside the environment's directory, which
     /// `scripts/test.sh` removes when the run ends: tests leave nothing behind in /tmp.
     func scratchPath(_ prefix: String) throws -> String {

@@ -1,0 +1,282 @@
+import CurlXHR
+import CurlXHRClient
+import Foundation
+import Testing
+
+/// ``OAuth2Authorizer`` against django-oauth-toolkit (tokens live 2 s, refresh tokens rotate):
+/// one token request for many calls, the stored token used after a restart, a revoked refresh
+/// token failing every waiting call, the token file's mode and its removal at logout. One test
+/// at a time: the server's counts are for the whole server.
+@Suite(.serialized) struct OAuth2Tests {
+    let env: TestEnvironment
+    let user: String
+    let lifetime: Double
+    init() throws {
+        env = try TestEnvironment.get()
+        user = try env["TESTENV_USER"]
+        lifetime = Double(try env.oauth2AccessTokenSeconds)
+    }
+
+    /// What the server counted since the last reset.
+    struct Stats: Decodable {
+        var token_posts: Int
+        var grants: [String: Int]
+        var token_errors: Int
+        var resource_401: Int
+        var resource_200: Int
+    }
+
+    /// What the resource answers to a valid token.
+    struct Me: Decodable, Sendable {
+        var user: String?
+        var client_id: String
+        var token_suffix: String
+    }
+
+    func stats() throws -> Stats {
+        let (request, body) = fetchSync("GET", try env.oauth2StatsURL)
+        try #require(request.getStatus() == 200)
+        return try JSONDecoder().decode(Stats.self, from: body)
+    }
+
+    func resetStats() throws {
+        let (request, _) = fetchSync("POST", try env.oauth2StatsResetURL)
+        try #require(request.getStatus() == 200)
+    }
+
+    func passwordGrant(storage: OAuth2Configuration.Storage = .memory) throws -> OAuth2Configuration {
+        OAuth2Configuration(tokenURL: try env.oauth2TokenURL, clientID: try env.oauth2PasswordClientID,
+                            clientSecret: try env.oauth2PasswordClientSecret,
+                            grant: .password(username: try env["TESTENV_USER"], password: try env["TESTENV_PASSWORD"]),
+                            storage: storage, revocationURL: try env.oauth2RevokeURL)
+    }
+
+    func client(_ authorizer: OAuth2Authorizer) throws -> HttpClient {
+        HttpClient(baseURL: try env.oauth2URL, middlewares: [authorizer])
+    }
+
+    /// Sleeps until a token fetched now has expired at the server.
+    func waitForExpiry() {
+        Thread.sleep(forTimeInterval: lifetime + 0.3)
+    }
+
+    /// Makes `count` calls at once; each one's result.
+    func concurrentCalls(_ count: Int, _ client: HttpClient, path: String = "api/me") async -> [Result<Me, HttpClientError>] {
+        await withTaskGroup(of: (Int, Result<Me, HttpClientError>).self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    do throws(HttpClientError) {
+                        return (index, .success(try await client.invoke("GET", path: path, as: Me.self)))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var results: [(Int, Result<Me, HttpClientError>)] = []
+            for await result in group { results.append(result) }
+            return results.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+
+    @Test func twentyConcurrentCallsAfterExpiryMakeOneTokenRequestAndAllSucceed() async throws {
+        let authorizer = OAuth2Authorizer(try passwordGrant())
+        let client = try client(authorizer)
+        try resetStats()
+        let first: Me = try await client.invoke("GET", path: "api/me")
+        let clientID = try env.oauth2PasswordClientID
+        #expect(first.user == user && first.client_id == clientID)
+        let granted = try stats()
+        #expect(granted.token_posts == 1 && granted.grants["password"] == 1)
+        let firstToken = try #require(authorizer.currentToken)
+        #expect(firstToken.refreshToken != nil && firstToken.lifetime == lifetime)
+
+        waitForExpiry()
+        try resetStats()
+        let results = await concurrentCalls(20, client)
+        let after = try stats()
+        // One refresh for the twenty, which all sent the new token: no 401 at all.
+        #expect(after.token_posts == 1 && after.grants["refresh_token"] == 1, "\(after)")
+        #expect(after.resource_200 == 20 && after.resource_401 == 0, "\(after)")
+        let suffixes = Set(results.compactMap { try? $0.get().token_suffix })
+        #expect(results.allSatisfy { (try? $0.get().user) == user }, "\(results)")
+        let renewed = try #require(authorizer.currentToken)
+        #expect(suffixes == [String(renewed.accessToken.suffix(6))])
+        // Rotation: the new refresh token replaced the old one.
+        #expect(renewed.refreshToken != nil && renewed.refreshToken != firstToken.refreshToken)
+    }
+
+    @Test func callsTheServerRefusesRenewTheTokenOnceAndAreSentAgain() async throws {
+        // A token this side still takes for valid, but the server no longer does: stored with
+        // an expiry an hour away, used after the server's two seconds.
+        let path = try env.scratchPath("oauth2-refused") + "/tokens.json"
+        let fetcher = OAuth2Authorizer(try passwordGrant(storage: .file(path)))
+        _ = try await fetcher.accessToken()
+        waitForExpiry()
+        var stored = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as! [String: Any]
+        var token = stored["token"] as! [String: Any]
+        token["expires_at"] = Date().timeIntervalSince1970 + 3600
+        stored["token"] = token
+        try JSONSerialization.data(withJSONObject: stored).write(to: URL(fileURLWithPath: path))
+
+        let authorizer = OAuth2Authorizer(try passwordGrant(storage: .file(path)))
+        try resetStats()
+        let results = await concurrentCalls(12, try client(authorizer))
+        let after = try stats()
+        #expect(results.allSatisfy { (try? $0.get().user) == user }, "\(results)")
+        // Every call was refused once; one refresh served them all, and each was sent again.
+        #expect(after.resource_401 == 12 && after.resource_200 == 12, "\(after)")
+        #expect(after.token_posts == 1 && after.grants["refresh_token"] == 1, "\(after)")
+    }
+
+    @Test func aRestartUsesTheStoredTokenWithoutANewGrant() async throws {
+        let path = try env.scratchPath("oauth2-restart") + "/tokens.json"
+        try resetStats()
+        let before = OAuth2Authorizer(try passwordGrant(storage: .file(path)))
+        let first: Me = try await (try client(before)).invoke("GET", path: "api/me")
+        #expect(try stats().grants["password"] == 1)
+
+        // The program starts again: a new authorizer on the same file.
+        let after = OAuth2Authorizer(try passwordGrant(storage: .file(path)))
+        #expect(after.currentToken == before.currentToken)
+        let second: Me = try await (try client(after)).invoke("GET", path: "api/me")
+        #expect(second.user == user)
+        let counted = try stats()
+        #expect(counted.grants["password"] == 1, "no second grant: \(counted)")
+        // Within the token's two seconds the stored token itself is sent (under a slow run,
+        // its refresh token renews it instead: still no grant).
+        if counted.token_posts == 1 { #expect(second.token_suffix == first.token_suffix) }
+
+        // Once expired, the restarted program renews it with the stored refresh token.
+        waitForExpiry()
+        let third = OAuth2Authorizer(try passwordGrant(storage: .file(path)))
+        let renewed: Me = try await (try client(third)).invoke("GET", path: "api/me")
+        #expect(renewed.user == user && renewed.token_suffix != first.token_suffix)
+        let final = try stats()
+        #expect(final.grants["password"] == 1 && final.grants["refresh_token"]! >= 1, "\(final)")
+    }
+
+    @Test func aRevokedRefreshTokenFailsEveryWaitingCallWithTheTypedError() async throws {
+        let path = try env.scratchPath("oauth2-revoked") + "/tokens.json"
+        let authorizer = OAuth2Authorizer(try passwordGrant(storage: .file(path)))
+        let client = try client(authorizer)
+        _ = try await client.invoke("GET", path: "api/me", as: Me.self)
+        let refresh = try #require(authorizer.currentToken?.refreshToken)
+        // Revoked at the server (its access token with it), as an administrator would.
+        let revoker = HttpClient(baseURL: try env.oauth2URL, user: try env.oauth2PasswordClientID,
+                                 password: try env.oauth2PasswordClientSecret)
+        _ = try await revoker.invoke("POST", path: "o/revoke_token/", arguments: [("token", .string(refresh)),
+                                                                                  ("token_type_hint", "refresh_token")])
+        try resetStats()
+        let results = await concurrentCalls(10, client)
+        for result in results {
+            guard case .failure(.authorization(.rejected(let status, let error, _))) = result else {
+                Issue.record("expected invalid_grant, got \(result)")
+                continue
+            }
+            #expect(status == 400 && error == "invalid_grant")
+        }
+        let after = try stats()
+        // One refresh, refused; no loop, and no password grant behind the callers' backs.
+        #expect(after.token_posts == 1 && after.grants["refresh_token"] == 1 && after.grants["password"] == 0, "\(after)")
+        // The refused refresh token is gone, from memory and from the file.
+        #expect(authorizer.currentToken == nil)
+        #expect(!FileManager.default.fileExists(atPath: path))
+
+        // A new call starts again from the grant.
+        let again: Me = try await client.invoke("GET", path: "api/me")
+        let regranted = try stats()
+        #expect(again.user == user && regranted.grants["password"] == 1)
+    }
+
+    @Test func theTokenFileIsPrivateAndLogoutRevokesAndRemovesIt() async throws {
+        let path = try env.scratchPath("oauth2-logout") + "/tokens.json"
+        let authorizer = OAuth2Authorizer(try passwordGrant(storage: .file(path)))
+        let client = try client(authorizer)
+        _ = try await client.invoke("GET", path: "api/me", as: Me.self)
+        let token = try #require(authorizer.currentToken)
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains(token.accessToken) && text.contains(token.refreshToken!))
+
+        try await authorizer.logout()
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(authorizer.currentToken == nil)
+        let afterLogout = await concurrentCalls(1, client)
+        guard case .failure(.authorization(.loggedOut)) = afterLogout[0] else {
+            Issue.record("a call after the logout: \(afterLogout[0])")
+            return
+        }
+        // The revocation reached the server: the refresh token no longer refreshes.
+        let endpoint = HttpClient(baseURL: try env.oauth2URL, user: try env.oauth2PasswordClientID,
+                                  password: try env.oauth2PasswordClientSecret)
+        let refreshed: Result<ResponseContent, HttpClientError>
+        do throws(HttpClientError) {
+            refreshed = .success(try await endpoint.invoke("POST", path: "o/token/", arguments: [
+                ("grant_type", "refresh_token"), ("refresh_token", .string(token.refreshToken!)),
+            ]))
+        } catch {
+            refreshed = .failure(error)
+        }
+        guard case .failure(.status(400, _)) = refreshed else {
+            Issue.record("the refresh token after the logout: \(refreshed)")
+            return
+        }
+    }
+
+    @Test func clientCredentialsWithTheSecretInTheFormFields() async throws {
+        let configuration = OAuth2Configuration(tokenURL: try env.oauth2TokenURL, clientID: try env.oauth2ServiceClientID,
+                                                clientSecret: try env.oauth2ServiceClientSecret,
+                                                clientAuthentication: .formFields, grant: .clientCredentials)
+        let authorizer = OAuth2Authorizer(configuration)
+        let me: Me = try await (try client(authorizer)).invoke("GET", path: "api/me")
+        let serviceID = try env.oauth2ServiceClientID
+        #expect(me.user == nil && me.client_id == serviceID)
+        #expect(authorizer.currentToken?.refreshToken == nil)
+
+        // The wrong secret: the endpoint's own error, typed.
+        var wrong = configuration
+        wrong.clientSecret = "not-the-secret"
+        let refused: Result<String, OAuth2Error>
+        do throws(OAuth2Error) {
+            refused = .success(try await OAuth2Authorizer(wrong).accessToken())
+        } catch {
+            refused = .failure(error)
+        }
+        guard case .failure(.rejected(401, "invalid_client", _)) = refused else {
+            Issue.record("a wrong secret: \(refused)")
+            return
+        }
+    }
+
+    @Test func theCompletionHandlerAndBlockingCallsUseTheTokenToo() async throws {
+        let authorizer = OAuth2Authorizer(try passwordGrant())
+        let client = try client(authorizer)
+        try resetStats()
+        let queue = DispatchQueue(label: "oauth2-test-completions")
+        let viaHandler: Result<Me, HttpClientError> = await withCheckedContinuation { continuation in
+            client.invoke("GET", path: "api/me", as: Me.self, queue: queue) { result in
+                dispatchPrecondition(condition: .onQueue(queue))
+                continuation.resume(returning: result)
+            }
+        }
+        #expect((try? viaHandler.get().user) == user)
+        // From a worker thread, blocking.
+        let viaThread: Result<Me, HttpClientError> = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(returning: Result { () throws(HttpClientError) in try client.invokeSync("GET", path: "api/me", as: Me.self) })
+            }
+        }
+        #expect((try? viaThread.get().user) == user)
+        #expect(try stats().token_posts == 1)
+    }
+
+    @Test func theTokenGoesOnlyToTheClientsOrigin() async throws {
+        let authorizer = OAuth2Authorizer(try passwordGrant())
+        let client = try client(authorizer)
+        let echoed: EchoedRequest = try await client.invoke("GET", path: try env.faultURL + "/echo")
+        #expect(echoed.header("Authorization") == nil)
+        // The call to another origin needed no token: none was fetched.
+        #expect(authorizer.currentToken == nil)
+    }
+}
