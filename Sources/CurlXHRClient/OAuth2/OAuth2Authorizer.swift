@@ -75,9 +75,30 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
     }
 
     /// A valid access token, fetched or renewed first if need be: for requests made without an
-    /// ``HttpClient``.
+    /// ``HttpClient``, such as an `HttpRequest` of its own.
     public func accessToken() async throws(OAuth2Error) -> String {
         try await token(refusing: nil).token.accessToken
+    }
+
+    /// A new access token after the server refused `refused` (a 401 with a `Bearer`
+    /// challenge): the refused token is not given again. Callers refusing the same token at
+    /// once share one request to the token endpoint; a token that was already replaced gives
+    /// its replacement at once.
+    ///
+    /// ```swift
+    /// var token = try await oauth.accessToken()
+    /// var response = try await request(with: token)
+    /// if response.status == 401 {
+    ///     token = try await oauth.accessToken(refusing: token)
+    ///     response = try await request(with: token)
+    /// }
+    /// ```
+    public func accessToken(refusing refused: String) async throws(OAuth2Error) -> String {
+        let generation = state.withLock { state -> Int in
+            // A token that is not the one kept was replaced already: any older generation.
+            state.schedule.token?.accessToken == refused ? state.schedule.generation : -1
+        }
+        return try await token(refusing: generation).token.accessToken
     }
 
     /// Ends the session: the refresh token (else the access token) is revoked at

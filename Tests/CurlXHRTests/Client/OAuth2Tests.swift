@@ -271,6 +271,30 @@ import Testing
         #expect(try stats().token_posts == 1)
     }
 
+    @Test func anHttpRequestOfItsOwnGetsATokenAndOneNewTokenAfterA401() async throws {
+        let authorizer = OAuth2Authorizer(try passwordGrant())
+        let resource = try env.oauth2ResourceURL
+        func status(with token: String) -> Int {
+            fetchSync("GET", resource) { $0.setRequestHeader("Authorization", value: "Bearer \(token)") }.0.getStatus()
+        }
+        let first = try await authorizer.accessToken()
+        #expect(status(with: first) == 200)
+        waitForExpiry()
+        #expect(status(with: first) == 401)
+        try resetStats()
+        // Two requests refused with the same token: one fetch, one new token for both.
+        async let one = authorizer.accessToken(refusing: first)
+        async let other = authorizer.accessToken(refusing: first)
+        let (renewed, alsoRenewed) = try await (one, other)
+        #expect(renewed == alsoRenewed && renewed != first)
+        #expect(status(with: renewed) == 200)
+        // The old token refused again, later: its replacement, without a fetch.
+        let again = try await authorizer.accessToken(refusing: first)
+        #expect(again == renewed)
+        let counted = try stats()
+        #expect(counted.token_posts == 1 && counted.grants["refresh_token"] == 1, "\(counted)")
+    }
+
     @Test func theTokenGoesOnlyToTheClientsOrigin() async throws {
         let authorizer = OAuth2Authorizer(try passwordGrant())
         let client = try client(authorizer)
