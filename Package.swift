@@ -47,7 +47,7 @@ let package = Package(
         ),
         .target(
             name: "CurlXHRCAPI",
-            dependencies: ["CurlXHR", "CurlXHRHeader"],
+            dependencies: ["CurlXHR", "CurlXHRClient", "CurlXHRHeader"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // MD5 from OpenSSL's libcrypto (libssl-dev comes with libcurl4-openssl-dev) for the

@@ -51,5 +51,13 @@ for sanitizer in address thread; do
       $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs curlxhr) -lpthread -o "$TESTENV_DIR/capi_test-address"
     ASAN_OPTIONS=detect_leaks=1 "$TESTENV_DIR/capi_test-address" "$TESTENV_HTTP_URL" "$TESTENV_FAULT_URL" \
       "https://127.0.0.1:$TESTENV_HTTPS_SELFSIGNED_PORT"
+    echo "== C OAuth2 test under the address sanitizer, with LeakSanitizer"
+    # shellcheck disable=SC2046
+    "$clang" -std=c11 -Wall -Wextra -Werror -g -fsanitize=address Tests/C/oauth2_test.c \
+      $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs curlxhr) -lpthread -o "$TESTENV_DIR/oauth2_test-address"
+    mkdir -p "$TESTENV_DIR/oauth2-c-address"
+    ASAN_OPTIONS=detect_leaks=1 "$TESTENV_DIR/oauth2_test-address" "$TESTENV_OAUTH2_URL" "$TESTENV_OAUTH2_PASSWORD_CLIENT_ID" \
+      "$TESTENV_OAUTH2_PASSWORD_CLIENT_SECRET" "$TESTENV_USER" "$TESTENV_PASSWORD" "$TESTENV_OAUTH2_ACCESS_TOKEN_SECONDS" \
+      "$TESTENV_DIR/oauth2-c-address"
   fi
 done

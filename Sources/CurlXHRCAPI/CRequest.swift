@@ -33,6 +33,8 @@ final class CRequest: @unchecked Sendable {
     }
 
     private let state = Locked(State())
+    /// The bearer token `cxhr_oauth2_authorize` last set on the request: the one a 401 refused.
+    let bearerToken = Locked<String?>(nil)
 
     private init(handle: OpaquePointer) {
         self.handle = handle

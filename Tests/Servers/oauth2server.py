@@ -14,7 +14,8 @@ then answered 400 invalid_grant (there is no grace period). Client secrets are s
 as django-oauth-toolkit does by default (with a fast hasher: this is a test server).
 
     POST /o/token/          the token endpoint (grants password, client_credentials,
-                            refresh_token; client auth by Basic or by form fields)
+                            refresh_token; client auth by Basic or by form fields);
+                            /o/token-refreshed/N/: the same, but tokens a refresh gives live N s
     POST /o/revoke_token/   RFC 7009 revocation (token=…, token_type_hint=refresh_token, client
                             auth as above): a revoked refresh token is answered 400
                             invalid_grant from then on, and its access token is gone too
@@ -31,12 +32,28 @@ as django-oauth-toolkit does by default (with a fast hasher: this is a test serv
 import json
 import logging
 import os
+import re
 import sys
 import threading
 import time
+import urllib.parse
 
 import django
 from django.conf import settings
+
+ACCESS_TOKEN_SECONDS = int(os.environ.get("OAUTH2_ACCESS_TOKEN_SECONDS", "2"))
+
+
+def access_token_seconds(request):
+    """An access token's lifetime: ACCESS_TOKEN_SECONDS, but N for a refresh at the token
+    endpoint /o/token-refreshed/N/ (a test that renews once for many calls, whose arrival a
+    loaded machine may spread, keeps the renewed token long enough to count one renewal).
+    oauthlib refuses a query string on a token endpoint, hence the path."""
+    match = re.search(r"/o/token-refreshed/(\d+)/$", urllib.parse.urlsplit(request.uri).path)
+    if match and request.grant_type == "refresh_token":
+        return int(match.group(1))
+    return ACCESS_TOKEN_SECONDS
+
 
 settings.configure(
     DEBUG=False,
@@ -62,7 +79,8 @@ settings.configure(
     PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"],
     DEFAULT_AUTO_FIELD="django.db.models.AutoField",
     OAUTH2_PROVIDER={
-        "ACCESS_TOKEN_EXPIRE_SECONDS": int(os.environ.get("OAUTH2_ACCESS_TOKEN_SECONDS", "2")),
+        # oauthlib calls it for each token (django-oauth-toolkit passes it on as token_expires_in).
+        "ACCESS_TOKEN_EXPIRE_SECONDS": access_token_seconds,
         "ROTATE_REFRESH_TOKEN": True,
         "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,  # a rotated refresh token is refused at once
         "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": False,  # keeps the password grant (RFC 9700 discourages it)
@@ -76,6 +94,7 @@ from django.http import JsonResponse  # noqa: E402
 from django.urls import include, path  # noqa: E402
 from django.views.decorators.csrf import csrf_exempt  # noqa: E402
 from oauth2_provider.oauth2_backends import get_oauthlib_core  # noqa: E402
+from oauth2_provider.views import TokenView  # noqa: E402
 
 # The password grant logs RFC 9700's advice against it on every use: once a token, the log
 # would be mostly that.
@@ -100,7 +119,7 @@ def count(key):
 def count_token_posts(get_response):
     """Counts the POSTs to the token endpoint by grant_type, and those not answered 200."""
     def middleware(request):
-        if request.method != "POST" or request.path != "/o/token/":
+        if request.method != "POST" or not (request.path == "/o/token/" or request.path.startswith("/o/token-refreshed/")):
             return get_response(request)
         # request.body first: it keeps the body, so request.POST and the view still read it.
         request.body
@@ -152,6 +171,7 @@ def stats_reset(request):
 
 urlpatterns = [
     path("o/", include("oauth2_provider.urls", namespace="oauth2_provider")),
+    path("o/token-refreshed/<int:seconds>/", TokenView.as_view()),
     path("api/me", me),
     path("stats", stats_view),
     path("stats/reset", stats_reset),

@@ -184,5 +184,12 @@ sleep "$wait_s"
 check "oauth2 resource with an expired token" 401 -H "Authorization: Bearer $service_access" "$R"
 expect "oauth2 stats count the token POSTs by grant and the resource's answers" "$(curl -s --max-time 10 "$TESTENV_OAUTH2_STATS_URL")" \
   '{"token_posts": 7, "grants": {"password": 3, "client_credentials": 1, "refresh_token": 3}, "token_errors": 4, "resource_401": 6, "resource_200": 4}'
+# A token endpoint whose refreshed tokens live longer: the grant's token as usual, the refresh's 60 s.
+answer=$(curl -s --max-time 10 -u "$PC" -d grant_type=password -d "username=$U" --data-urlencode "password=$P" \
+  "$O/o/token-refreshed/60/")
+expect "oauth2 token-refreshed/60: the grant's token lives as usual" \
+  "$(grep -o '"expires_in": [0-9]*' <<<"$answer")" "\"expires_in\": $TESTENV_OAUTH2_ACCESS_TOKEN_SECONDS"
+contains "oauth2 token-refreshed/60: the refreshed token lives 60 s" '"expires_in": 60,' \
+  -u "$PC" -d grant_type=refresh_token -d "refresh_token=$(json_string refresh_token "$answer")" "$O/o/token-refreshed/60/"
 check "oauth2 404" 404 "$O/missing"
 exit $failed

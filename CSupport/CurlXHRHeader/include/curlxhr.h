@@ -509,6 +509,84 @@ typedef enum {
 /* The kind of the last call's refusal; CXHR_ERROR_NONE when it succeeded. */
 CXHR_EXTERN cxhr_error_code cxhr_get_last_error_code(cxhr_request *_Nullable request);
 
+/* ---- OAuth2 bearer tokens (Swift's OAuth2Authorizer) ----
+ *
+ * An authorizer gets access tokens from an OAuth2 token endpoint, keeps them (in memory, or in
+ * a JSON file of mode 0600 that a later run reads: no new grant at every start), renews them
+ * ahead of their expiry, and sets them on requests as "Authorization: Bearer ...". However
+ * many threads need a new token at once, one request goes to the token endpoint and the others
+ * wait for it. The calls that reach the endpoint block their caller; all are thread-safe.
+ *
+ *   cxhr_open(request, "GET", url, false, NULL, NULL, NULL);
+ *   if(cxhr_oauth2_authorize(oauth, request, false) == CXHR_OAUTH2_OK && cxhr_send(request, NULL, 0, 0)
+ *      && cxhr_get_status(request) == 401) {           (with "WWW-Authenticate: Bearer ...")
+ *     cxhr_open(request, "GET", url, false, NULL, NULL, NULL);
+ *     cxhr_oauth2_authorize(oauth, request, true);      (the refused token is never sent again)
+ *     cxhr_send(request, NULL, 0, 0);
+ *   }
+ */
+typedef struct cxhr_oauth2 cxhr_oauth2;
+
+typedef enum {
+  CXHR_OAUTH2_CLIENT_CREDENTIALS = 0, /* grant_type=client_credentials */
+  CXHR_OAUTH2_PASSWORD = 1,           /* grant_type=password, with username and password */
+  CXHR_OAUTH2_REFRESH_TOKEN = 2       /* only a refresh token the program holds */
+} cxhr_oauth2_grant;
+
+/* What an authorizer needs; cxhr_oauth2_create copies the strings. Zero-initialize it. */
+typedef struct {
+  const char *_Nullable token_url;      /* the token endpoint (required) */
+  const char *_Nullable client_id;      /* required */
+  const char *_Nullable client_secret;  /* NULL: a public client (client_id in the form) */
+  bool secret_in_form;                  /* client_id and client_secret as form fields, not Basic */
+  cxhr_oauth2_grant grant;
+  const char *_Nullable username;       /* for CXHR_OAUTH2_PASSWORD */
+  const char *_Nullable password;       /* for CXHR_OAUTH2_PASSWORD */
+  const char *_Nullable refresh_token;  /* for CXHR_OAUTH2_REFRESH_TOKEN */
+  const char *_Nullable scope;          /* NULL: the server's default */
+  const char *_Nullable token_file;     /* NULL: tokens in memory only */
+  const char *_Nullable revocation_url; /* RFC 7009 endpoint for cxhr_oauth2_logout; NULL: none */
+  const char *_Nullable ca_file;        /* PEM CAs the endpoints are checked against; NULL: the system's */
+} cxhr_oauth2_config;
+
+typedef enum {
+  CXHR_OAUTH2_OK = 0,
+  CXHR_OAUTH2_REJECTED = 1,    /* the endpoint refused: invalid_grant (a revoked or used refresh token,
+                                  a wrong password), invalid_client...; a refused refresh token is dropped */
+  CXHR_OAUTH2_UNREACHABLE = 2, /* the endpoint could not be reached, or answered no token */
+  CXHR_OAUTH2_NO_GRANT = 3,    /* no token, and no grant to get one (the refresh token was refused) */
+  CXHR_OAUTH2_LOGGED_OUT = 4,  /* after cxhr_oauth2_logout */
+  CXHR_OAUTH2_INVALID = 5      /* a NULL or destroyed handle, or a request that is not OPENED */
+} cxhr_oauth2_result;
+
+/*
+ * Makes an authorizer; with a token_file, the token kept there for the same token_url and
+ * client_id is used first. NULL when token_url or client_id is missing, or what the grant needs
+ * (username and password, or refresh_token).
+ */
+CXHR_EXTERN cxhr_oauth2 *_Nullable cxhr_oauth2_create(const cxhr_oauth2_config *_Nullable config);
+
+/* Destroys an authorizer; a token file stays for the next run. NULL and destroyed handles are ignored. */
+CXHR_EXTERN void cxhr_oauth2_destroy(cxhr_oauth2 *_Nullable oauth);
+
+/*
+ * Sets "Authorization: Bearer <token>" on an OPENED request, first fetching or renewing the
+ * token if need be (blocking). With refused true, after the server answered this request 401
+ * with a Bearer challenge: the token this function last set on this request is not used again,
+ * and a new one (one fetch for every request refused with that token) is set. Other results
+ * leave the header unset, with the reason in cxhr_get_last_error(request).
+ */
+CXHR_EXTERN cxhr_oauth2_result cxhr_oauth2_authorize(cxhr_oauth2 *_Nullable oauth, cxhr_request *_Nullable request,
+                                                     bool refused);
+
+/*
+ * Ends the session: revokes the refresh token (else the access token) at revocation_url if one
+ * was given, forgets the tokens and removes the token file; later calls give
+ * CXHR_OAUTH2_LOGGED_OUT. Returns CXHR_OAUTH2_OK, or how the revocation failed (the tokens are
+ * gone all the same).
+ */
+CXHR_EXTERN cxhr_oauth2_result cxhr_oauth2_logout(cxhr_oauth2 *_Nullable oauth);
+
 /* ---- process-wide Kerberos settings (GDCacheController's counterpart) ---- */
 
 /*

@@ -44,8 +44,12 @@ import Testing
         try #require(request.getStatus() == 200)
     }
 
-    func passwordGrant(storage: OAuth2Configuration.Storage = .memory) throws -> OAuth2Configuration {
-        OAuth2Configuration(tokenURL: try env.oauth2TokenURL, clientID: try env.oauth2PasswordClientID,
+    /// The password client's configuration. `renewedLifetime`: a token endpoint whose refreshed
+    /// tokens live that many seconds, so that calls a loaded machine spreads out still share
+    /// the one renewal they are counted for.
+    func passwordGrant(storage: OAuth2Configuration.Storage = .memory, renewedLifetime: Int? = nil) throws -> OAuth2Configuration {
+        let tokenURL = try renewedLifetime.map { try env.oauth2URL + "/o/token-refreshed/\($0)/" } ?? env.oauth2TokenURL
+        return OAuth2Configuration(tokenURL: tokenURL, clientID: try env.oauth2PasswordClientID,
                             clientSecret: try env.oauth2PasswordClientSecret,
                             grant: .password(username: try env["TESTENV_USER"], password: try env["TESTENV_PASSWORD"]),
                             storage: storage, revocationURL: try env.oauth2RevokeURL)
@@ -79,7 +83,7 @@ import Testing
     }
 
     @Test func twentyConcurrentCallsAfterExpiryMakeOneTokenRequestAndAllSucceed() async throws {
-        let authorizer = OAuth2Authorizer(try passwordGrant())
+        let authorizer = OAuth2Authorizer(try passwordGrant(renewedLifetime: 120))
         let client = try client(authorizer)
         try resetStats()
         let first: Me = try await client.invoke("GET", path: "api/me")
@@ -109,7 +113,7 @@ import Testing
         // A token this side still takes for valid, but the server no longer does: stored with
         // an expiry an hour away, used after the server's two seconds.
         let path = try env.scratchPath("oauth2-refused") + "/tokens.json"
-        let fetcher = OAuth2Authorizer(try passwordGrant(storage: .file(path)))
+        let fetcher = OAuth2Authorizer(try passwordGrant(storage: .file(path), renewedLifetime: 120))
         _ = try await fetcher.accessToken()
         waitForExpiry()
         var stored = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as! [String: Any]
@@ -118,7 +122,7 @@ import Testing
         stored["token"] = token
         try JSONSerialization.data(withJSONObject: stored).write(to: URL(fileURLWithPath: path))
 
-        let authorizer = OAuth2Authorizer(try passwordGrant(storage: .file(path)))
+        let authorizer = OAuth2Authorizer(try passwordGrant(storage: .file(path), renewedLifetime: 120))
         try resetStats()
         let results = await concurrentCalls(12, try client(authorizer))
         let after = try stats()
@@ -272,7 +276,7 @@ import Testing
     }
 
     @Test func anHttpRequestOfItsOwnGetsATokenAndOneNewTokenAfterA401() async throws {
-        let authorizer = OAuth2Authorizer(try passwordGrant())
+        let authorizer = OAuth2Authorizer(try passwordGrant(renewedLifetime: 120))
         let resource = try env.oauth2ResourceURL
         func status(with token: String) -> Int {
             fetchSync("GET", resource) { $0.setRequestHeader("Authorization", value: "Bearer \(token)") }.0.getStatus()
@@ -293,6 +297,15 @@ import Testing
         #expect(again == renewed)
         let counted = try stats()
         #expect(counted.token_posts == 1 && counted.grants["refresh_token"] == 1, "\(counted)")
+    }
+
+    @Test func fromCTheTokenIsSetOnRequestsRenewedOnceForManyThreadsAndDroppedWhenRevoked() throws {
+        let c = try CAPITests()
+        let program = try c.build("Tests/C/oauth2_test.c")
+        let directory = try env.scratchPath("oauth2-c")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        c.expectAllPassed(try c.run(program, [try env.oauth2URL, try env.oauth2PasswordClientID, try env.oauth2PasswordClientSecret,
+                                              user, try env["TESTENV_PASSWORD"], "\(lifetime)", directory]))
     }
 
     @Test func theTokenGoesOnlyToTheClientsOrigin() async throws {
