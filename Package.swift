@@ -62,6 +62,7 @@ let package = Package(
             name: "xhr",
             dependencies: [
                 "CurlXHR",
+                "CurlXHRClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

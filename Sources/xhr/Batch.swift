@@ -26,7 +26,7 @@ extension Fetch {
         return outputDir.hasSuffix("/") ? outputDir + path : outputDir + "/" + path
     }
 
-    func runBatch(console: Console) throws {
+    func runBatch(console: Console, bearer: String?) throws {
         let body = try requestBody(console: console)
         let query = get ? try queryData(console: console) : nil
         let targets = urls.map { get ? Self.url($0, withQuery: query) : $0 }
@@ -59,7 +59,7 @@ extension Fetch {
                     group.leave()
                 }
                 request.delegate = session
-                try configure(request, url: target, console: console)
+                try configure(request, url: target, bearer: bearer, console: console)
                 if let sent = try sendCookies(request, url: target, console: console) { sentCookies.append(sent) }
                 request.queue = queue
                 transfers.append((target, request, session))

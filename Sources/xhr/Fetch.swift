@@ -67,7 +67,7 @@ struct Fetch: ParsableCommand {
           42  the request was aborted
           47  too many redirects
           64  the command line is wrong (usage)
-          67  Kerberos tickets could not be obtained
+          67  Kerberos tickets or an OAuth2 token could not be obtained
         """
     )
 
@@ -131,6 +131,9 @@ struct Fetch: ParsableCommand {
 
     @Option(name: .customLong("proxy-auth"), help: ArgumentHelp("basic (default), digest, ntlm or negotiate, for the proxy.", valueName: "SCHEME"))
     var proxyAuth: String?
+
+    @OptionGroup(title: "OAuth2")
+    var oauth2: OAuth2Options
 
     @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Accept any certificate and host name.")
     var insecure = false
@@ -301,7 +304,10 @@ struct Fetch: ParsableCommand {
         HttpRequest.usesEnvironmentProxy = true
         if let cookieJar, cookieJar != "-" { CookieStore.shared.file = cookieJar }
         let console = Console(silent: silent && !showError)
-        if isBatch { return try runBatch(console: console) }
+        let authorizer = oauth2.authorizer(caFile: caFile, insecure: insecure)
+        // The bearer token of --oauth2-bearer or --oauth2-token-url, for every request of the run.
+        var bearer = try oauth2.bearer ?? authorizer.map { try OAuth2Options.token(from: $0, refusing: nil, console: console) }
+        if isBatch { return try runBatch(console: console, bearer: bearer) }
         let format = try writeOutFormat(console: console)
         let body = try requestBody(console: console)
         let target = get ? Self.url(url, withQuery: try queryData(console: console)) : url
@@ -320,23 +326,35 @@ struct Fetch: ParsableCommand {
         let headDump = dumpHeader.map { $0 == "-" ? Output.standardOutput() : Output.file($0) }
         if !noCookies, let cookie, !cookie.contains("=") { Cookies.load(file: cookie) }
 
-        let request = HttpRequest()
-        let session = Session(request: request, output: sink, headDump: headDump, console: console,
-                              include: include || head, discardErrorBody: fail, verbose: verbose,
-                              states: states, uploadTotal: body.size, progress: !silent && isatty(2) != 0)
-        if continueAt != nil, let output, FileManager.default.fileExists(atPath: output + ".part.validator") {
-            session.resumedFrom = (try? FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int64) ?? 0
+        func sendOnce(bearer: String?, dropsRefusedBearer: Bool) throws -> (HttpRequest, Session, Cookies.Sent?) {
+            let request = HttpRequest()
+            let session = Session(request: request, output: sink, headDump: headDump, console: console,
+                                  include: include || head, discardErrorBody: fail, verbose: verbose,
+                                  states: states, uploadTotal: body.size, progress: !silent && isatty(2) != 0)
+            session.dropsRefusedBearer = dropsRefusedBearer
+            if continueAt != nil, let output, FileManager.default.fileExists(atPath: output + ".part.validator") {
+                session.resumedFrom = (try? FileManager.default.attributesOfItem(atPath: output + ".part")[.size] as? Int64) ?? 0
+            }
+            // The delegate comes first: an asynchronous open already reports OPENED.
+            if !sync { request.delegate = session }
+            try configure(request, url: target, bearer: bearer, console: console)
+            let sentCookies = try sendCookies(request, url: target, console: console)
+            if verbose { session.describeRequest(method: effectiveMethod, url: target, headers: headers) }
+            do {
+                try session.run(async: !sync) { send(request, body) }
+            } catch {
+                sentCookies?.restore()
+                throw error
+            }
+            return (request, session, sentCookies)
         }
-        // The delegate comes first: an asynchronous open already reports OPENED.
-        if !sync { request.delegate = session }
-        try configure(request, url: target, console: console)
-        let sentCookies = try sendCookies(request, url: target, console: console)
-        if verbose { session.describeRequest(method: effectiveMethod, url: target, headers: headers) }
-        do {
-            try session.run(async: !sync) { send(request, body) }
-        } catch {
+        var (request, session, sentCookies) = try sendOnce(bearer: bearer, dropsRefusedBearer: authorizer != nil)
+        // A token of --oauth2-token-url the server refused (401 with a Bearer challenge): that
+        // response was dropped, and the request goes once more with a new token.
+        if session.refusedBearer, let authorizer, let refused = bearer {
             sentCookies?.restore()
-            throw error
+            bearer = try OAuth2Options.token(from: authorizer, refusing: refused, console: console)
+            (request, session, sentCookies) = try sendOnce(bearer: bearer, dropsRefusedBearer: false)
         }
         sentCookies?.restore()
         let outcome = finish(request, session: session)
@@ -361,7 +379,7 @@ struct Fetch: ParsableCommand {
         headers.contains { $0.split(separator: ":", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces).lowercased() == name.lowercased() }
     }
 
-    func configure(_ request: HttpRequest, url: String, console: Console) throws {
+    func configure(_ request: HttpRequest, url: String, bearer: String?, console: Console) throws {
         func check(_ accepted: Bool) throws {
             if !accepted { throw console.exit(request.lastError?.code == .fileUnreadable ? 26 : 2, request.lastError?.message ?? "refused") }
         }
@@ -389,6 +407,9 @@ struct Fetch: ParsableCommand {
             let colon = header.firstIndex(of: ":")!
             let value = header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             try check(request.setRequestHeader(String(header[..<colon]), value: value))
+        }
+        if let bearer, !hasHeader("Authorization") {
+            try check(request.setRequestHeader("Authorization", value: "Bearer \(bearer)"))
         }
         if let userAgent, !userAgent.isEmpty, !hasHeader("User-Agent") {
             try check(request.setRequestHeader("User-Agent", value: userAgent))

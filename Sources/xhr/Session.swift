@@ -106,6 +106,11 @@ final class Session: HttpRequestDelegate, @unchecked Sendable {
     var resumedFrom: Int64 = 0
     /// Runs on the callback queue after DONE was handled (several URLs: the run counts them).
     var onDone: (() -> Void)?
+    /// A 401 with a Bearer challenge is not written anywhere: the run sends again with a new
+    /// token (--oauth2-token-url).
+    var dropsRefusedBearer = false
+    /// Whether the response was such a 401, dropped.
+    private(set) var refusedBearer = false
 
     init(request: HttpRequest, output: Output, headDump: Output?, console: Console, include: Bool,
          discardErrorBody: Bool, verbose: Bool, states: Bool, uploadTotal: Int64?, progress: Bool) {
@@ -213,6 +218,11 @@ final class Session: HttpRequestDelegate, @unchecked Sendable {
         let status = request.getStatus()
         guard !wroteHead, status != 0 else { return }
         wroteHead = true
+        if dropsRefusedBearer, OAuth2Options.refusesBearer(request) {
+            refusedBearer = true
+            discarding = true
+            return
+        }
         let fields = request.getAllResponseHeaders() ?? ""
         let lines = [Self.statusLine(request)] + (fields.isEmpty ? [] : fields.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
         if verbose {

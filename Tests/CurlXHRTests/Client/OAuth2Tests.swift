@@ -308,6 +308,52 @@ import Testing
                                               user, try env["TESTENV_PASSWORD"], "\(lifetime)", directory]))
     }
 
+    @Test func xhrKeepsItsTokenAcrossRunsAndSendsARefusedRequestOnceMore() throws {
+        let path = try env.scratchPath("oauth2-xhr") + "/tokens.json"
+        let resource = try env.oauth2ResourceURL
+        let oauth = ["--oauth2-token-url", try env.oauth2TokenURL,
+                     "--oauth2-client", "\(try env.oauth2PasswordClientID):\(try env.oauth2PasswordClientSecret)",
+                     "--oauth2-user", "\(user):\(try env["TESTENV_PASSWORD"])", "--oauth2-token-file", path]
+        func xhr(_ arguments: [String]) throws -> XHRToolTests.Run {
+            try XHRToolTests.run(TestEnvironment.builtProduct("xhr"), arguments)
+        }
+        try resetStats()
+        let first = try xhr(["-s"] + oauth + [resource])
+        #expect(first.status == 0 && first.text.contains("\"user\": \"\(user)\""), "\(first.text) \(first.stderr)")
+        // The next run uses the stored token: no second grant.
+        let second = try xhr(["-s"] + oauth + [resource])
+        #expect(second.status == 0)
+        let afterTwo = try stats()
+        #expect(afterTwo.token_posts == 1 && afterTwo.grants["password"] == 1, "\(afterTwo)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+
+        // A token the file says is good for an hour, which the server no longer takes: the
+        // 401 is dropped, and the request goes again with a renewed token.
+        waitForExpiry()
+        var stored = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as! [String: Any]
+        var token = stored["token"] as! [String: Any]
+        token["expires_at"] = Date().timeIntervalSince1970 + 3600
+        stored["token"] = token
+        try JSONSerialization.data(withJSONObject: stored).write(to: URL(fileURLWithPath: path))
+        try resetStats()
+        let third = try xhr(["-s", "-i"] + oauth + [resource])
+        #expect(third.status == 0 && third.text.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(third.text)")
+        #expect(third.text.components(separatedBy: "HTTP/1.1 ").count == 2, "one response printed: \(third.text)")
+        let afterRefusal = try stats()
+        #expect(afterRefusal.resource_401 == 1 && afterRefusal.resource_200 == 1 && afterRefusal.grants["refresh_token"] == 1,
+                "\(afterRefusal)")
+
+        // A token given as it is; no token to be had: exit 67 and the endpoint's reason.
+        let renewed = try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])?["token"]
+            as? [String: Any])["access_token"] as? String
+        let given = try xhr(["-s", "--oauth2-bearer", try #require(renewed), resource])
+        #expect(given.status == 0 && given.text.contains("\"user\": \"\(user)\""), "\(given.text)")
+        let wrongSecret = try xhr(["-sS", "--oauth2-token-url", try env.oauth2TokenURL,
+                                   "--oauth2-client", "\(try env.oauth2PasswordClientID):wrong", resource])
+        #expect(wrongSecret.status == 67 && wrongSecret.stderr.contains("invalid_client"), "\(wrongSecret.stderr)")
+    }
+
     @Test func theTokenGoesOnlyToTheClientsOrigin() async throws {
         let authorizer = OAuth2Authorizer(try passwordGrant())
         let client = try client(authorizer)

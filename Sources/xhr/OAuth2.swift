@@ -1,0 +1,86 @@
+import ArgumentParser
+import CurlXHR
+import CurlXHRClient
+import Dispatch
+import Foundation
+
+/// The OAuth2 options: a bearer token given as it is (curl's --oauth2-bearer), or one got from
+/// a token endpoint by the library's OAuth2Authorizer, kept in a file across runs.
+struct OAuth2Options: ParsableArguments {
+    @Option(name: .customLong("oauth2-bearer"), help: ArgumentHelp("Send 'Authorization: Bearer TOKEN'.", valueName: "TOKEN"))
+    var bearer: String?
+
+    @Option(name: .customLong("oauth2-token-url"), help: ArgumentHelp(
+        "Get a bearer token from this OAuth2 token endpoint (client credentials, or the password grant with --oauth2-user), "
+            + "renewed when it is due and once after a 401 with a Bearer challenge.", valueName: "URL"))
+    var tokenURL: String?
+
+    @Option(name: .customLong("oauth2-client"), help: ArgumentHelp("The OAuth2 client ID and secret (sent with Basic).", valueName: "ID[:SECRET]"))
+    var client: String?
+
+    @Option(name: .customLong("oauth2-user"), help: ArgumentHelp("The resource owner for the password grant.", valueName: "USER:PASSWORD"))
+    var user: String?
+
+    @Option(name: .customLong("oauth2-scope"), help: ArgumentHelp("The scope to ask for.", valueName: "SCOPE"))
+    var scope: String?
+
+    @Option(name: .customLong("oauth2-token-file"), help: ArgumentHelp(
+        "Keep the tokens in FILE (mode 0600): the next run uses them without a new grant.", valueName: "FILE"))
+    var tokenFile: String?
+
+    func validate() throws {
+        if bearer != nil, tokenURL != nil { throw ValidationError("use one of --oauth2-bearer and --oauth2-token-url") }
+        if tokenURL != nil, client == nil { throw ValidationError("--oauth2-token-url needs --oauth2-client ID[:SECRET]") }
+        if tokenURL == nil, client != nil || user != nil || scope != nil || tokenFile != nil {
+            throw ValidationError("--oauth2-client, --oauth2-user, --oauth2-scope and --oauth2-token-file need --oauth2-token-url")
+        }
+    }
+
+    /// The authorizer of --oauth2-token-url; its requests trust what the run's requests trust.
+    func authorizer(caFile: String?, insecure: Bool) -> OAuth2Authorizer? {
+        guard let tokenURL, let client else { return nil }
+        let (id, secret) = Fetch.split(client)
+        let grant: OAuth2Configuration.Grant = user.map {
+            let (name, password) = Fetch.split($0)
+            return .password(username: name, password: password)
+        } ?? .clientCredentials
+        let configuration = OAuth2Configuration(tokenURL: tokenURL, clientID: id, clientSecret: client.contains(":") ? secret : nil,
+                                                grant: grant, scope: scope, storage: tokenFile.map { .file($0) } ?? .memory)
+        return OAuth2Authorizer(configuration) { request in
+            if let caFile { request.setCACertificateFile(caFile) }
+            if insecure { request.disablePeerVerification() }
+        }
+    }
+
+    /// A token from `authorizer` (a new one when `refused` was refused), waiting for it: the
+    /// tool's threads are not Swift's cooperative pool.
+    static func token(from authorizer: OAuth2Authorizer, refusing refused: String?, console: Console) throws -> String {
+        let outcome = Locked<Result<String, OAuth2Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            let result: Result<String, OAuth2Error>
+            do throws(OAuth2Error) {
+                if let refused {
+                    result = .success(try await authorizer.accessToken(refusing: refused))
+                } else {
+                    result = .success(try await authorizer.accessToken())
+                }
+            } catch {
+                result = .failure(error)
+            }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        switch outcome.withLock({ $0 })! {
+        case .success(let token): return token
+        case .failure(let error): throw console.exit(67, "OAuth2: \(error)")
+        }
+    }
+
+    /// Whether a response refuses the bearer token it was sent with: a 401 with a Bearer challenge.
+    static func refusesBearer(_ request: HttpRequest) -> Bool {
+        guard request.getStatus() == 401, let challenges = request.getResponseHeader("WWW-Authenticate") else { return false }
+        return challenges.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("bearer") }
+    }
+}
