@@ -59,6 +59,15 @@ import Testing
         HttpClient(baseURL: try env.oauth2URL, middlewares: [authorizer])
     }
 
+    /// Rewrites a token file so that its token seems good for an hour more to a client.
+    func sayTheStoredTokenExpiresInAnHour(_ path: String) throws {
+        var stored = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        var token = try #require(stored["token"] as? [String: Any])
+        token["expires_at"] = Date().timeIntervalSince1970 + 3600
+        stored["token"] = token
+        try JSONSerialization.data(withJSONObject: stored).write(to: URL(fileURLWithPath: path))
+    }
+
     /// Sleeps until a token fetched now has expired at the server.
     func waitForExpiry() {
         Thread.sleep(forTimeInterval: lifetime + 0.3)
@@ -116,11 +125,7 @@ import Testing
         let fetcher = OAuth2Authorizer(try passwordGrant(storage: .file(path), renewedLifetime: 120))
         _ = try await fetcher.accessToken()
         waitForExpiry()
-        var stored = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as! [String: Any]
-        var token = stored["token"] as! [String: Any]
-        token["expires_at"] = Date().timeIntervalSince1970 + 3600
-        stored["token"] = token
-        try JSONSerialization.data(withJSONObject: stored).write(to: URL(fileURLWithPath: path))
+        try sayTheStoredTokenExpiresInAnHour(path)
 
         let authorizer = OAuth2Authorizer(try passwordGrant(storage: .file(path), renewedLifetime: 120))
         try resetStats()
@@ -331,11 +336,7 @@ import Testing
         // A token the file says is good for an hour, which the server no longer takes: the
         // 401 is dropped, and the request goes again with a renewed token.
         waitForExpiry()
-        var stored = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as! [String: Any]
-        var token = stored["token"] as! [String: Any]
-        token["expires_at"] = Date().timeIntervalSince1970 + 3600
-        stored["token"] = token
-        try JSONSerialization.data(withJSONObject: stored).write(to: URL(fileURLWithPath: path))
+        try sayTheStoredTokenExpiresInAnHour(path)
         try resetStats()
         let third = try xhr(["-s", "-i"] + oauth + [resource])
         #expect(third.status == 0 && third.text.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(third.text)")
