@@ -210,7 +210,7 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
     private func run(_ order: TokenSchedule.FetchOrder) async {
         let result: Result<OAuth2Token, OAuth2Error>
         do throws(OAuth2Error) {
-            result = .success(try await fetch(order.fetch))
+            result = .success(try await renew(order.fetch))
         } catch {
             result = .failure(error)
         }
@@ -228,6 +228,43 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
             return woken
         }
         resume(woken)
+    }
+
+    /// A new token for `fetch`. With a token file other processes share: a refresh token
+    /// another process rotated is never sent (the endpoint would refuse it, and that would end
+    /// the other's session too); the tokens it stored are taken instead, or renewed with its
+    /// new refresh token when they are due themselves.
+    private func renew(_ fetch: TokenSchedule.Fetch) async throws(OAuth2Error) -> OAuth2Token {
+        switch storedRotation(of: fetch) {
+        case .some(.use(let stored)): return stored
+        case .some(.refresh(let newer)): return try await self.fetch(.refresh(newer))
+        case nil: break
+        }
+        do {
+            return try await self.fetch(fetch)
+        } catch .rejected(let status, let error, let description) {
+            // Rotated by another process between the look at the file and the request?
+            switch storedRotation(of: fetch) {
+            case .some(.use(let stored)): return stored
+            case .some(.refresh(let newer)): return try await self.fetch(.refresh(newer))
+            case nil: throw .rejected(status: status, error: error, description: description)
+            }
+        }
+    }
+
+    private enum StoredRotation {
+        case use(OAuth2Token)
+        case refresh(String)
+    }
+
+    /// What the token file holds when another process replaced the refresh token `fetch` would
+    /// send: its token if it is not due, else its refresh token. `nil` otherwise.
+    private func storedRotation(of fetch: TokenSchedule.Fetch) -> StoredRotation? {
+        guard case .refresh(let sent) = fetch, let stored = file?.load(), let newer = stored.refreshToken, newer != sent else {
+            return nil
+        }
+        let leeway = state.withLock { $0.schedule.leeway }
+        return stored.isDue(at: Date().timeIntervalSince1970, leeway: leeway) ? .refresh(newer) : .use(stored)
     }
 
     /// Asks the token endpoint for a token.

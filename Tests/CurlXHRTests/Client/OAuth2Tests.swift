@@ -164,6 +164,24 @@ import Testing
         #expect(final.grants["password"] == 1 && final.grants["refresh_token"]! >= 1, "\(final)")
     }
 
+    @Test func twoProgramsSharingATokenFileNeverSpendEachOthersRefreshToken() async throws {
+        let path = try env.scratchPath("oauth2-shared") + "/tokens.json"
+        let configuration = try passwordGrant(storage: .file(path), renewedLifetime: 120)
+        _ = try await OAuth2Authorizer(configuration).accessToken()
+        waitForExpiry()
+        // Two programs start with the same expired token and its refresh token.
+        let one = OAuth2Authorizer(configuration), other = OAuth2Authorizer(configuration)
+        try resetStats()
+        let first: Me = try await (try client(one)).invoke("GET", path: "api/me")
+        // The other's refresh token was rotated by the first: it takes the stored tokens
+        // rather than send it (which the server would refuse, ending both sessions).
+        let second: Me = try await (try client(other)).invoke("GET", path: "api/me")
+        #expect(first.user == user && second.user == user && second.token_suffix == first.token_suffix)
+        let counted = try stats()
+        #expect(counted.token_posts == 1 && counted.token_errors == 0, "\(counted)")
+        #expect(other.currentToken == one.currentToken)
+    }
+
     @Test func aRevokedRefreshTokenFailsEveryWaitingCallWithTheTypedError() async throws {
         let path = try env.scratchPath("oauth2-revoked") + "/tokens.json"
         let authorizer = OAuth2Authorizer(try passwordGrant(storage: .file(path)))
