@@ -41,7 +41,9 @@ public struct OAuth2Configuration: Sendable, Equatable {
         case memory
         /// In a JSON file of mode 0600, replaced atomically on every change and read when the
         /// authorizer is made: a program that starts again uses its tokens without a new grant.
-        /// A file written for another token endpoint or client ID is ignored.
+        /// Programs sharing the file take the tokens another one renewed rather than send a
+        /// refresh token it rotated. A file written for another token endpoint or client ID is
+        /// ignored.
         case file(String)
     }
 
