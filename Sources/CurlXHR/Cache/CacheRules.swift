@@ -1,0 +1,199 @@
+/// RFC 9111's rules for a private cache, as pure functions of a stored response, a request and
+/// the time: whether a response may be stored, how fresh a stored one is, whether it may be
+/// reused as it is, must be validated first, or cannot serve; the conditional request that
+/// validates it; how a 304 updates it; what an unsafe method's success invalidates.
+///
+/// Times are seconds since 1970 as `Double`; header fields are `(name, value)` pairs in order.
+enum CacheRules {
+    typealias Fields = [(name: String, value: String)]
+
+    /// A response as the cache keeps it: its head, and when its request went and it came.
+    struct Stored: Sendable {
+        var status: Int
+        var fields: Fields
+        /// When the request that brought it was sent.
+        var requestTime: Double
+        /// When its head arrived.
+        var responseTime: Double
+    }
+
+    // MARK: Storing (section 3)
+
+    /// Statuses whose responses may be reused with heuristic freshness (RFC 9110, 15.1).
+    static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
+
+    /// Statuses whose caching rules this cache understands (`must-understand`).
+    static let understood: Set<Int> = [200, 203, 204, 300, 301, 302, 303, 307, 308, 404, 405, 410, 414, 501]
+
+    /// Whether the response to a request of `method` with `requestFields` may be stored.
+    /// Only GET responses are stored (a HEAD is answered from them); a 206 or 304 never is on
+    /// its own.
+    static func isStorable(method: String, requestFields: Fields, status: Int, responseFields: Fields) -> Bool {
+        guard method == "GET", status >= 200, status != 206, status != 304 else { return false }
+        let response = CacheControl(responseFields)
+        let request = CacheControl(requestFields)
+        if response.has("must-understand") {
+            // Understood: no-store, meant for caches that do not know must-understand, yields.
+            guard understood.contains(status) else { return false }
+        } else if response.has("no-store") {
+            return false
+        }
+        if request.has("no-store") { return false }
+        // A Vary of "*" never matches a later request.
+        if let vary = HeaderFieldNames.value("Vary", in: responseFields),
+           vary.split(separator: ",").contains(where: { HeaderFieldNames.trimmed($0) == "*" }) {
+            return false
+        }
+        // Section 3.5: a response to a request with credentials only when the response says so.
+        if HeaderFieldNames.first("Authorization", in: requestFields) != nil,
+           !(response.has("must-revalidate") || response.has("public") || response.has("s-maxage")) {
+            return false
+        }
+        return response.has("public") || response.has("private") || response.seconds("max-age") != .absent
+            || HeaderFieldNames.first("Expires", in: responseFields) != nil || heuristicallyCacheable.contains(status)
+            || response.has("no-cache")
+    }
+
+    // MARK: Freshness (section 4.2)
+
+    /// The freshness lifetime of `stored` in seconds, and whether it is a heuristic one.
+    static func freshnessLifetime(_ stored: Stored) -> (seconds: Double, heuristic: Bool) {
+        let control = CacheControl(stored.fields)
+        switch control.seconds("max-age") {
+        case .valid(let seconds): return (Double(seconds), false)
+        case .invalid: return (0, false)
+        case .absent: break
+        }
+        if HeaderFieldNames.first("Expires", in: stored.fields) != nil {
+            // An Expires that is not a date ("0", say) is in the past.
+            guard let expires = HeaderFieldNames.date("Expires", in: stored.fields) else { return (0, false) }
+            let date = HeaderFieldNames.date("Date", in: stored.fields) ?? stored.responseTime
+            return (max(0, expires - date), false)
+        }
+        // Heuristic freshness: a tenth of the time since Last-Modified, for statuses that allow it.
+        guard heuristicallyCacheable.contains(stored.status) || control.has("public"),
+              let lastModified = HeaderFieldNames.date("Last-Modified", in: stored.fields) else { return (0, false) }
+        let date = HeaderFieldNames.date("Date", in: stored.fields) ?? stored.responseTime
+        return (max(0, (date - lastModified) / 10), true)
+    }
+
+    /// The current age of `stored` at `now` in seconds (section 4.2.3).
+    static func currentAge(_ stored: Stored, now: Double) -> Double {
+        let ageValue = HeaderFieldNames.first("Age", in: stored.fields)
+            .flatMap { CacheControl.deltaSeconds(HeaderFieldNames.trimmed($0)) }.map(Double.init) ?? 0
+        let dateValue = HeaderFieldNames.date("Date", in: stored.fields) ?? stored.responseTime
+        let apparentAge = max(0, stored.responseTime - dateValue)
+        let responseDelay = max(0, stored.responseTime - stored.requestTime)
+        let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
+        return correctedInitialAge + max(0, now - stored.responseTime)
+    }
+
+    // MARK: Reuse (section 4)
+
+    /// What to do with a stored response for a request.
+    enum Reuse: Equatable, Sendable {
+        /// Serve it as it is; `age` for its `Age` field.
+        case fresh(age: Int)
+        /// Serve it although stale: the request's `max-stale` allows it.
+        case stale(age: Int)
+        /// Ask the server first (with the conditions of ``validation(for:)``).
+        case validate
+    }
+
+    /// Whether `stored` may answer a request with `requestFields` at `now`.
+    static func reuse(_ stored: Stored, requestFields: Fields, now: Double) -> Reuse {
+        let request = CacheControl(requestFields)
+        let response = CacheControl(stored.fields)
+        let requestSaysNoCache = request.has("no-cache")
+            || (request.directives.isEmpty && HeaderFieldNames.value("Pragma", in: requestFields)?.lowercased().contains("no-cache") == true)
+        if requestSaysNoCache || response.has("no-cache") { return .validate }
+        let lifetime = freshnessLifetime(stored).seconds
+        let age = currentAge(stored, now: now)
+        let ageField = Int(min(age, Double(1 << 31)))
+        switch request.seconds("max-age") {
+        case .valid(let limit) where age > Double(limit): return .validate
+        case .invalid: return .validate
+        default: break
+        }
+        switch request.seconds("min-fresh") {
+        case .valid(let margin) where lifetime - age < Double(margin): return .validate
+        case .invalid: return .validate
+        default: break
+        }
+        if lifetime > age { return .fresh(age: ageField) }
+        // Stale: served only when the request allows it and the response does not forbid it.
+        guard !response.has("must-revalidate"), request.has("max-stale") else { return .validate }
+        switch request.seconds("max-stale") {
+        case .valid(let allowed): return age - lifetime <= Double(allowed) ? .stale(age: ageField) : .validate
+        case .invalid: return request.argument("max-stale") == nil ? .stale(age: ageField) : .validate
+        case .absent: return .stale(age: ageField)
+        }
+    }
+
+    /// The conditions that validate `stored` (section 4.3.1): `If-None-Match` with its entity
+    /// tag, `If-Modified-Since` with its `Last-Modified`; none when it has neither (then it is
+    /// fetched again in full).
+    static func validation(for stored: Stored) -> Fields {
+        var fields: Fields = []
+        if let tag = HeaderFieldNames.first("ETag", in: stored.fields) { fields.append(("If-None-Match", tag)) }
+        if let modified = HeaderFieldNames.first("Last-Modified", in: stored.fields) { fields.append(("If-Modified-Since", modified)) }
+        return fields
+    }
+
+    // MARK: Updating (sections 3.2 and 4.3.4)
+
+    /// Fields a 304 never changes in a stored response: hop-by-hop ones (section 3.1), those the
+    /// stored body depends on (it is kept decoded), and Content-Length.
+    static let keptOnUpdate: Set<String> = ["connection", "proxy-connection", "keep-alive", "te", "transfer-encoding",
+                                            "upgrade", "content-length", "content-encoding", "content-range"]
+
+    /// `stored` updated by a 304 that came at `responseTime` for a request sent at
+    /// `requestTime`: each of the 304's fields replaces those of its name, but the fields of
+    /// ``keptOnUpdate`` and those the 304's `Connection` names.
+    static func updated(_ stored: Stored, by notModified: Fields, requestTime: Double, responseTime: Double) -> Stored {
+        let connectionListed = Set((HeaderFieldNames.value("Connection", in: notModified) ?? "")
+            .split(separator: ",").map { HeaderFieldNames.trimmed($0).lowercased() })
+        let replacing = notModified.filter {
+            let name = $0.name.lowercased()
+            return !keptOnUpdate.contains(name) && !connectionListed.contains(name)
+        }
+        let replacedNames = Set(replacing.map { $0.name.lowercased() })
+        var result = stored
+        result.fields = stored.fields.filter { !replacedNames.contains($0.name.lowercased()) } + replacing
+        result.requestTime = requestTime
+        result.responseTime = responseTime
+        return result
+    }
+
+    /// Whether a 304 is about `stored` (section 4.3.4): the same strong entity tag, else the same
+    /// `Last-Modified`, else (neither in the 304) any stored response of the key.
+    static func notModified(_ notModified: Fields, matches stored: Stored) -> Bool {
+        if let tag = HeaderFieldNames.first("ETag", in: notModified) {
+            return !tag.hasPrefix("W/") && HeaderFieldNames.first("ETag", in: stored.fields) == tag
+        }
+        if let modified = HeaderFieldNames.first("Last-Modified", in: notModified) {
+            return HeaderFieldNames.first("Last-Modified", in: stored.fields) == modified
+        }
+        return true
+    }
+
+    // MARK: Invalidation (section 4.4)
+
+    /// Methods that never invalidate.
+    static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
+
+    /// The URLs whose stored responses a response to `method` on `url` invalidates: for an
+    /// unsafe method answered 2xx or 3xx, the URL itself and those of `Location` and
+    /// `Content-Location` on its origin (resolved against it).
+    static func invalidated(method: String, url: String, status: Int, responseFields: Fields) -> [String] {
+        guard !safeMethods.contains(method), (200..<400).contains(status) else { return [] }
+        var urls = [url]
+        for name in ["Location", "Content-Location"] {
+            guard let reference = HeaderFieldNames.first(name, in: responseFields),
+                  let resolved = CacheKeys.resolve(reference, against: url),
+                  CacheKeys.origin(of: resolved) == CacheKeys.origin(of: url) else { continue }
+            urls.append(resolved)
+        }
+        return urls
+    }
+}
