@@ -4,7 +4,8 @@
  *   curl-bench --workload NAME --url URL [--mode async|threads|handoff] [--concurrency N]
  *              [--requests N] [--expect-bytes N] [--post-bytes N] [--headers N]
  *              [--max-seconds S] [--output-file PATH] [--mime-file PATH]... [--mime-files A,B]
- *              [--cacert PATH] [--expect-http-version 1.1|2] [--client NAME]
+ *              [--cacert PATH] [--expect-http-version 1.1|2] [--header "NAME: VALUE"]...
+ *              [--client NAME]
  *
  * --mode async:   one multi handle with `concurrency` easy handles kept busy: when one
  *                 finishes it is removed and added again (same handle, same options, so its
@@ -38,7 +39,9 @@
  * CurlXHR. Options: URL, NOSIGNAL, no proxy
  * from the environment (as CurlXHR), the write callback, a timeout, for POST the body
  * (POSTFIELDS, not copied) or the form (MIMEPOST), and with --headers N the first N of the request headers every
- * Swift client sends too (BenchSupport's benchRequestHeaders), as one list set on each handle.
+ * Swift client sends too (BenchSupport's benchRequestHeaders), as one list set on each handle;
+ * --header "NAME: VALUE" (repeatable) adds a line to that list after them (client-bearer-c16:
+ * `Authorization: Bearer <token>`, as curl's -H does).
  * A request always carries a User-Agent line, as CurlXHR's (which sends
  * `CurlXHR/<version> libcurl/<version>` unless the request names its own) and curl's tool do:
  * below two headers, where the list has none, `curl-bench/1.0 libcurl/<version>` joins it, so
@@ -97,6 +100,10 @@ static const char *const request_headers[] = {
     "If-None-Match: \"5f1d-2a3b4c5d\"",
 };
 static struct curl_slist *header_list;
+/* --header: lines added to the list after the --headers ones. */
+#define MAX_EXTRA_HEADERS 16
+static const char *extra_headers[MAX_EXTRA_HEADERS];
+static int extra_header_count;
 /* --cacert: the trusted CAs (NULL: libcurl's default store). */
 static const char *ca_file;
 /* --expect-http-version: the CURL_HTTP_VERSION_* every response must have (0: not checked,
@@ -664,7 +671,8 @@ static void usage(const char *problem)
             "%s\nusage: curl-bench --workload NAME --url URL [--mode async|threads|handoff] "
             "[--concurrency N] [--requests N] [--expect-bytes N] [--post-bytes N] "
             "[--headers N] [--max-seconds S] [--output-file PATH] [--mime-file PATH]... "
-            "[--mime-files A,B] [--cacert PATH] [--expect-http-version 1.1|2] [--client NAME]\n",
+            "[--mime-files A,B] [--cacert PATH] [--expect-http-version 1.1|2] "
+            "[--header \"NAME: VALUE\"]... [--client NAME]\n",
             problem);
     exit(64);
 }
@@ -709,6 +717,9 @@ int main(int argc, char **argv)
             expect_version = CURL_HTTP_VERSION_2_0;
         else if (!strcmp(name, "--output-file") && value[0])
             output_path = value;
+        else if (!strcmp(name, "--header") && strchr(value, ':') && value[0] != ':'
+                 && extra_header_count < MAX_EXTRA_HEADERS)
+            extra_headers[extra_header_count++] = value;
         else if (!strcmp(name, "--mime-file") && value[0] && mime_file_count < MAX_MIME_FILES)
             mime_files[mime_file_count++] = value;
         else if (!strcmp(name, "--mime-files") && value[0]) {
@@ -742,6 +753,8 @@ int main(int argc, char **argv)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     for (long i = 0; i < opt.headers; i++)
         header_list = curl_slist_append(header_list, request_headers[i]);
+    for (int i = 0; i < extra_header_count; i++)
+        header_list = curl_slist_append(header_list, extra_headers[i]);
     if (opt.headers < 2) { /* the list's second line is its User-Agent */
         char line[128];
         snprintf(line, sizeof line, "User-Agent: curl-bench/1.0 libcurl/%s", curl_version_info(CURLVERSION_NOW)->version);

@@ -54,7 +54,11 @@
 # client POSTs as one multipart/form-data form to /sink (curl-bench --mime-file,
 # curlxhr-bench --post-file). The json-* workloads decode the JSON array into [JSONItem]
 # (BenchSupport) through CurlXHR's client layer (curlxhr-client-bench: HttpClient.invoke) and
-# through AsyncHTTPClient + JSONDecoder (ahc-bench --json); both check the item count.
+# through AsyncHTTPClient + JSONDecoder (ahc-bench --json); both check the item count. The
+# client-bearer-* workloads fetch /100b-bearer, which nginx serves only to a request carrying
+# the run's bearer token: through the client layer with an OAuth2Authorizer that gets the token
+# from nginx's /token (curlxhr-client-bench --oauth2), and with the token as a static header
+# (curlxhr-client-bench, ahc-bench and curl-bench --header).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -74,7 +78,7 @@ while [ $# -gt 0 ]; do
     --memory) mode=memory ;;
     --skip-build) skip_build=1 ;;
     --skip-install) skip_install=1 ;;
-    -h|--help) sed -n '2,57p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,61p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 64 ;;
   esac
   shift
@@ -235,8 +239,10 @@ read -r port tls_port < <(python3 -c 'import socket
 sockets = [socket.socket() for _ in range(2)]
 for s in sockets: s.bind(("127.0.0.1", 0))
 print(*(s.getsockname()[1] for s in sockets))')
+# The access token nginx's /token gives and /100b-bearer wants (the client-bearer-* workloads).
+bearer_token=bench-token-7f3c9a1e5b2d48c6a0e4f1b9d3c7a5e2
 sed -e "s#@DIR@#$server_dir#g" -e "s#@PORT@#$port#g" -e "s#@TLS_PORT@#$tls_port#g" \
-  "$here/nginx.conf.in" > "$server_dir/nginx.conf"
+  -e "s#@BEARER_TOKEN@#$bearer_token#g" "$here/nginx.conf.in" > "$server_dir/nginx.conf"
 taskset -c "$server_cpu" "$nginx_bin" -c "$server_dir/nginx.conf" -e "$server_dir/error.log"
 base=http://127.0.0.1:$port
 tls_base=https://localhost:$tls_port
@@ -260,6 +266,17 @@ got=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code} %{size_download} %{con
 # The TLS listener: the certificate verifies against the run's CA, and h2 is negotiated.
 got=$(curl -s --noproxy '*' --cacert "$ca_file" --http2 -o /dev/null -w '%{http_code} %{size_download} HTTP/%{http_version}' "$tls_base/100b" || true)
 [ "$got" = "200 100 HTTP/2" ] || { echo "run.sh: server check failed: GET $tls_base/100b gave '$got', expected '200 100 HTTP/2'" >&2; exit 1; }
+# The bearer workloads: /token answers a token request (a POSTed form) with the token as
+# JSON, and /100b-bearer serves the 100 bytes with that token only.
+token_answer="{\"access_token\":\"$bearer_token\",\"token_type\":\"Bearer\",\"expires_in\":3600}"
+got=$(curl -s --noproxy '*' -w ' %{http_code} %{content_type}' -d grant_type=client_credentials "$base/token" || true)
+[ "$got" = "$token_answer 200 application/json" ] || { echo "run.sh: server check failed: POST $base/token gave '$got', expected '$token_answer 200 application/json'" >&2; exit 1; }
+check "GET /100b-bearer with the token" "200 100" -H "Authorization: Bearer $bearer_token" "$base/100b-bearer"
+for header in "X-None: no token" "Authorization: Bearer bench-token-0" "Authorization: Basic YmVuY2g6cw=="; do
+  got=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' -H "$header" "$base/100b-bearer" || true)
+  [ "$got" = 401 ] || { echo "run.sh: server check failed: GET /100b-bearer with '$header' gave '$got', expected '401'" >&2; exit 1; }
+done
+: > "$server_dir/token.log"   # the runs' token requests only (nginx appends)
 nginx_version=$("$nginx_bin" -v 2>&1 | sed 's#.*/##')
 log "nginx $nginx_version on $base and $tls_base (HTTP/2, TLS) (cpu $server_cpu), clients on cpu $client_cpu"
 
@@ -287,6 +304,7 @@ client_command() {  # client workload-mode -> the command, one word a line
     curlxhr-sync) printf '%s\n' "$clients_bin/curlxhr-bench" --mode threads --client curlxhr-sync ;;
     curlxhr-await) printf '%s\n' "$clients_bin/curlxhr-bench" --mode async --await ;;
     curlxhr-client) printf '%s\n' "$clients_bin/curlxhr-client-bench" --mode async ;;
+    curlxhr-client-header) printf '%s\n' "$clients_bin/curlxhr-client-bench" --mode async --client curlxhr-client-header ;;
     urlsession) printf '%s\n' "$clients_bin/urlsession-bench" --mode async ;;
     ahc) printf '%s\n' "$ahc_bin/ahc-bench" --mode async ;;
     ahc-collect) printf '%s\n' "$ahc_bin/ahc-bench" --mode async --collect --client ahc-collect ;;
@@ -505,6 +523,9 @@ fi
 # request at a time (see upload_options); post-bytes 0, the clients count the files' bytes.
 # json-*: the clients decode each body, a JSON array, into [JSONItem] and check its count
 # (see json_options); only clients that decode (curlxhr-client, ahc-json) run them.
+# client-bearer-*: every request carries the run's bearer token, which the path demands
+# (see bearer_options): curlxhr-client gets it through its OAuth2Authorizer, the others send
+# it as a static header.
 # A path starting with h2/ is fetched from the TLS listener, https://localhost:TLS_PORT/REST
 # (see tls_options): every client trusts the run's CA and must get each response over HTTP/2.
 if [ $smoke -eq 1 ]; then
@@ -531,6 +552,7 @@ workloads=(
   "$upload libcurl curlxhr curlxhr-sync"
   "redirect-c16 redirect async 16 20000 300 100 0 libcurl curlxhr urlsession ahc"
   "json-1m 1m.json async 1 200 20 $json_bytes 0 curlxhr-client ahc-json"
+  "client-bearer-c16 100b-bearer async 16 50000 300 100 0 libcurl curlxhr-client curlxhr-client-header ahc"
 )
 if [ -n "$only" ]; then
   chosen=()
@@ -578,6 +600,21 @@ json_options() {  # workload client -> sets json_option (empty outside json-*)
   case $2 in
     curlxhr-client|ahc-json) json_option=(--json-items "$json_items") ;;
     *) echo "run.sh: $2 does not decode JSON" >&2; exit 1 ;;
+  esac
+}
+
+# The bearer workloads: curlxhr-client's HttpClient has an OAuth2Authorizer for the client
+# credentials grant at nginx's /token (one token request a run; its calls then carry the
+# token); curlxhr-client-header's has the same `Authorization` field as a default header, and
+# raw libcurl and AsyncHTTPClient set it on every request. /100b-bearer answers 401 to any
+# request without it, so a row with 0 errors sent it every time.
+bearer_options() {  # workload client -> sets bearer_option (empty outside client-bearer-*)
+  bearer_option=()
+  case $1 in client-bearer-*) ;; *) return 0 ;; esac
+  case $2 in
+    curlxhr-client) bearer_option=(--oauth2 "$base/token") ;;
+    curlxhr-client-header|ahc|libcurl) bearer_option=(--header "Authorization: Bearer $bearer_token") ;;
+    *) echo "run.sh: $2 cannot send a bearer token" >&2; exit 1 ;;
   esac
 }
 
@@ -645,12 +682,13 @@ for rep in $(seq "$reps"); do
       file_options "$name" "$client"
       upload_options "$name" "$client"
       json_options "$name" "$client"
+      bearer_options "$name" "$client"
       tls_options "$path"
       command+=(--workload "$name" --url "$url" --concurrency "$concurrency"
                 --requests "$count" --expect-bytes "$expect" --post-bytes "$post"
                 --max-seconds "$max_seconds" ${file_option[@]+"${file_option[@]}"}
                 ${upload_option[@]+"${upload_option[@]}"} ${json_option[@]+"${json_option[@]}"}
-                ${tls_option[@]+"${tls_option[@]}"})
+                ${bearer_option[@]+"${bearer_option[@]}"} ${tls_option[@]+"${tls_option[@]}"})
       # Writing files: no earlier run's dirty pages still to be written back when this one
       # starts (its own, written during the run, are its cost).
       [ -z "$file" ] || sync -f "$files_dir"
@@ -691,6 +729,8 @@ table=${results%.jsonl}.md
       echo "- ${workload%% *}: each client writes its own file in $files_dir ($(findmnt -n -o FSTYPE,SOURCE --target "$files_dir" | tr -s ' ' | sed 's/ / on /'))" ;;
       upload-multipart-*)
         echo "- ${workload%% *}: two files of $upload_file_bytes random bytes in $upload_dir, one multipart/form-data body of $upload_form_bytes bytes (curl -F's size_upload); MiB/s counts the files' $((2 * upload_file_bytes)) bytes a request (and the 3-byte answer)" ;;
+      client-bearer-*)
+        echo "- ${workload%% *}: every request carries \`Authorization: Bearer $bearer_token\` (/100b-bearer answers 401 without it); the token endpoint /token was asked $(wc -l < "$server_dir/token.log") time(s) for $(grep -c "\"client\":\"curlxhr-client\",\"workload\":\"${workload%% *}\"" "$results") curlxhr-client run(s) (the OAuth2Authorizer's)" ;;
     esac
   done
   echo

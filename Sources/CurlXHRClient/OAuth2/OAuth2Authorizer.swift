@@ -127,6 +127,8 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
         }
     }
 
+    /// Sends `request` with the token when it goes to the client's own origin (else as it is),
+    /// and once more with a new token when the server answers 401 with a Bearer challenge.
     public func intercept(_ request: HttpClientRequest,
                           next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse) async throws -> HttpClientResponse {
         guard request.isToClientOrigin else { return try await next(request) }

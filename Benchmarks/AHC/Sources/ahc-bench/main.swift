@@ -16,6 +16,9 @@
 // request in flight is a stream of one HTTP/2 connection (one per event loop); --cacert PATH
 // makes the certificates in that PEM file the only trust roots (NIOSSL's TLSConfiguration).
 // With --expect-http-version each response's `version` is checked by the tally.
+// --header "NAME: VALUE" (repeatable): added to every request's headers after the --headers
+// ones (client-bearer-c16: `Authorization: Bearer <token>`, a static header, as an application
+// holding a token it got elsewhere sends it).
 import AsyncHTTPClient
 import BenchSupport
 import NIOCore
@@ -38,7 +41,7 @@ let (decodesJSON, sharedArguments): (Bool, [String]) = {
     return (arguments.contains("--json"), arguments.filter { $0 != "--json" })
 }()
 let options = {
-    var options = BenchOptions.parse(client: "ahc", sharedArguments)
+    var options = BenchOptions.parse(client: "ahc", sharedArguments, extraHeaders: true)
     if decodesJSON && options.client == "ahc" { options.client = "ahc-json" }
     return options
 }()
@@ -63,6 +66,8 @@ configuration.connectionPool = .init(idleTimeout: .seconds(60),
 let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 let client = HTTPClient(eventLoopGroupProvider: .shared(loops), configuration: configuration)
 let body = ByteBuffer(bytes: bodyBytes(options.postBytes))
+/// The fields every request carries: the first --headers of the common list, then --header's.
+let requestHeaders = Array(benchRequestHeaders.prefix(options.headers)) + options.extraHeaders
 let tally = Tally(options)
 
 /// The protocol a response came over as the tally names it ("HTTP/1.1", "HTTP/2"); nil
@@ -74,7 +79,7 @@ func protocolName(_ version: HTTPVersion) -> String? {
 
 @Sendable func fetchOne() async {
     var request = HTTPClientRequest(url: options.url)
-    for (name, value) in benchRequestHeaders.prefix(options.headers) { request.headers.add(name: name, value: value) }
+    for (name, value) in requestHeaders { request.headers.add(name: name, value: value) }
     if options.postBytes > 0 {
         request.method = .POST
         request.body = .bytes(body)
@@ -116,7 +121,7 @@ case .threads:
             do {
                 var request = try HTTPClient.Request(url: options.url, method: options.postBytes > 0 ? .POST : .GET,
                                                      body: options.postBytes > 0 ? .byteBuffer(body) : nil)
-                for (name, value) in benchRequestHeaders.prefix(options.headers) { request.headers.add(name: name, value: value) }
+                for (name, value) in requestHeaders { request.headers.add(name: name, value: value) }
                 let response = try client.execute(request: request).wait()
                 tally.finish(status: Int(response.status.code), bodyBytes: response.body?.readableBytes ?? 0,
                              httpVersion: protocolName(response.version))

@@ -4,7 +4,7 @@
 //   <client> --workload NAME --url URL [--mode async|threads] [--concurrency N]
 //            [--requests N] [--expect-bytes N] [--post-bytes N] [--headers N] [--max-seconds S]
 //            [--cacert PATH] [--expect-http-version 1.1|2] [--collect] [--json-items N]
-//            [--client NAME]
+//            [--header "NAME: VALUE"]... [--client NAME]
 //
 // A run issues at most --requests requests, and none after --max-seconds; it then prints
 // one JSON line on stdout:
@@ -18,6 +18,9 @@
 // CAs to trust for https (the client's only trust roots). --json-items N (the clients that
 // decode JSON: curlxhr-client-bench, ahc-bench --json): each body is a JSON array of N
 // ``JSONItem``s; a response that does not decode into one, or holds another count, is an error.
+// --header "NAME: VALUE" (repeatable; the clients that take it: curlxhr-client-bench, ahc-bench;
+// the others refuse it as an unknown argument): a request header every request carries, after
+// the --headers ones (the client-bearer-* workloads: `Authorization: Bearer <token>`).
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
@@ -54,10 +57,16 @@ public struct BenchOptions: Sendable {
     /// `--json-items`: the number of ``JSONItem``s the JSON array of each response holds (the
     /// clients that decode JSON), or nil.
     public var jsonItems: Int?
+    /// `--header "NAME: VALUE"`: fields every request carries after the first ``headers`` of
+    /// ``benchRequestHeaders``, in order (only for clients that parse with `extraHeaders: true`).
+    public var extraHeaders: [(name: String, value: String)] = []
 
     public var method: String { postBytes > 0 ? "POST" : "GET" }
 
-    public static func parse(client: String, _ arguments: [String] = CommandLine.arguments) -> BenchOptions {
+    /// The options in `arguments`; `extraHeaders`: whether the client sends `--header` fields
+    /// (else `--header` is an unknown argument).
+    public static func parse(client: String, _ arguments: [String] = CommandLine.arguments,
+                             extraHeaders: Bool = false) -> BenchOptions {
         var options = BenchOptions(client: client)
         var rest = arguments.dropFirst()
         func value(_ name: String) -> String {
@@ -88,6 +97,13 @@ public struct BenchOptions: Sendable {
                 options.maxSeconds = seconds
             case "--collect": options.collect = true
             case "--json-items": options.jsonItems = number(argument)
+            case "--header" where extraHeaders:
+                let field = value(argument)
+                guard let colon = field.firstIndex(of: ":"), colon != field.startIndex else {
+                    usage("--header needs \"NAME: VALUE\"")
+                }
+                options.extraHeaders.append((name: String(field[..<colon]),
+                                             value: String(field[field.index(after: colon)...].drop { $0 == " " })))
             case "--cacert":
                 let path = value(argument)
                 guard access(path, R_OK) == 0 else { usage("--cacert: cannot read \(path)") }
@@ -110,7 +126,8 @@ public struct BenchOptions: Sendable {
             \(problem)
             usage: \(CommandLine.arguments.first ?? "bench") --workload NAME --url URL [--mode async|threads]
                    [--concurrency N] [--requests N] [--expect-bytes N] [--post-bytes N] [--headers N] [--max-seconds S]
-                   [--cacert PATH] [--expect-http-version 1.1|2] [--collect] [--json-items N] [--client NAME]
+                   [--cacert PATH] [--expect-http-version 1.1|2] [--collect] [--json-items N]
+                   [--header "NAME: VALUE"]... (curlxhr-client-bench, ahc-bench) [--client NAME]
 
             """)
         exit(64)
