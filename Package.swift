@@ -28,9 +28,16 @@ let package = Package(
             path: "CSupport/CCurlShim",
             linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("krb5"), .linkedLibrary("gssapi_krb5")]
         ),
+        // SQLite (the system's libsqlite3), the HTTP cache's index: SQLITE_TRANSIENT, a macro
+        // Swift cannot import, as two binding functions.
+        .target(
+            name: "CSQLite",
+            path: "CSupport/CSQLite",
+            linkerSettings: [.linkedLibrary("sqlite3")]
+        ),
         .target(
             name: "CurlXHR",
-            dependencies: ["CCurlShim"],
+            dependencies: ["CCurlShim", "CSQLite"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The client layer: base URL, arguments encoded by HTTP-RPC's rules, responses decoded

@@ -23,6 +23,10 @@
 //                                       from 8 threads; GETs, POSTs, aborts, closes, async
 //                                       responses read or let go of at the head), then reports descriptors,
 //                                       threads, RSS and transfers in flight before and after
+//   curlxhr-probe cache-fill FOLDER PREFIX N
+//                                       stores N entries PREFIX-0… (each body its key
+//                                       repeated) in the cache folder, for tests of processes
+//                                       sharing one; reports how many were stored
 //   curlxhr-probe connection-limits URL TOTAL PER-HOST N CAFILE
 //                                       HttpRequest.setConnectionLimits(total:perHost:), then
 //                                       N asynchronous HTTP/1.1 GETs of URL at once; prints
@@ -103,6 +107,27 @@ guard arguments.count >= 3 else {
     exit(2)
 }
 let mode = arguments[1], url = arguments[2]
+
+if mode == "cache-fill", arguments.count == 5, let count = Int(arguments[4]) {
+    let prefix = arguments[3]
+    do {
+        let store = try CacheStore(folder: url, maxBytes: 1 << 30)
+        var stored = 0
+        for index in 0..<count {
+            let key = "\(prefix)-\(index)"
+            let body = try store.beginBody()
+            let bytes = Array(String(repeating: key, count: 100).utf8)
+            _ = bytes.withUnsafeBytes { write(body.descriptor, $0.baseAddress, $0.count) }
+            let entry = CacheStore.Entry(key: key, stored: CacheRules.Stored(status: 200, fields: [("Cache-Control", "max-age=60")],
+                                                                             requestTime: 1, responseTime: 1))
+            try store.store(entry, body: body, now: Double(index))
+            stored += 1
+        }
+        report(["stored": stored])
+    } catch {
+        report(["error": "\(error)"])
+    }
+}
 
 if mode == "get", arguments.count == 6 {
     let request = HttpRequest()

@@ -4,17 +4,24 @@
 /// validates it; how a 304 updates it; what an unsafe method's success invalidates.
 ///
 /// Times are seconds since 1970 as `Double`; header fields are `(name, value)` pairs in order.
-enum CacheRules {
-    typealias Fields = [(name: String, value: String)]
+package enum CacheRules {
+    package typealias Fields = [(name: String, value: String)]
 
     /// A response as the cache keeps it: its head, and when its request went and it came.
-    struct Stored: Sendable {
-        var status: Int
-        var fields: Fields
+    package struct Stored: Sendable {
+        package var status: Int
+        package var fields: Fields
         /// When the request that brought it was sent.
-        var requestTime: Double
+        package var requestTime: Double
         /// When its head arrived.
-        var responseTime: Double
+        package var responseTime: Double
+
+        package init(status: Int, fields: Fields, requestTime: Double, responseTime: Double) {
+            self.status = status
+            self.fields = fields
+            self.requestTime = requestTime
+            self.responseTime = responseTime
+        }
     }
 
     // MARK: Storing (section 3)

@@ -1,0 +1,14 @@
+/*
+ * CSQLite: SQLite (the system's libsqlite3) for the HTTP cache's index. Swift imports
+ * <sqlite3.h> directly; this header adds what it cannot call: SQLITE_TRANSIENT is a macro
+ * that casts -1 to a function pointer.
+ */
+#ifndef CSQLITE_H
+#define CSQLITE_H
+
+#include <sqlite3.h>
+
+/* sqlite3_bind_text with SQLITE_TRANSIENT: SQLite copies the bytes. */
+int cxhr_sqlite_bind_text(sqlite3_stmt *statement, int index, const char *text, int length);
+
+#endif

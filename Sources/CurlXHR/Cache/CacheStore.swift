@@ -1,0 +1,382 @@
+import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The cache's folder: an SQLite index (`index.sqlite`, in WAL mode so that processes sharing
+/// the folder read while one writes) of the stored responses' heads, and their bodies as files
+/// (`bodies/<name>`); the folder 0700, every file 0600.
+///
+/// Crash safety: a body is written to `bodies/<name>.part`, synced, then renamed to its name
+/// and its row inserted in one SQLite transaction (the rename inside it). A torn body never has
+/// a row; opening the store removes `.part` files no live writer holds (each writer keeps an
+/// exclusive lock on its own) and bodies without a row, under the same write lock.
+///
+/// Size: the bodies' bytes plus their heads are kept at or under `maxBytes` by removing the
+/// least recently used entries after each store.
+package final class CacheStore: @unchecked Sendable {
+    /// A stored response.
+    package struct Entry: Sendable {
+        package var id: Int64
+        package var key: String
+        /// The `Vary` field names of the response, lower-cased, and the request's values of them.
+        package var varyNames: [String]
+        package var varyValues: [String?]
+        package var stored: CacheRules.Stored
+        package var bodyName: String
+        package var bodySize: Int64
+
+        /// An entry to store (``CacheStore/store(_:body:now:)`` sets its id and body).
+        package init(key: String, varyNames: [String] = [], varyValues: [String?] = [], stored: CacheRules.Stored) {
+            self.init(id: 0, key: key, varyNames: varyNames, varyValues: varyValues, stored: stored, bodyName: "", bodySize: 0)
+        }
+
+        init(id: Int64, key: String, varyNames: [String], varyValues: [String?], stored: CacheRules.Stored, bodyName: String, bodySize: Int64) {
+            self.id = id
+            self.key = key
+            self.varyNames = varyNames
+            self.varyValues = varyValues
+            self.stored = stored
+            self.bodyName = bodyName
+            self.bodySize = bodySize
+        }
+    }
+
+    /// A body being written: the caller writes to `descriptor`, then calls ``store(_:body:)``
+    /// or ``discard(_:)``.
+    package struct BodyFile: Sendable {
+        package let name: String
+        package let descriptor: Int32
+    }
+
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    package let folder: String
+    package let maxBytes: Int64
+    private let database: OpaquePointer
+    /// One connection for the process: its statements are used one at a time.
+    private let lock = Locked(())
+
+    /// Opens (or makes) the store in `folder`, and removes what a crashed writer left.
+    package init(folder: String, maxBytes: Int64) throws(Failure) {
+        self.folder = folder
+        self.maxBytes = maxBytes
+        PrivateFiles.makeParentDirectories(of: folder + "/bodies/x")
+        _ = mkdir(folder, 0o700)
+        _ = mkdir(folder + "/bodies", 0o700)
+        var isDirectory = stat()
+        guard stat(folder + "/bodies", &isDirectory) == 0, (isDirectory.st_mode & S_IFMT) == S_IFDIR else {
+            throw Failure(description: "cannot make the cache folder \(folder): \(String(cString: strerror(errno)))")
+        }
+        // The index file made 0600 before SQLite opens it: its -wal and -shm files take its mode.
+        let indexPath = folder + "/index.sqlite"
+        let made = open(indexPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if made >= 0 { close(made) }
+        var handle: OpaquePointer?
+        let opened = sqlite3_open_v2(indexPath, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        guard opened == SQLITE_OK, let handle else {
+            let text = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(handle)
+            throw Failure(description: "cannot open the cache index \(indexPath): \(text)")
+        }
+        database = handle
+        sqlite3_busy_timeout(handle, 10_000)
+        for statement in [
+            "PRAGMA journal_mode=WAL",
+            "PRAGMA synchronous=NORMAL",
+            """
+            CREATE TABLE IF NOT EXISTS entries (id INTEGER PRIMARY KEY, key TEXT NOT NULL, vary_names TEXT NOT NULL,
+              vary_values TEXT NOT NULL, status INTEGER NOT NULL, fields TEXT NOT NULL, request_time REAL NOT NULL,
+              response_time REAL NOT NULL, body_name TEXT NOT NULL, body_size INTEGER NOT NULL, last_used REAL NOT NULL)
+            """,
+            "CREATE INDEX IF NOT EXISTS entries_key ON entries (key)",
+            "CREATE INDEX IF NOT EXISTS entries_last_used ON entries (last_used)",
+        ] {
+            guard execute(statement) else {
+                let text = String(cString: sqlite3_errmsg(handle))
+                sqlite3_close(handle)
+                throw Failure(description: "cannot set up the cache index \(indexPath): \(text)")
+            }
+        }
+        removeLeftovers()
+    }
+
+    deinit {
+        sqlite3_close(database)
+    }
+
+    // MARK: Reading
+
+    /// The entries stored for `key`, every `Vary` variant, newest first.
+    package func entries(for key: String) -> [Entry] {
+        lock.withLock { _ in
+            query("SELECT id, key, vary_names, vary_values, status, fields, request_time, response_time, body_name, body_size "
+                  + "FROM entries WHERE key = ? ORDER BY response_time DESC, id DESC", [.text(key)]) { row in
+                Entry(id: row.int(0), key: row.text(1), varyNames: Self.decodeNames(row.text(2)),
+                      varyValues: Self.decodeValues(row.text(3)),
+                      stored: CacheRules.Stored(status: Int(row.int(4)), fields: Self.decodeFields(row.text(5)),
+                                                requestTime: row.double(6), responseTime: row.double(7)),
+                      bodyName: row.text(8), bodySize: row.int(9))
+            }
+        }
+    }
+
+    /// The entry of `entries(for:)` whose `Vary` values are those of `requestFields`.
+    package func entry(for key: String, requestFields: CacheRules.Fields) -> Entry? {
+        entries(for: key).first { $0.varyValues == CacheKeys.varyValues($0.varyNames, in: requestFields) }
+    }
+
+    /// The path of an entry's body file.
+    package func bodyPath(_ entry: Entry) -> String { folder + "/bodies/" + entry.bodyName }
+
+    /// Marks an entry used at `now`: the least recently used go first when space is needed.
+    package func touch(_ entry: Entry, now: Double) {
+        lock.withLock { _ in _ = run("UPDATE entries SET last_used = ? WHERE id = ?", [.real(now), .int(entry.id)]) }
+    }
+
+    // MARK: Writing
+
+    /// A new body file to write, locked against removal as a leftover until it is stored or
+    /// discarded.
+    package func beginBody() throws(Failure) -> BodyFile {
+        var random = SystemRandomNumberGenerator()
+        let name = [random.next(), random.next()].map { (word: UInt64) in
+            let digits = String(word, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }.joined()
+        let descriptor = open(folder + "/bodies/" + name + ".part", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw Failure(description: "cannot write in the cache folder \(folder): \(String(cString: strerror(errno)))")
+        }
+        _ = flock(descriptor, LOCK_EX)
+        return BodyFile(name: name, descriptor: descriptor)
+    }
+
+    /// Gives up a body being written.
+    package func discard(_ body: BodyFile) {
+        unlink(folder + "/bodies/" + body.name + ".part")
+        close(body.descriptor)
+    }
+
+    /// Stores `entry` (its `id` and `bodyName` are set here) with the body written to `body`,
+    /// replacing an entry of the same key and `Vary` values, then removes the least recently
+    /// used entries beyond the size cap. The entry as stored, or why not (then the body is gone).
+    @discardableResult
+    package func store(_ entry: Entry, body: BodyFile, now: Double) throws(Failure) -> Entry {
+        let partPath = folder + "/bodies/" + body.name + ".part"
+        var size = stat()
+        let synced = fsync(body.descriptor) == 0 && fstat(body.descriptor, &size) == 0
+        guard synced else {
+            let error = String(cString: strerror(errno))
+            discard(body)
+            throw Failure(description: "cannot write a body in the cache folder \(folder): \(error)")
+        }
+        var stored = entry
+        stored.bodyName = body.name
+        stored.bodySize = Int64(size.st_size)
+        let result: Result<Entry, Failure> = lock.withLock { _ in
+            guard execute("BEGIN IMMEDIATE") else { return .failure(lastFailure("begin")) }
+            let replaced = query("SELECT id, body_name FROM entries WHERE key = ? AND vary_names = ? AND vary_values = ?",
+                                 [.text(entry.key), .text(Self.encodeNames(entry.varyNames)), .text(Self.encodeValues(entry.varyValues))]) {
+                ($0.int(0), $0.text(1))
+            }
+            guard rename(partPath, folder + "/bodies/" + body.name) == 0 else {
+                let failure = Failure(description: "cannot store a body in the cache folder \(folder): \(String(cString: strerror(errno)))")
+                _ = execute("ROLLBACK")
+                return .failure(failure)
+            }
+            for (id, _) in replaced { _ = run("DELETE FROM entries WHERE id = ?", [.int(id)]) }
+            let inserted = run("""
+                INSERT INTO entries (key, vary_names, vary_values, status, fields, request_time, response_time, body_name, body_size, last_used)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, [.text(entry.key), .text(Self.encodeNames(entry.varyNames)), .text(Self.encodeValues(entry.varyValues)),
+                      .int(Int64(entry.stored.status)), .text(Self.encodeFields(entry.stored.fields)), .real(entry.stored.requestTime),
+                      .real(entry.stored.responseTime), .text(body.name), .int(stored.bodySize), .real(now)])
+            guard inserted, execute("COMMIT") else {
+                let failure = lastFailure("store an entry")
+                _ = execute("ROLLBACK")
+                unlink(folder + "/bodies/" + body.name)
+                return .failure(failure)
+            }
+            stored.id = sqlite3_last_insert_rowid(database)
+            for (_, name) in replaced { unlink(folder + "/bodies/" + name) }
+            evictBeyondCap()
+            return .success(stored)
+        }
+        close(body.descriptor)
+        return try result.get()
+    }
+
+    /// Replaces an entry's head and times (after a 304).
+    package func update(_ entry: Entry, to stored: CacheRules.Stored, now: Double) {
+        lock.withLock { _ in
+            _ = run("UPDATE entries SET status = ?, fields = ?, request_time = ?, response_time = ?, last_used = ? WHERE id = ?",
+                    [.int(Int64(stored.status)), .text(Self.encodeFields(stored.fields)), .real(stored.requestTime),
+                     .real(stored.responseTime), .real(now), .int(entry.id)])
+        }
+    }
+
+    /// Removes every entry of `key` (an unsafe method's success invalidated it).
+    package func remove(key: String) {
+        lock.withLock { _ in
+            guard execute("BEGIN IMMEDIATE") else { return }
+            let names = query("SELECT body_name FROM entries WHERE key = ?", [.text(key)]) { $0.text(0) }
+            _ = run("DELETE FROM entries WHERE key = ?", [.text(key)])
+            if execute("COMMIT") {
+                for name in names { unlink(folder + "/bodies/" + name) }
+            } else {
+                _ = execute("ROLLBACK")
+            }
+        }
+    }
+
+    /// The bytes the store holds: bodies plus heads.
+    package var totalBytes: Int64 {
+        lock.withLock { _ in
+            query("SELECT COALESCE(SUM(body_size + length(fields)), 0) FROM entries", []) { $0.int(0) }.first ?? 0
+        }
+    }
+
+    // MARK: Upkeep
+
+    /// Removes the least recently used entries until the store fits `maxBytes`. Inside the
+    /// write transaction's lock.
+    private func evictBeyondCap() {
+        guard execute("BEGIN IMMEDIATE") else { return }
+        var total = query("SELECT COALESCE(SUM(body_size + length(fields)), 0) FROM entries", []) { $0.int(0) }.first ?? 0
+        guard total > maxBytes else {
+            _ = execute("COMMIT")
+            return
+        }
+        var removed: [String] = []
+        let oldest = query("SELECT id, body_name, body_size + length(fields) FROM entries ORDER BY last_used, id", []) {
+            ($0.int(0), $0.text(1), $0.int(2))
+        }
+        for (id, name, bytes) in oldest where total > maxBytes {
+            _ = run("DELETE FROM entries WHERE id = ?", [.int(id)])
+            removed.append(name)
+            total -= bytes
+        }
+        if execute("COMMIT") {
+            for name in removed { unlink(folder + "/bodies/" + name) }
+        } else {
+            _ = execute("ROLLBACK")
+        }
+    }
+
+    /// Removes what crashed writers left: `.part` files nobody holds, bodies without a row,
+    /// rows without a body.
+    private func removeLeftovers() {
+        lock.withLock { _ in
+            guard execute("BEGIN IMMEDIATE") else { return }
+            let known = Set(query("SELECT body_name FROM entries", []) { $0.text(0) })
+            var present = Set<String>()
+            if let directory = opendir(folder + "/bodies") {
+                while let item = readdir(directory) {
+                    let name = withUnsafeBytes(of: item.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                    if name == "." || name == ".." { continue }
+                    let path = folder + "/bodies/" + name
+                    if name.hasSuffix(".part") {
+                        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+                        if descriptor >= 0 {
+                            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { unlink(path) }
+                            close(descriptor)
+                        }
+                    } else if known.contains(name) {
+                        present.insert(name)
+                    } else {
+                        unlink(path)
+                    }
+                }
+                closedir(directory)
+            }
+            for name in known.subtracting(present) { _ = run("DELETE FROM entries WHERE body_name = ?", [.text(name)]) }
+            if !execute("COMMIT") { _ = execute("ROLLBACK") }
+        }
+    }
+
+    // MARK: SQLite
+
+    private enum Value {
+        case text(String)
+        case int(Int64)
+        case real(Double)
+    }
+
+    private struct Row {
+        let statement: OpaquePointer
+        func int(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+        func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
+        func text(_ column: Int32) -> String {
+            guard let bytes = sqlite3_column_text(statement, column) else { return "" }
+            return String(cString: bytes)
+        }
+    }
+
+    private func execute(_ sql: String) -> Bool {
+        sqlite3_exec(database, sql, nil, nil, nil) == SQLITE_OK
+    }
+
+    /// Runs a statement that returns no rows; whether it succeeded.
+    private func run(_ sql: String, _ values: [Value]) -> Bool {
+        withStatement(sql, values) { sqlite3_step($0) == SQLITE_DONE } ?? false
+    }
+
+    private func query<Result>(_ sql: String, _ values: [Value], _ read: (Row) -> Result) -> [Result] {
+        withStatement(sql, values) { statement in
+            var rows: [Result] = []
+            while sqlite3_step(statement) == SQLITE_ROW { rows.append(read(Row(statement: statement))) }
+            return rows
+        } ?? []
+    }
+
+    /// `sql` prepared with `values` bound; nil when it does not prepare.
+    private func withStatement<Result>(_ sql: String, _ values: [Value], _ body: (OpaquePointer) -> Result) -> Result? {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(database, sql, -1, &statement, nil) == SQLITE_OK, let statement else { return nil }
+        defer { sqlite3_finalize(statement) }
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            switch value {
+            case .text(let text): _ = cxhr_sqlite_bind_text(statement, index, text, -1)
+            case .int(let number): sqlite3_bind_int64(statement, index, number)
+            case .real(let number): sqlite3_bind_double(statement, index, number)
+            }
+        }
+        return body(statement)
+    }
+
+    private func lastFailure(_ doing: String) -> Failure {
+        Failure(description: "the cache index could not \(doing): \(String(cString: sqlite3_errmsg(database)))")
+    }
+
+    // MARK: Encoding
+
+    static func encodeFields(_ fields: CacheRules.Fields) -> String {
+        fields.map { "\($0.name): \($0.value)\n" }.joined()
+    }
+
+    static func decodeFields(_ text: String) -> CacheRules.Fields {
+        text.split(separator: "\n").compactMap { line in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), HeaderFieldNames.trimmed(line[line.index(after: colon)...]))
+        }
+    }
+
+    static func encodeNames(_ names: [String]) -> String { names.joined(separator: "\n") }
+
+    static func decodeNames(_ text: String) -> [String] {
+        text.isEmpty ? [] : text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    /// Each value on a line: "=" and the value, or "!" for an absent field.
+    static func encodeValues(_ values: [String?]) -> String {
+        values.map { $0.map { "=" + $0 } ?? "!" }.joined(separator: "\n")
+    }
+
+    static func decodeValues(_ text: String) -> [String?] {
+        text.isEmpty ? [] : text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasPrefix("=") ? String($0.dropFirst()) : nil }
+    }
+}
