@@ -81,6 +81,6 @@ struct OAuth2Options: ParsableArguments {
     /// Whether a response refuses the bearer token it was sent with: a 401 with a Bearer challenge.
     static func refusesBearer(_ request: HttpRequest) -> Bool {
         guard request.getStatus() == 401, let challenges = request.getResponseHeader("WWW-Authenticate") else { return false }
-        return challenges.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("bearer") }
+        return OAuth2Authorizer.challengesBearer(challenges)
     }
 }

@@ -144,10 +144,13 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
 
     /// Whether a response's `WWW-Authenticate` fields hold a `Bearer` challenge.
     static func challengesBearer(_ response: HttpClientResponse) -> Bool {
-        response.headers.contains { field in
-            HeaderFields.sameName(field.name, "WWW-Authenticate")
-                && field.value.split(separator: ",").contains { $0.trimmingPrefix(" ").lowercased().hasPrefix("bearer") }
-        }
+        response.headers.contains { HeaderFields.sameName($0.name, "WWW-Authenticate") && challengesBearer($0.value) }
+    }
+
+    /// Whether a `WWW-Authenticate` value holds a `Bearer` challenge: with a 401, the server
+    /// refuses the token it was sent (then ask ``accessToken(refusing:)`` for a new one).
+    public static func challengesBearer(_ wwwAuthenticate: String) -> Bool {
+        wwwAuthenticate.split(separator: ",").contains { $0.trimmingPrefix(" ").lowercased().hasPrefix("bearer") }
     }
 
     // MARK: Waiting for a token
