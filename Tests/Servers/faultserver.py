@@ -7,7 +7,7 @@ records requests so tests can prove what a client sent. Standard library only, b
 brotli and zstd in /encoded (Debian's python3-brotli and python3-zstandard).
 
 Usage: faultserver.py PORT
-Body pattern of /bytes, /drip, /stall and /encoded: byte i is i % 251.
+Body pattern of /bytes, /drip, /stall, /encoded and /cache?size=: byte i is i % 251.
 
 Besides the fault routes:
   /file?size=N&version=V[&cut=K][&key=K2]   a file whose byte i is (i + V) % 251: ETag,
@@ -37,11 +37,31 @@ Besides the fault routes:
   /bearer?token=T&key=K   401 with WWW-Authenticate: Bearer and a JSON error unless the request
       carries "Authorization: Bearer T"; then 200 with {"attempts": [...]}, the Authorization
       value of every request with the key so far (null where there was none).
+  /cache?key=K&... (also /cache/ANY/PATH)   for HTTP cache tests: any method (a body is read and
+      dropped), the answer set by the query (values percent-decoded byte for byte; "+" is a space):
+      status=N (200-599; default 200); body=TEXT (default "body of K, version V"; echo=NAME appends
+      ", NAME: " and the request's NAME field) or size=N pattern bytes, streamed; type=T, the
+      Content-Type (default text/plain, with size application/octet-stream; empty: none);
+      h=Name:Value (repeatable) fields sent as given, in order (not Content-Length or
+      Transfer-Encoding); h304=Name:Value only on a 304, replacing the h fields of its name;
+      date=now|none|offset:S|raw:T, the Date (default now); expires=offset:S|raw:T from now;
+      last_modified=offset:S|raw:T from when the version appeared (so it holds still within a
+      version); etag=TAG, at version V > 0 with -vV before its closing quote unless etag_fixed=1;
+      version=V serves V instead of the key's version counter (0 at first), bump=1 adds one to the
+      counter first; delay_ms=N; tag=ANY is ignored (tells URLs apart). With a 2xx status, a GET or
+      HEAD whose If-None-Match is * or lists the ETag (weak comparison), or that has none and an
+      If-Modified-Since at or after Last-Modified, gets 304: the same fields but Content-Type, and
+      no body or Content-Length; no304=1 turns that off. HEAD: the GET's fields and Content-Length.
+      An unknown parameter, a bad value, CR, LF or NUL in a field: 400 with the reason. Every request
+      is logged under its key, /cache-log?key=K[&clear=1] lists them: {"count", "requests": [{"method",
+      "target", "headers": [[name, value], ...], "status", "time", "version"}, ...]};
+      /cache-bump?key=K[&version=V]: the resource changes, its version goes up by one (or to V).
 """
 import calendar
 import email.utils
 import fcntl
 import hashlib
+import http.client
 import json
 import re
 import select
@@ -78,6 +98,7 @@ ENCODED = {}  # (coding, n): encoded body; (None, n): SHA-256 of the identity bo
 BLACKHOLE = {}  # "port", "listener", "fillers"
 TRICKLES = {}  # key: {"closedAt", "sent", "complete"}
 BEARER_ATTEMPTS = {}  # key: [Authorization value or None, ...]
+CACHES = {}  # /cache key: {"version", "born": {version: epoch s it appeared}, "log": [request, ...]}
 STATE_LOCK = threading.Lock()
 FILE_EPOCH = calendar.timegm((2026, 1, 1, 0, 0, 0))  # Last-Modified of /file version 0
 
@@ -166,7 +187,8 @@ class Handler(socketserver.StreamRequestHandler):
         self.method = request.method
         log(f"{request.method} {request.target}")
         route = ROUTES.get(request.path) or (record if request.path.startswith("/record/") else
-                                             echo if request.path.startswith("/echo/") else None)
+                                             echo if request.path.startswith("/echo/") else
+                                             cache if request.path.startswith("/cache/") else None)
         if route is None:
             self.discard_body(request)
             self.send_simple(404, b"not found\n")
@@ -887,6 +909,201 @@ def bearer(handler, request):
                                         ("Content-Type", "application/json")], reason="Unauthorized")
 
 
+TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+CACHE_PARAMS = {"key", "status", "body", "type", "h", "h304", "date", "expires", "last_modified", "etag",
+                "etag_fixed", "version", "bump", "no304", "delay_ms", "size", "echo", "tag"}
+
+
+def cache_query(request):
+    """The query's parameters, name: [values], percent-decoded as Latin-1 so any byte passes."""
+    params = {}
+    query = urllib.parse.urlsplit(request.target).query
+    for name, value in urllib.parse.parse_qsl(query, keep_blank_values=True, encoding="latin-1"):
+        params.setdefault(name, []).append(value)
+    return params
+
+
+def cache_int(params, name, default, low, high):
+    text = params.get(name, [str(default)])[0]
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{name}={text!r} is not a whole number") from None
+    if not low <= value <= high:
+        raise ValueError(f"{name}={value} is not in {low}...{high}")
+    return value
+
+
+def cache_date(name, text, base):
+    """A date field's value: base + S as an IMF-fixdate for offset:S, T for raw:T."""
+    kind, _, value = text.partition(":")
+    if kind == "raw":
+        return value
+    if kind == "offset" and re.fullmatch(r"[+-]?[0-9]{1,10}", value) and abs(int(value)) <= 3_000_000_000:
+        return email.utils.formatdate(base + int(value), usegmt=True)
+    raise ValueError(f"{name}={text!r} is neither offset:SECONDS (|SECONDS| <= 3e9) nor raw:TEXT")
+
+
+def cache_fields(params, name):
+    """The Name:Value fields of the repeatable parameter."""
+    fields = []
+    for field in params.get(name, []):
+        field_name, colon, value = field.partition(":")
+        if not colon or not TOKEN.fullmatch(field_name):
+            raise ValueError(f"{name}={field!r} is not Name:Value with a token for Name")
+        if field_name.lower() == "transfer-encoding" or (name == "h" and field_name.lower() == "content-length"):
+            raise ValueError(f"{name}={field!r}: the server frames the body itself")
+        fields.append((field_name, value.strip(" \t")))
+    return fields
+
+
+def http_time(text):
+    """The epoch seconds of an HTTP date, or None."""
+    try:
+        return email.utils.mktime_tz(email.utils.parsedate_tz(text))
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def etag_matches(header, etag):
+    """Whether an If-None-Match value is * or lists etag (weak comparison)."""
+    tags = re.findall(r'(?:W/)?"[^"]*"|[^,\s]+', header)
+    opaque = lambda tag: tag[2:] if tag.startswith("W/") else tag
+    return "*" in tags or (etag is not None and any(opaque(tag) == opaque(etag) for tag in tags))
+
+
+def cache_state(key):
+    """The state of a /cache key; only with STATE_LOCK held."""
+    return CACHES.setdefault(key, {"version": 0, "born": {}, "log": []})
+
+
+def cache_bump(state, now, to=None):
+    """The key's next version (or version `to`), born at least a second after the current one."""
+    old = state["born"].setdefault(state["version"], now)
+    state["version"] = state["version"] + 1 if to is None else to
+    state["born"][state["version"]] = max(now, old + 1)
+    return state["version"]
+
+
+def cache_answer(request, params, now):
+    """(status, headers, body or None for the pattern, length, delay in s, version); ValueError if bad."""
+    one = lambda name, default=None: params.get(name, [default])[0]
+    key = one("key", "")
+    if not key:
+        raise ValueError("key is required")
+    for name, values in params.items():
+        if name not in CACHE_PARAMS:
+            raise ValueError(f"unknown parameter {name!r}")
+        if name not in ("key", "body", "echo") and any(re.search("[\r\n\0]", value) for value in values):
+            raise ValueError(f"{name} has CR, LF or NUL")
+    status, delay = cache_int(params, "status", 200, 200, 599), cache_int(params, "delay_ms", 0, 0, 600_000)
+    size = cache_int(params, "size", 0, 0, 1 << 40) if "size" in params else None
+    if size is not None and "body" in params:
+        raise ValueError("body and size exclude each other")
+    override = cache_int(params, "version", 0, 0, 1 << 40) if "version" in params else None
+    date, etag, modified = one("date", "now"), one("etag"), one("last_modified")
+    date = None if date == "none" else cache_date("date", "offset:0" if date == "now" else date, now)
+    expires = None if one("expires") is None else cache_date("expires", one("expires"), now)
+    if modified is not None:
+        cache_date("last_modified", modified, 0)  # checked before the state changes
+    fields, fields_304 = cache_fields(params, "h"), cache_fields(params, "h304")
+    with STATE_LOCK:
+        state = cache_state(key)
+        state["born"].setdefault(state["version"], now)
+        if one("bump") == "1":
+            cache_bump(state, now)
+        version = state["version"] if override is None else override
+        born = state["born"].setdefault(version, now)  # Last-Modified stays put within a version
+    if etag is not None and version and one("etag_fixed") != "1":
+        etag = etag[:-1] + f'-v{version}"' if etag.endswith('"') else etag + f"-v{version}"
+    modified = None if modified is None else cache_date("last_modified", modified, born)
+    conditional = request.method in ("GET", "HEAD") and 200 <= status < 300 and one("no304") != "1"
+    none_match = ", ".join(value for name, value in request.headers if name.lower() == "if-none-match")
+    since = request.header("If-Modified-Since")
+    if conditional and none_match:
+        status = 304 if etag_matches(none_match, etag) else status
+    elif conditional and since is not None and modified is not None:
+        since, changed = http_time(since), http_time(modified)
+        status = 304 if None not in (since, changed) and since >= changed else status
+    content_type = one("type", "text/plain" if size is None else "application/octet-stream")
+    headers = [(name, value) for name, value in (
+        ("Date", date), ("Content-Type", content_type if status not in (204, 304) else None), ("ETag", etag),
+        ("Last-Modified", modified), ("Expires", expires)) if value]
+    if status == 304:  # h304 fields replace the h fields of their names
+        replaced = {name.lower() for name, _ in fields_304}
+        fields = [field for field in fields if field[0].lower() not in replaced] + fields_304
+    if size is not None:
+        return status, headers + fields, None, size, delay / 1000, version
+    echo = one("echo")
+    text = f"body of {key}, version {version}" + ("" if echo is None else f", {echo}: {request.header(echo)}")
+    body = one("body", text).encode("latin-1")
+    return status, headers + fields, body, len(body), delay / 1000, version
+
+
+def cache(handler, request):
+    """The response the query configures, answering conditionals; every request logged by key."""
+    expect_continue(handler, request)
+    handler.discard_body(request)
+    params, error = cache_query(request), None
+    try:
+        status, headers, body, length, wait, version = cache_answer(request, params, int(time.time()))
+    except ValueError as problem:
+        status, version, error = 400, None, f"{problem}\n".encode("latin-1", "replace")
+    key = params.get("key", [""])[0]
+    if key:
+        entry = {"method": request.method, "target": request.target, "status": status, "time": time.time(),
+                 "headers": [[name, value] for name, value in request.headers], "version": version}
+        with STATE_LOCK:
+            cache_state(key)["log"].append(entry)
+    if error is not None:
+        handler.send_simple(400, error, [("Content-Type", "text/plain")])
+        return
+    time.sleep(wait)
+    reason = http.client.responses.get(status, "Unknown")
+    if status in (204, 304):  # no body and no Content-Length
+        handler.send_head(status, reason, headers)
+    else:
+        handler.send_head(status, reason, headers, length)
+        if request.method != "HEAD" and body is not None:
+            handler.wfile.write(body)
+        elif request.method != "HEAD":
+            write_pattern(handler, 0, length)
+    handler.wfile.flush()
+
+
+def cache_log(handler, request):
+    """The requests /cache saw with this key, in order; clear=1 forgets them."""
+    handler.discard_body(request)
+    params = cache_query(request)
+    key = params.get("key", [""])[0]
+    if not key:
+        handler.send_simple(400, b"key is required\n")
+        return
+    with STATE_LOCK:
+        state = CACHES.get(key)
+        entries = list(state["log"]) if state else []
+        if state and params.get("clear") == ["1"]:
+            state["log"] = []
+    handler.send_json(200, {"count": len(entries), "requests": entries})
+
+
+def cache_bump_route(handler, request):
+    """The key's resource changes: its version goes up by one, or to version=V."""
+    handler.discard_body(request)
+    params = cache_query(request)
+    key = params.get("key", [""])[0]
+    try:
+        if not key:
+            raise ValueError("key is required")
+        to = cache_int(params, "version", 0, 0, 1 << 40) if "version" in params else None
+    except ValueError as problem:
+        handler.send_simple(400, f"{problem}\n".encode("latin-1", "replace"))
+        return
+    with STATE_LOCK:
+        version = cache_bump(cache_state(key), int(time.time()), to)
+    handler.send_json(200, {"version": version})
+
+
 ROUTES = {
     "/delay": delay, "/drip": drip, "/bytes": send_bytes, "/reset": reset, "/malformed": malformed,
     "/hugeheader": huge_header, "/cuthead": cut_head, "/continue": continue_, "/sink": sink, "/redirect/chain": chain,
@@ -896,6 +1113,7 @@ ROUTES = {
     "/encoded": encoded, "/stall": stall, "/blackhole": blackhole, "/multipart": multipart,
     "/trickle": trickle, "/trickle-log": trickle_log, "/trickle-open": trickle_open,
     "/echo": echo, "/respond": respond, "/bearer": bearer,
+    "/cache": cache, "/cache-log": cache_log, "/cache-bump": cache_bump_route,
 }
 
 

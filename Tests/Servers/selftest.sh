@@ -21,6 +21,10 @@ contains() {  # contains NAME TEXT CURL-ARGS...: the body contains TEXT
   if curl -s --max-time 10 "$@" | grep -qF -- "$text"; then echo "ok    $name"; else echo "FAIL  $name: no '$text'"; failed=1; fi
 }
 
+expect() {  # expect NAME GOT EXPECTED: compares two strings
+  if [ "$2" = "$3" ]; then echo "ok    $1"; else echo "FAIL  $1: got '$2', expected '$3'"; failed=1; fi
+}
+
 H=$TESTENV_HTTP_URL
 U=$TESTENV_USER P=$TESTENV_PASSWORD
 check "plain echo" 200 "$H/echo"
@@ -87,6 +91,55 @@ else
   echo "FAIL  fault blackhole: port '$port', curl exit status $rc, expected 28"; failed=1
 fi
 contains "fault multipart" '"name": "c", "sha256": "cd42404d52ad55ccfa9aca4adc828aa5800ad9d385a0671fbcbf724118320619", "size": 5' -F c=value "$F/multipart"
+# /cache: a resource with an ETag, a Last-Modified and the Cache-Control field given by h=.
+ck=cache-$key
+C="$F/cache?key=$ck&etag=%22v1%22&last_modified=offset:-3600&h=Cache-Control:max-age=60"
+head=$(curl -s -D - -o /dev/null --max-time 10 "$C" | tr -d '\r')
+lm=$(sed -n 's/^Last-Modified: //p' <<<"$head")
+expect "fault cache 200 with h=Cache-Control:max-age=60, the ETag and Last-Modified" \
+  "$(grep -cx 'HTTP/1.1 200 OK\|Cache-Control: max-age=60\|ETag: "v1"' <<<"$head") ${lm:+Last-Modified}" "3 Last-Modified"
+expect "fault cache If-None-Match with the ETag: 304 without a body" \
+  "$(curl -s -o /dev/null -w '%{http_code} %{size_download}' --max-time 10 -H 'If-None-Match: "v1"' "$C")" "304 0"
+expect "fault cache If-Modified-Since the Last-Modified: 304" \
+  "$(curl -s -o /dev/null -w '%{http_code} %{size_download}' --max-time 10 -H "If-Modified-Since: $lm" "$C")" "304 0"
+contains "fault cache bump=1: a new ETag" 'ETag: "v1-v1"' -D - -o /dev/null "$C&bump=1"
+check "fault cache the old ETag after the bump: 200" 200 -H 'If-None-Match: "v1"' "$C"
+# HEAD: the GET's Content-Length (curl), and no byte after the head (a raw connection read to its end).
+after=$(/usr/bin/python3 - "$TESTENV_FAULT_PORT" "${C#"$F"}" <<'EOF'
+import socket, sys
+with socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10) as s:
+    s.sendall(f"HEAD {sys.argv[2]} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    s.shutdown(socket.SHUT_WR)
+    data = b""
+    while chunk := s.recv(65536):
+        data += chunk
+print(data.split(b" ")[1].decode(), len(data) - data.index(b"\r\n\r\n") - 4)
+EOF
+)
+body="body of $ck, version 1"
+expect "fault cache HEAD: the GET's Content-Length, no body" \
+  "$(curl -s -I --max-time 10 "$C" | tr -d '\r' | sed -n 's/^Content-Length: //p') $after" "${#body} 200 0"
+check "fault cache POST" 200 -d x "$C"
+check "fault cache PURGE" 200 -X PURGE "$C"
+log=$(curl -s --max-time 10 "$F/cache-log?key=$ck&clear=1")
+expect "fault cache-log: the requests by method and status" \
+  "$(grep -o '"count": [0-9]*\|"method": "[A-Z]*"\|"status": [0-9]*' <<<"$log" | sed 's/.*: //; s/"//g' | tr '\n' ' ')" \
+  "9 GET 200 GET 304 GET 304 GET 200 GET 200 HEAD 200 HEAD 200 POST 200 PURGE 200 "
+expect "fault cache-log: the conditional fields" \
+  "$(grep -oF -e '["If-None-Match", "\"v1\""]' -e "[\"If-Modified-Since\", \"$lm\"]" <<<"$log" | sort -u | wc -l)" 2
+contains "fault cache-log after clear=1" '{"count": 0, "requests": []}' "$F/cache-log?key=$ck"
+contains "fault cache-bump: version 2" '{"version": 2}' "$F/cache-bump?key=$ck"
+contains "fault cache after cache-bump: its ETag" 'ETag: "v1-v2"' -D - -o /dev/null "$C"
+got=$(curl -s --max-time 10 "$F/cache?key=$ck-size&size=1000000" | sha256sum | cut -d ' ' -f 1)
+expect "fault cache size=1000000: 1,000,000 pattern bytes" "$got" \
+  "$(/usr/bin/python3 -c 'import hashlib; print(hashlib.sha256(bytes(i % 251 for i in range(1000000))).hexdigest())')"
+head=$(curl -s -D - -o /dev/null --max-time 10 "$F/cache?key=$ck-dates&date=none&expires=offset:-10" | tr -d '\r')
+expires=$(sed -n 's/^Expires: //p' <<<"$head")
+ago=$(( $(date +%s) - $(date -d "${expires:-now}" +%s) ))
+expect "fault cache date=none: no Date; expires=offset:-10: 10 s ago" \
+  "$(grep -ci '^date:' <<<"$head") ${expires:+Expires} $(( ago >= 9 && ago <= 12 ))" "0 Expires 1"
+check "fault cache CR LF in a field: 400" 400 "$F/cache?key=$ck-bad&h=X-A:a%0D%0AX-B:b"
+check "fault cache without a key: 400" 400 "$F/cache?status=200"
 CA=$TESTENV_CA_FILE
 H2=$TESTENV_H2_URL
 got=$(curl -s -o /dev/null -w '%{http_version} %{http_code} %{size_download}' --max-time 10 --http2 --cacert "$CA" "$H2/small")
@@ -136,9 +189,6 @@ check "h2 hypercorn 404" 404 --cacert "$CA" "$S/missing"
 
 json_string() {  # json_string KEY JSON: the string value of KEY (flat JSON, as the OAuth2 server answers)
   printf '%s' "$2" | sed -n "s/.*\"$1\": *\"\([^\"]*\)\".*/\1/p"
-}
-expect() {  # expect NAME GOT EXPECTED: compares two strings
-  if [ "$2" = "$3" ]; then echo "ok    $1"; else echo "FAIL  $1: got '$2', expected '$3'"; failed=1; fi
 }
 O=$TESTENV_OAUTH2_URL T=$TESTENV_OAUTH2_TOKEN_URL R=$TESTENV_OAUTH2_RESOURCE_URL
 PC="$TESTENV_OAUTH2_PASSWORD_CLIENT_ID:$TESTENV_OAUTH2_PASSWORD_CLIENT_SECRET"
