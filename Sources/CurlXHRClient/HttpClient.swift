@@ -116,14 +116,17 @@ public struct HttpClient: Sendable {
 
     /// Whether two absolute URLs name the same scheme, host and port (as written, case aside).
     static func sameOrigin(_ one: String, _ other: String) -> Bool {
-        func origin(_ url: String) -> Substring? {
-            guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return nil }
-            let host = url.index(colon, offsetBy: 3)
-            let end = url[host...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? url.endIndex
-            return url[..<end]
+        // Compared as bytes, ignoring ASCII case: no copies (it runs for every call, twice
+        // with an OAuth2Authorizer).
+        func origin(_ url: String) -> Substring.UTF8View? {
+            let bytes = url.utf8
+            guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8) else { return nil }
+            let host = bytes.index(colon, offsetBy: 3)
+            let end = bytes[host...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
+            return Substring(url)[..<end].utf8
         }
         guard let first = origin(one), let second = origin(other) else { return false }
-        return first.lowercased() == second.lowercased()
+        return MessageValidation.sameFieldName(first, second)
     }
 
     static func isAbsolute(_ path: String) -> Bool {

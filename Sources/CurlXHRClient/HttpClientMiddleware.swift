@@ -1,3 +1,4 @@
+import CurlXHR
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -129,7 +130,7 @@ public struct HttpClientResponse: Sendable {
 
 enum HeaderFields {
     static func sameName(_ one: String, _ other: String) -> Bool {
-        one.utf8.count == other.utf8.count && one.lowercased() == other.lowercased()
+        MessageValidation.sameFieldName(one.utf8, other.utf8)
     }
 
     static func value(of name: String, in fields: [(name: String, value: String)]) -> String? {

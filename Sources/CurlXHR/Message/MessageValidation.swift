@@ -6,14 +6,16 @@ import Foundation
 #endif
 
 /// Checks of user input that would otherwise break the request on the wire.
-enum MessageValidation {
-    /// Whether two field names are equal ignoring ASCII case (names are tokens), compared
-    /// byte by byte: no lower-cased copies.
-    static func sameFieldName<A: Collection<UInt8>, B: Collection<UInt8>>(_ a: A, _ b: B) -> Bool {
+package enum MessageValidation {
+    /// Whether two field names (or other ASCII tokens, such as URL origins) are equal ignoring
+    /// ASCII case, compared byte by byte: no lower-cased copies.
+    @inlinable
+    package static func sameFieldName<A: Collection<UInt8>, B: Collection<UInt8>>(_ a: A, _ b: B) -> Bool {
         a.count == b.count && a.elementsEqual(b) { lowered($0) == lowered($1) }
     }
 
-    private static func lowered(_ byte: UInt8) -> UInt8 {
+    @inlinable
+    package static func lowered(_ byte: UInt8) -> UInt8 {
         byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
     }
 
