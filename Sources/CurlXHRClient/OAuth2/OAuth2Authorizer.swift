@@ -47,6 +47,8 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
         var continuations: [Int: CheckedContinuation<TokenSchedule.Outcome, Never>] = [:]
         /// Outcomes that came before their call started to wait.
         var early: [Int: TokenSchedule.Outcome] = [:]
+        /// `Bearer <token>` of a generation, made once for all its calls.
+        var header: (generation: Int, value: String)?
     }
 
     /// An authorizer for `configuration`; with ``OAuth2Configuration/Storage/file(_:)``, the
@@ -134,12 +136,22 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
         guard request.isToClientOrigin else { return try await next(request) }
         var request = request
         let first = try await token(refusing: nil)
-        request.setHeader("Authorization", value: "Bearer \(first.token.accessToken)")
+        request.setHeader("Authorization", value: header(for: first))
         let response = try await next(request)
         guard response.status == 401, Self.challengesBearer(response) else { return response }
         let second = try await token(refusing: first.generation)
-        request.setHeader("Authorization", value: "Bearer \(second.token.accessToken)")
+        request.setHeader("Authorization", value: header(for: second))
         return try await next(request)
+    }
+
+    /// `Bearer <token>`, kept for the token's generation.
+    private func header(for token: (token: OAuth2Token, generation: Int)) -> String {
+        state.withLock { state in
+            if let header = state.header, header.generation == token.generation { return header.value }
+            let value = "Bearer " + token.token.accessToken
+            state.header = (token.generation, value)
+            return value
+        }
     }
 
     /// Whether a response's `WWW-Authenticate` fields hold a `Bearer` challenge.
