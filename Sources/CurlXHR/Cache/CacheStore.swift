@@ -94,7 +94,7 @@ package final class CacheStore: @unchecked Sendable {
             "CREATE INDEX IF NOT EXISTS entries_key ON entries (key)",
             "CREATE INDEX IF NOT EXISTS entries_last_used ON entries (last_used)",
         ] {
-            guard execute(statement) else {
+            guard executeWaiting(statement) else {
                 let text = String(cString: sqlite3_errmsg(handle))
                 sqlite3_close(handle)
                 throw Failure(description: "cannot set up the cache index \(indexPath): \(text)")
@@ -317,6 +317,19 @@ package final class CacheStore: @unchecked Sendable {
 
     private func execute(_ sql: String) -> Bool {
         sqlite3_exec(database, sql, nil, nil, nil) == SQLITE_OK
+    }
+
+    /// `execute`, trying again for up to 10 s while another process holds the database: setting
+    /// up a new index (the switch to WAL, the tables) can meet another process doing the same,
+    /// where SQLite answers "database is locked" at once rather than through its busy handler.
+    private func executeWaiting(_ sql: String) -> Bool {
+        for _ in 0..<1000 {
+            let code = sqlite3_exec(database, sql, nil, nil, nil)
+            if code == SQLITE_OK { return true }
+            guard code == SQLITE_BUSY || code == SQLITE_LOCKED else { return false }
+            usleep(10_000)
+        }
+        return false
     }
 
     /// Runs a statement that returns no rows; whether it succeeded.
