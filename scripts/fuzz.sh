@@ -60,22 +60,24 @@ build=$(cd "$build" && pwd)
 sanitize=(-sanitize=fuzzer,address)
 cflags=(-g -O1 -fsanitize=fuzzer-no-link,address -Wall -Wextra -Werror)
 swiftflags=(-swift-version 6 -g -O -parse-as-library "${sanitize[@]}")
-libs=(-lcurl -lkrb5 -lgssapi_krb5)
+libs=(-lcurl -lkrb5 -lgssapi_krb5 -lsqlite3)
 build_started=$SECONDS
 
 echo "== building the fuzz targets in $build"
-mkdir -p "$build/modules/CCurlShim" "$build/modules/CurlXHRHeader" "$build/obj" "$build/bin"
-printf 'module CCurlShim {\n  umbrella "%s/CSupport/CCurlShim/include"\n  export *\n}\n' "$root" \
-  >"$build/modules/CCurlShim/module.modulemap"
-printf 'module CurlXHRHeader {\n  umbrella "%s/CSupport/CurlXHRHeader/include"\n  export *\n}\n' "$root" \
-  >"$build/modules/CurlXHRHeader/module.modulemap"
-modules=(-I "$build/modules/CCurlShim" -I "$build/modules/CurlXHRHeader" -I "$build/obj")
+mkdir -p "$build/obj" "$build/bin"
+modules=(-I "$build/obj")
+for module in CCurlShim CSQLite CurlXHRHeader; do
+  mkdir -p "$build/modules/$module"
+  printf 'module %s {\n  umbrella "%s/CSupport/%s/include"\n  export *\n}\n' "$module" "$root" "$module" \
+    >"$build/modules/$module/module.modulemap"
+  modules+=(-I "$build/modules/$module")
+done
 
-# The C shim, instrumented for coverage.
+# The C shims, instrumented for coverage.
 shim=()
-for source in CSupport/CCurlShim/*.c; do
+for source in CSupport/CCurlShim/*.c CSupport/CSQLite/*.c; do
   object="$build/obj/shim-$(basename "$source" .c).o"
-  "$clang" "${cflags[@]}" -I CSupport/CCurlShim/include -c "$source" -o "$object"
+  "$clang" "${cflags[@]}" -I "$(dirname "$source")/include" -c "$source" -o "$object"
   shim+=("$object")
 done
 # The library as one module built with testing enabled, so the targets reach its internal
@@ -85,6 +87,10 @@ done
   -emit-library -static -o "$build/obj/libCurlXHR.a" $(find Sources/CurlXHR -name "*.swift" | sort)
 case " ${targets[*]} " in
   *" capi "*)
+    # The C interface's OAuth2 part is the client layer's.
+    "$swiftc" "${swiftflags[@]}" -module-name CurlXHRClient -package-name CurlXHR "${modules[@]}" \
+      -emit-module -emit-module-path "$build/obj/CurlXHRClient.swiftmodule" \
+      -emit-library -static -o "$build/obj/libCurlXHRClient.a" $(find Sources/CurlXHRClient -name "*.swift" | sort)
     "$swiftc" "${swiftflags[@]}" -module-name CurlXHRCAPI -package-name CurlXHR "${modules[@]}" \
       -emit-library -static -o "$build/obj/libCurlXHRCAPI.a" Sources/CurlXHRCAPI/*.swift
     ;;
@@ -94,8 +100,8 @@ for target in "${targets[@]}"; do
   binary="$build/bin/$target"
   if [ "$target" = capi ]; then
     "$clang" "${cflags[@]}" -std=c11 -I CSupport/CurlXHRHeader/include -c Tests/Fuzz/capi.c -o "$build/obj/capi.o"
-    "$swiftc" "${sanitize[@]}" -use-ld=lld "$build/obj/capi.o" "$build/obj/libCurlXHRCAPI.a" "$build/obj/libCurlXHR.a" \
-      "${shim[@]}" "${libs[@]}" -o "$binary"
+    "$swiftc" "${sanitize[@]}" -use-ld=lld "$build/obj/capi.o" "$build/obj/libCurlXHRCAPI.a" "$build/obj/libCurlXHRClient.a" \
+      "$build/obj/libCurlXHR.a" "${shim[@]}" "${libs[@]}" -o "$binary"
   else
     "$swiftc" "${swiftflags[@]}" -use-ld=lld "${modules[@]}" -module-name "Fuzz_$target" "Tests/Fuzz/$target.swift" \
       "$build/obj/libCurlXHR.a" "${shim[@]}" "${libs[@]}" -o "$binary"
