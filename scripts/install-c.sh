@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds libcurlxhr.so and installs it with curlxhr.h and a curlxhr.pc pkg-config file under
-# PREFIX, so that `cc app.c $(pkg-config --cflags --libs curlxhr)` works with
+# Builds libcurlxhr.so and installs it with curlxhr.h, a curlxhr.pc pkg-config file and the
+# xhr(1) man page (docs/xhr.1) under PREFIX, so that `cc app.c $(pkg-config --cflags --libs curlxhr)` works with
 # PKG_CONFIG_PATH=PREFIX/lib/pkgconfig. The library finds the Swift runtime through its
 # RUNPATH, and programs find the library through theirs: no LD_LIBRARY_PATH needed.
 #
@@ -27,6 +27,8 @@ install -d "$prefix/lib/pkgconfig" "$prefix/include"
 install -m 755 "$bin/libcurlxhr.so" "$prefix/lib/libcurlxhr.so"
 patchelf --set-rpath "$runtime" "$prefix/lib/libcurlxhr.so"
 install -m 644 CSupport/CurlXHRHeader/include/curlxhr.h "$prefix/include/curlxhr.h"
+install -d "$prefix/share/man/man1"
+install -m 644 docs/xhr.1 "$prefix/share/man/man1/xhr.1"
 version=$(sed -n 's/^#define CURLXHR_VERSION "\(.*\)"$/\1/p' CSupport/CurlXHRHeader/include/curlxhr.h)
 cat >"$prefix/lib/pkgconfig/curlxhr.pc" <<PC
 prefix=$prefix

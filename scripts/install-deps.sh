@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(libcurl4-openssl-dev libkrb5-dev libsqlite3-dev patchelf pkg-config)
+# The tests also render the man page (man -l).
+if [ "${1:-}" != --build-only ]; then packages+=(man-db groff-base); fi
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
