@@ -3,6 +3,7 @@
 #include <curlxhr.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 struct progress {
   pthread_mutex_t lock;
@@ -35,6 +36,11 @@ int main(int argc, char **argv)
   if(argc != 2) {
     fprintf(stderr, "usage: %s URL\n", argv[0]);
     return 2;
+  }
+  /* The library this program runs with is the one it was built for. */
+  if(strcmp(cxhr_version(), CURLXHR_VERSION) != 0) {
+    fprintf(stderr, "built with curlxhr.h %s, running libcurlxhr %s\n", CURLXHR_VERSION, cxhr_version());
+    return 1;
   }
   struct progress progress = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
   cxhr_request *request = cxhr_request_create();

@@ -2,12 +2,18 @@
  *   cc sync.c $(pkg-config --cflags --libs curlxhr) -o sync && ./sync URL */
 #include <curlxhr.h>
 #include <stdio.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
   if(argc != 2) {
     fprintf(stderr, "usage: %s URL\n", argv[0]);
     return 2;
+  }
+  /* The library this program runs with is the one it was built for. */
+  if(strcmp(cxhr_version(), CURLXHR_VERSION) != 0) {
+    fprintf(stderr, "built with curlxhr.h %s, running libcurlxhr %s\n", CURLXHR_VERSION, cxhr_version());
+    return 1;
   }
   cxhr_request *request = cxhr_request_create();
   if(!request || !cxhr_open(request, "GET", argv[1], false, NULL, NULL, NULL)) {

@@ -5,6 +5,7 @@
 #include <curlxhr.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 static const char *url;
@@ -28,6 +29,11 @@ int main(int argc, char **argv)
   if(argc != 4) {
     fprintf(stderr, "usage: %s URL THREADS COUNT\n", argv[0]);
     return 2;
+  }
+  /* The library this program runs with is the one it was built for. */
+  if(strcmp(cxhr_version(), CURLXHR_VERSION) != 0) {
+    fprintf(stderr, "built with curlxhr.h %s, running libcurlxhr %s\n", CURLXHR_VERSION, cxhr_version());
+    return 1;
   }
   url = argv[1];
   int threads = atoi(argv[2]);

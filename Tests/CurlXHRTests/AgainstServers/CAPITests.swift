@@ -86,5 +86,22 @@ import Testing
         let workers = try run(try build("examples/c/workers.c"), [try env.httpURL + "/files/100b", "4", "25"])
         #expect(workers.status == 0, "\(workers.output)")
         #expect(workers.output.contains("100 passed, 0 failed"))
+
+        // A download the server breaks off after 400,000 bytes, then a run that resumes it.
+        let download = try build("examples/c/download.c")
+        defer { try? FileManager.default.removeItem(atPath: download) }
+        let file = try env.scratchPath("example-download") + ".bin"
+        try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let key = UUID().uuidString, size = 1_000_000
+        let broken = try Shell.run(download, [try env.faultURL + "/file?size=\(size)&key=\(key)&cut=400000", file], environment: ["LD_LIBRARY_PATH": nil])
+        #expect(broken.status == 1 && broken.output.contains("left for a next run"), "\(broken.output)")
+        #expect(!FileManager.default.fileExists(atPath: file) && FileManager.default.fileExists(atPath: file + ".part"))
+        let resumed = try Shell.run(download, [try env.faultURL + "/file?size=\(size)&key=\(key)", file], environment: ["LD_LIBRARY_PATH": nil])
+        #expect(resumed.status == 0 && resumed.output.contains("status 206: \(file) complete, 600000 bytes received by this run"),
+                "\(resumed.output)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        #expect(bytes.count == size && bytes.enumerated().allSatisfy { $0.element == UInt8($0.offset % 251) })
+        // Progress counts this response's body: the 600,000 bytes the resumed run asked for.
+        #expect(resumed.output.contains("600000 of 600000 bytes (100 %)"), "\(resumed.output)")
     }
 }
