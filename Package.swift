@@ -79,6 +79,15 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // The Swift examples (examples/swift), built with everything and run by the tests.
+        .executableTarget(name: "example-workers", dependencies: ["CurlXHR"], path: "examples/swift/workers",
+                          swiftSettings: [.swiftLanguageMode(.v6)]),
+        .executableTarget(name: "example-delegate", dependencies: ["CurlXHR"], path: "examples/swift/delegate",
+                          swiftSettings: [.swiftLanguageMode(.v6)]),
+        .executableTarget(name: "example-await", dependencies: ["CurlXHR"], path: "examples/swift/await",
+                          swiftSettings: [.swiftLanguageMode(.v6)]),
+        .executableTarget(name: "example-client", dependencies: ["CurlXHRClient"], path: "examples/swift/client",
+                          swiftSettings: [.swiftLanguageMode(.v6)]),
         // Runs one big transfer in a process of its own, for the memory tests.
         .executableTarget(
             name: "curlxhr-probe",
@@ -88,7 +97,8 @@ let package = Package(
         ),
         .testTarget(
             name: "CurlXHRTests",
-            dependencies: ["CurlXHR", "CurlXHRClient", "curlxhr-probe", "xhr"],
+            dependencies: ["CurlXHR", "CurlXHRClient", "curlxhr-probe", "xhr",
+                           "example-workers", "example-delegate", "example-await", "example-client"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]
