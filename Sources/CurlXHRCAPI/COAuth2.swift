@@ -30,7 +30,8 @@ enum COAuth2 {
         return OAuth2Configuration(tokenURL: tokenURL, clientID: clientID, clientSecret: text(config.client_secret),
                                    clientAuthentication: config.secret_in_form ? .formFields : .basic, grant: grant,
                                    scope: text(config.scope), storage: text(config.token_file).map { .file($0) } ?? .memory,
-                                   revocationURL: text(config.revocation_url))
+                                   revocationURL: text(config.revocation_url),
+                                   endpointTimeout: config.timeout_s > 0 && config.timeout_s.isFinite ? config.timeout_s : 30)
     }
 
     /// Runs `work` as a task and waits for it: C callers are plain threads, never the pool's.

@@ -547,6 +547,7 @@ typedef struct {
   const char *_Nullable token_file;     /* NULL: tokens in memory only */
   const char *_Nullable revocation_url; /* RFC 7009 endpoint for cxhr_oauth2_logout; NULL: none */
   const char *_Nullable ca_file;        /* PEM CAs the endpoints are checked against; NULL: the system's */
+  double timeout_s;                     /* seconds for each request to the endpoints; 0: 30 s */
 } cxhr_oauth2_config;
 
 typedef enum {

@@ -57,10 +57,15 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
     /// - Parameters:
     ///   - configuration: the token endpoint, client, grant and storage.
     ///   - configure: sets up each `HttpRequest` to the token and revocation endpoints (a CA
-    ///     file, a proxy, timeouts…), as ``HttpClient/configure`` does for calls.
+    ///     file, a proxy…), as ``HttpClient/configure`` does for calls; it runs after
+    ///     ``OAuth2Configuration/endpointTimeout`` is applied, so its own timeouts win.
     public init(_ configuration: OAuth2Configuration, configure: (@Sendable (HttpRequest) -> Void)? = nil) {
         self.configuration = configuration
-        endpoint = HttpClient(baseURL: configuration.tokenURL, configure: configure)
+        let timeout = configuration.endpointTimeout
+        endpoint = HttpClient(baseURL: configuration.tokenURL) { request in
+            if timeout > 0 { request.setTimeouts(total: timeout) }
+            configure?(request)
+        }
         if case .file(let path) = configuration.storage {
             file = TokenFile(path: path, tokenURL: configuration.tokenURL, clientID: configuration.clientID)
         } else {

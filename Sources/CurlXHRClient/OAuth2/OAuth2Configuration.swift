@@ -68,11 +68,16 @@ public struct OAuth2Configuration: Sendable, Equatable {
     /// An RFC 7009 revocation endpoint: ``OAuth2Authorizer/logout()`` revokes the refresh
     /// token (else the access token) there before it forgets them.
     public var revocationURL: String?
+    /// Seconds each request to the token and revocation endpoints may take (default 30; 0 for
+    /// no limit): a token endpoint that does not answer fails the waiting calls with
+    /// ``OAuth2Error/tokenEndpoint(_:)`` rather than holding them.
+    public var endpointTimeout: Double = 30
 
     /// A configuration for the client `clientID` at `tokenURL`.
     public init(tokenURL: String, clientID: String, clientSecret: String? = nil,
                 clientAuthentication: ClientAuthentication = .basic, grant: Grant, scope: String? = nil,
-                storage: Storage = .memory, refreshLeeway: Duration = .seconds(30), revocationURL: String? = nil) {
+                storage: Storage = .memory, refreshLeeway: Duration = .seconds(30), revocationURL: String? = nil,
+                endpointTimeout: Double = 30) {
         self.tokenURL = tokenURL
         self.clientID = clientID
         self.clientSecret = clientSecret
@@ -82,5 +87,6 @@ public struct OAuth2Configuration: Sendable, Equatable {
         self.storage = storage
         self.refreshLeeway = refreshLeeway
         self.revocationURL = revocationURL
+        self.endpointTimeout = endpointTimeout
     }
 }

@@ -373,6 +373,21 @@ import Testing
         #expect(wrongSecret.status == 67 && wrongSecret.stderr.contains("invalid_client"), "\(wrongSecret.stderr)")
     }
 
+    @Test func aTokenEndpointThatNeverAnswersFailsTheCallsAtItsTimeout() async throws {
+        // The fault server holds this "token endpoint" for a minute.
+        var configuration = try passwordGrant()
+        configuration.tokenURL = try env.faultURL + "/record?delay_ms=60000"
+        configuration.endpointTimeout = 1
+        let results = await concurrentCalls(3, try client(OAuth2Authorizer(configuration)))
+        for result in results {
+            guard case .failure(.authorization(.tokenEndpoint(let reason))) = result else {
+                Issue.record("expected the endpoint's timeout, got \(result)")
+                continue
+            }
+            #expect(reason.lowercased().contains("timeout") || reason.contains("timed out"), "\(reason)")
+        }
+    }
+
     @Test func theTokenGoesOnlyToTheClientsOrigin() async throws {
         let authorizer = OAuth2Authorizer(try passwordGrant())
         let client = try client(authorizer)
