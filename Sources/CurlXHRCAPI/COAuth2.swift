@@ -4,7 +4,6 @@ import CurlXHRClient
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
 
 /// The authorizers behind `cxhr_oauth2 *` handles.
 enum COAuth2 {
@@ -32,19 +31,6 @@ enum COAuth2 {
                                    scope: text(config.scope), storage: text(config.token_file).map { .file($0) } ?? .memory,
                                    revocationURL: text(config.revocation_url),
                                    endpointTimeout: config.timeout_s > 0 && config.timeout_s.isFinite ? config.timeout_s : 30)
-    }
-
-    /// Runs `work` as a task and waits for it: C callers are plain threads, never the pool's.
-    static func blocking<Value: Sendable>(_ work: @escaping @Sendable () async -> Value) -> Value {
-        let outcome = Locked<Value?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            let value = await work()
-            outcome.withLock { $0 = value }
-            done.signal()
-        }
-        done.wait()
-        return outcome.withLock { $0! }
     }
 
     static func result(of error: OAuth2Error) -> cxhr_oauth2_result {
@@ -88,7 +74,7 @@ public func cxhr_oauth2_authorize(_ handle: OpaquePointer?, _ requestHandle: Opa
         return CXHR_OAUTH2_INVALID
     }
     let refusedToken = refused ? request.bearerToken.withLock { $0 } : nil
-    let outcome: Result<String, OAuth2Error> = COAuth2.blocking {
+    let outcome: Result<String, OAuth2Error> = Blocking.run {
         do throws(OAuth2Error) {
             if let refusedToken { return .success(try await authorizer.accessToken(refusing: refusedToken)) }
             return .success(try await authorizer.accessToken())
@@ -110,7 +96,7 @@ public func cxhr_oauth2_authorize(_ handle: OpaquePointer?, _ requestHandle: Opa
 @c @implementation
 public func cxhr_oauth2_logout(_ handle: OpaquePointer?) -> cxhr_oauth2_result {
     guard let authorizer = COAuth2.registry.find(handle) else { return CXHR_OAUTH2_INVALID }
-    let outcome: OAuth2Error? = COAuth2.blocking {
+    let outcome: OAuth2Error? = Blocking.run {
         do throws(OAuth2Error) {
             try await authorizer.logout()
             return nil

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -99,26 +98,14 @@ extension HttpClient {
     private func sendBlocking(_ method: String, path: String, arguments: [(String, Argument)], body: RequestBody?,
                               headers: [(name: String, value: String)]) throws(HttpClientError) -> HttpClientResponse {
         let request = try makeRequest(method, path: path, arguments: arguments, body: body, headers: headers)
-        let outcome = Outcome()
-        let done = DispatchSemaphore(value: 0)
         let client = self
-        Task.detached {
-            let sent: Swift.Result<HttpClientResponse, HttpClientError>
+        let sent = Blocking.run { () -> Swift.Result<HttpClientResponse, HttpClientError> in
             do throws(HttpClientError) {
-                sent = .success(try await client.send(request))
+                return .success(try await client.send(request))
             } catch {
-                sent = .failure(error)
+                return .failure(error)
             }
-            outcome.value.withLock { $0 = sent }
-            done.signal()
         }
-        done.wait()
-        guard let sent = outcome.value.withLock({ $0 }) else { throw .cancelled }
         return try sent.get()
-    }
-
-    /// What a blocking call's task leaves for the waiting thread.
-    private final class Outcome: Sendable {
-        let value = Mutex<Swift.Result<HttpClientResponse, HttpClientError>?>(nil)
     }
 }

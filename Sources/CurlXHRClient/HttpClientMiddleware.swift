@@ -94,13 +94,13 @@ public struct HttpClientRequest: Sendable {
     /// The value of the header `name` (matched case-insensitively), repeated fields joined
     /// with ", "; `nil` when there is none.
     public func header(_ name: String) -> String? {
-        HeaderFields.value(of: name, in: headers)
+        HeaderFieldNames.value(name, in: headers)
     }
 
     /// Replaces every field named `name` (matched case-insensitively) with one of `value`, or
     /// removes them for `nil`.
     public mutating func setHeader(_ name: String, value: String?) {
-        headers.removeAll { HeaderFields.sameName($0.name, name) }
+        headers.removeAll { HeaderFieldNames.same($0.name, name) }
         if let value { headers.append((name, value)) }
     }
 }
@@ -124,17 +124,6 @@ public struct HttpClientResponse: Sendable {
     /// The value of the header `name` (matched case-insensitively), repeated fields joined
     /// with ", "; `nil` when there is none.
     public func header(_ name: String) -> String? {
-        HeaderFields.value(of: name, in: headers)
-    }
-}
-
-enum HeaderFields {
-    static func sameName(_ one: String, _ other: String) -> Bool {
-        MessageValidation.sameFieldName(one.utf8, other.utf8)
-    }
-
-    static func value(of name: String, in fields: [(name: String, value: String)]) -> String? {
-        let values = fields.filter { sameName($0.name, name) }.map(\.value)
-        return values.isEmpty ? nil : values.joined(separator: ", ")
+        HeaderFieldNames.value(name, in: headers)
     }
 }

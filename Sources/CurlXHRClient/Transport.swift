@@ -20,7 +20,7 @@ enum Transport {
         if case .multipart = request.body { isMultipart = true } else { isMultipart = false }
         for (name, value) in request.headers {
             // The boundary is libcurl's: a Content-Type of the caller's would lose it.
-            if isMultipart, HeaderFields.sameName(name, "Content-Type") { continue }
+            if isMultipart, HeaderFieldNames.same(name, "Content-Type") { continue }
             guard http.setRequestHeader(name, value: value) else { throw refusal(of: http) }
         }
         if case .multipart(let parts) = request.body {

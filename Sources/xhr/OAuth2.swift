@@ -55,24 +55,15 @@ struct OAuth2Options: ParsableArguments {
     /// A token from `authorizer` (a new one when `refused` was refused), waiting for it: the
     /// tool's threads are not Swift's cooperative pool.
     static func token(from authorizer: OAuth2Authorizer, refusing refused: String?, console: Console) throws -> String {
-        let outcome = Locked<Result<String, OAuth2Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            let result: Result<String, OAuth2Error>
+        let outcome = Blocking.run { () -> Result<String, OAuth2Error> in
             do throws(OAuth2Error) {
-                if let refused {
-                    result = .success(try await authorizer.accessToken(refusing: refused))
-                } else {
-                    result = .success(try await authorizer.accessToken())
-                }
+                if let refused { return .success(try await authorizer.accessToken(refusing: refused)) }
+                return .success(try await authorizer.accessToken())
             } catch {
-                result = .failure(error)
+                return .failure(error)
             }
-            outcome.withLock { $0 = result }
-            done.signal()
         }
-        done.wait()
-        switch outcome.withLock({ $0 })! {
+        switch outcome {
         case .success(let token): return token
         case .failure(let error): throw console.exit(67, "OAuth2: \(error)")
         }

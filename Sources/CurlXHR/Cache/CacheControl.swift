@@ -113,14 +113,15 @@ struct CacheControl: Equatable, Sendable {
     }
 }
 
-/// Field names compared as HTTP compares them: ASCII letters without case.
-enum HeaderFieldNames {
-    static func same(_ one: String, _ other: String) -> Bool {
+/// Header fields looked up as HTTP compares their names: ASCII letters without case. The
+/// cache's rules and the client layer share it.
+package enum HeaderFieldNames {
+    package static func same(_ one: String, _ other: String) -> Bool {
         MessageValidation.sameFieldName(one.utf8, other.utf8)
     }
 
     /// Every value of the fields named `name`, joined with ", "; `nil` when there is none.
-    static func value(_ name: String, in fields: [(name: String, value: String)]) -> String? {
+    package static func value(_ name: String, in fields: [(name: String, value: String)]) -> String? {
         let values = fields.filter { same($0.name, name) }.map(\.value)
         return values.isEmpty ? nil : values.joined(separator: ", ")
     }

@@ -161,7 +161,7 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
 
     /// Whether a response's `WWW-Authenticate` fields hold a `Bearer` challenge.
     static func challengesBearer(_ response: HttpClientResponse) -> Bool {
-        response.headers.contains { HeaderFields.sameName($0.name, "WWW-Authenticate") && challengesBearer($0.value) }
+        response.headers.contains { HeaderFieldNames.same($0.name, "WWW-Authenticate") && challengesBearer($0.value) }
     }
 
     /// Whether a `WWW-Authenticate` value holds a `Bearer` challenge: with a 401, the server
