@@ -4,8 +4,9 @@ import Testing
 
 /// `enablePipelining` (the default) multiplexes requests to one origin over one HTTP/2
 /// connection (TLS with ALPN); off, requests stay on HTTP/1.1, one connection each at a time.
-/// One test at a time: libcurl lets a request that may use HTTP/2 reuse an idle HTTP/1.1
-/// connection to the same server, so the HTTP/1.1 test closes its connections when done.
+/// One test at a time. libcurl lets a request that may use HTTP/2 reuse an idle HTTP/1.1
+/// connection to the same host name and port: the HTTP/1.1 test uses the servers' other name
+/// (``http11Name(_:)``) and closes its connections when done.
 @Suite(.serialized) struct HTTP2Tests {
     @Test func twentyConcurrentRequestsShareOneHTTP2Connection() throws {
         let environment = try TestEnvironment.get()
@@ -45,7 +46,7 @@ import Testing
         let (base, caFile, log) = (try environment.h2URL, try environment.caFile, try H2AccessLog())
         let tag = "h1-\(UUID().uuidString)"
         let requests = (0..<6).map {
-            openedAsync("\(base)/small?\(tag)-\($0)", caFile: caFile) { $0.enablePipelining = false }
+            openedAsync(http11Name("\(base)/small?\(tag)-\($0)"), caFile: caFile) { $0.enablePipelining = false }
         }
         sendAllAndWait(requests)
         for (request, recorder) in requests {
@@ -58,7 +59,7 @@ import Testing
         // Slow answers show the connections: each HTTP/1.1 connection carries one at a time.
         let server = try SlowServer()
         let slow = (0..<4).map {
-            openedAsync(server.url(ms: 500, tag: "h1-\($0)"), caFile: server.caFile) { $0.enablePipelining = false }
+            openedAsync(server.http11URL(ms: 500, tag: "h1-\($0)"), caFile: server.caFile) { $0.enablePipelining = false }
         }
         sendAllAndWait(slow)
         let stats = try server.stats()

@@ -183,7 +183,7 @@ import Testing
         #expect(h2.0.getStatus() == 200, "\(h2.0.getStatusText() ?? "")")
         #expect(h2.0.getMetrics().httpVersion == "HTTP/2", "HTTP/2 through ALPN where the server offers it")
         #expect(h2.1.count == 100)
-        let pinned = fetchSync("GET", try env["TESTENV_HTTPS_H2_URL"] + "/files/100b") {
+        let pinned = fetchSync("GET", http11Name(try env["TESTENV_HTTPS_H2_URL"] + "/files/100b")) {
             #expect($0.setCACertificateFile(try! env.caFile))
             $0.enablePipelining = false
         }.0

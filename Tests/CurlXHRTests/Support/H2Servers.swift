@@ -19,6 +19,11 @@ struct SlowServer {
 
     func url(ms: Int, tag: String) -> String { "\(base)/slow?ms=\(ms)&tag=\(tag)&group=\(group)" }
 
+    /// `url(ms:tag:)` under the server's other name, for HTTP/1.1 requests.
+    func http11URL(ms: Int, tag: String) -> String { http11Name(url(ms: ms, tag: tag)) }
+
+
+
     struct Stats: Decodable {
         let in_flight: Int
         let max_in_flight: Int
@@ -88,4 +93,13 @@ func openedAsync(_ url: String, caFile: String, configure: (HttpRequest) -> Void
     #expect(request.setCACertificateFile(caFile), sourceLocation: sourceLocation)
     configure(request)
     return (request, recorder)
+}
+
+/// `url` with host 127.0.0.1 instead of localhost (the test certificate names both): libcurl
+/// lets a request that may use HTTP/2 take an idle HTTP/1.1 connection to the same host name
+/// and port, and a host name with an HTTP/1.1 connection no longer waits for multiplexing
+/// (PIPEWAIT), so tests that keep requests on HTTP/1.1 use the other name, never the one the
+/// HTTP/2 tests of other suites use at the same time.
+func http11Name(_ url: String) -> String {
+    url.replacingOccurrences(of: "://localhost:", with: "://127.0.0.1:")
 }
