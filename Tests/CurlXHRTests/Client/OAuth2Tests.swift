@@ -94,10 +94,10 @@ import Testing
     @Test func twentyConcurrentCallsAfterExpiryMakeOneTokenRequestAndAllSucceed() async throws {
         let authorizer = OAuth2Authorizer(try passwordGrant(renewedLifetime: 120))
         let client = try client(authorizer)
+        // The grant alone: a first call to the resource could, on a starved machine, arrive after
+        // the 2-second token expired and be renewed already.
         try resetStats()
-        let first: Me = try await client.invoke("GET", path: "api/me")
-        let clientID = try env.oauth2PasswordClientID
-        #expect(first.user == user && first.client_id == clientID)
+        _ = try await authorizer.accessToken()
         let granted = try stats()
         #expect(granted.token_posts == 1 && granted.grants["password"] == 1)
         let firstToken = try #require(authorizer.currentToken)
@@ -295,7 +295,8 @@ import Testing
             }
         }
         #expect((try? viaThread.get().user) == user)
-        #expect(try stats().token_posts == 1)
+        // One grant for both (a starved run may renew the 2-second token in between, never grant again).
+        #expect(try stats().grants["password"] == 1)
     }
 
     @Test func anHttpRequestOfItsOwnGetsATokenAndOneNewTokenAfterA401() async throws {
