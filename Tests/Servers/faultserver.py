@@ -147,6 +147,16 @@ class Request:
         return int(self.arg(name, default))
 
 
+class Discard:
+    """Where the body a route writes after a HEAD response's head goes."""
+
+    def write(self, data):
+        return len(data)
+
+    def flush(self):
+        pass
+
+
 class Handler(socketserver.StreamRequestHandler):
     rbufsize = 65536
     # A head and its body go out as separate writes: without TCP_NODELAY the body waited for
@@ -168,7 +178,16 @@ class Handler(socketserver.StreamRequestHandler):
 
     # -- reading -------------------------------------------------------------------------
 
+    def setup(self):
+        super().setup()
+        self.socket_writer = self.wfile
+
+    def finish(self):
+        self.wfile = self.socket_writer
+        super().finish()
+
     def serve_one(self):
+        self.wfile = self.socket_writer
         line = self.rfile.readline(65537)
         if not line:
             return False
@@ -193,7 +212,13 @@ class Handler(socketserver.StreamRequestHandler):
             self.discard_body(request)
             self.send_simple(404, b"not found\n")
             return True
-        return route(self, request) is not False
+        te = (request.header("Transfer-Encoding") or "").lower()
+        self.body_read = te != "chunked" and int(request.header("Content-Length") or 0) == 0
+        keep = route(self, request) is not False
+        # A request body left unread would be taken for the next request line; bytes a route
+        # writes after a HEAD response's head are dropped below. Either would reach the next
+        # request on a reused connection as a response without a status line (HTTP/0.9).
+        return keep and self.body_read
 
     def body_chunks(self, request):
         """Yields the request body in pieces, for Content-Length or chunked bodies."""
@@ -203,6 +228,7 @@ class Handler(socketserver.StreamRequestHandler):
                 if size == 0:
                     while self.rfile.readline() not in (b"\r\n", b"\n", b""):
                         pass
+                    self.body_read = True
                     return
                 remaining = size
                 while remaining:
@@ -220,6 +246,7 @@ class Handler(socketserver.StreamRequestHandler):
                     raise ConnectionError("body ended early")
                 remaining -= len(piece)
                 yield piece
+            self.body_read = True
 
     def discard_body(self, request):
         for _ in self.body_chunks(request):
@@ -242,6 +269,9 @@ class Handler(socketserver.StreamRequestHandler):
         if close:
             lines.append("Connection: close")
         self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        if getattr(self, "method", "") == "HEAD":  # a response to HEAD ends with its head
+            self.wfile.flush()
+            self.wfile = Discard()
 
     def send_simple(self, status, body, headers=(), reason=None, close=False):
         reason = REASONS.get(status, "") if reason is None else reason

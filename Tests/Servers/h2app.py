@@ -105,7 +105,9 @@ def main():
     config.certfile, config.keyfile = certfile, keyfile
     config.alpn_protocols = ["h2", "http/1.1"]
     config.h2_max_concurrent_streams = 256  # hypercorn's default is 100
-    config.keep_alive_timeout = 60
+    # Idle connections stay open for the whole test run: one closed by the server just as a
+    # test's twenty requests reuse it sent them out on a connection each (and lost one).
+    config.keep_alive_timeout = 3600
     config.keep_alive_max_requests = 10000
     config.backlog = 1024
     config.accesslog = "-"
