@@ -172,11 +172,12 @@ package enum CacheRules {
         return result
     }
 
-    /// Whether a 304 is about `stored` (section 4.3.4): the same strong entity tag, else the same
-    /// `Last-Modified`, else (neither in the 304) any stored response of the key.
+    /// Whether a 304 is about `stored` (section 4.3.4): the same entity tag (strong, or weak:
+    /// then the most recent of the matching responses, which the caller checks first), else
+    /// the same `Last-Modified`, else (neither in the 304) any stored response of the key.
     static func notModified(_ notModified: Fields, matches stored: Stored) -> Bool {
         if let tag = HeaderFieldNames.first("ETag", in: notModified) {
-            return !tag.hasPrefix("W/") && HeaderFieldNames.first("ETag", in: stored.fields) == tag
+            return HeaderFieldNames.first("ETag", in: stored.fields) == tag
         }
         if let modified = HeaderFieldNames.first("Last-Modified", in: notModified) {
             return HeaderFieldNames.first("Last-Modified", in: stored.fields) == modified

@@ -23,22 +23,27 @@ package final class CacheStore: @unchecked Sendable {
         package var varyNames: [String]
         package var varyValues: [String?]
         package var stored: CacheRules.Stored
+        /// The status line's reason phrase and protocol (`HTTP/1.1`, `HTTP/2`), as received.
+        package var reason: String
+        package var httpVersion: String?
+        /// The body is kept decoded although the head names a content coding (`Content-Encoding`).
+        package var decoded: Bool
         package var bodyName: String
         package var bodySize: Int64
 
         /// An entry to store (``CacheStore/store(_:body:now:)`` sets its id and body).
-        package init(key: String, varyNames: [String] = [], varyValues: [String?] = [], stored: CacheRules.Stored) {
-            self.init(id: 0, key: key, varyNames: varyNames, varyValues: varyValues, stored: stored, bodyName: "", bodySize: 0)
-        }
-
-        init(id: Int64, key: String, varyNames: [String], varyValues: [String?], stored: CacheRules.Stored, bodyName: String, bodySize: Int64) {
-            self.id = id
+        package init(key: String, varyNames: [String] = [], varyValues: [String?] = [], stored: CacheRules.Stored,
+                     reason: String = "", httpVersion: String? = nil, decoded: Bool = false) {
+            self.id = 0
             self.key = key
             self.varyNames = varyNames
             self.varyValues = varyValues
             self.stored = stored
-            self.bodyName = bodyName
-            self.bodySize = bodySize
+            self.reason = reason
+            self.httpVersion = httpVersion
+            self.decoded = decoded
+            self.bodyName = ""
+            self.bodySize = 0
         }
     }
 
@@ -56,8 +61,18 @@ package final class CacheStore: @unchecked Sendable {
     package let folder: String
     package let maxBytes: Int64
     private let database: OpaquePointer
-    /// One connection for the process: its statements are used one at a time.
+    /// One connection for the process: its statements are used one at a time, under this
+    /// lock, which also guards `statements` and `pendingTouches`.
     private let lock = Locked(())
+    /// Statements prepared once, by their text.
+    private var statements: [String: OpaquePointer] = [:]
+    /// Entries used since the last write, and when: written with the next one (an entry read
+    /// often is not a write each time), which evicts by them.
+    private var pendingTouches: [Int64: Double] = [:]
+
+    /// The layout of the index this code reads and writes (`PRAGMA user_version`): an index
+    /// of another layout is replaced, its bodies removed as leftovers.
+    static let schemaVersion = 2
 
     /// Opens (or makes) the store in `folder`, and removes what a crashed writer left.
     package init(folder: String, maxBytes: Int64) throws(Failure) {
@@ -83,27 +98,36 @@ package final class CacheStore: @unchecked Sendable {
         }
         database = handle
         sqlite3_busy_timeout(handle, 10_000)
-        for statement in [
-            "PRAGMA journal_mode=WAL",
-            "PRAGMA synchronous=NORMAL",
+        let setUp = executeWaiting("PRAGMA journal_mode=WAL") && executeWaiting("PRAGMA synchronous=NORMAL")
+            && executeWaiting("BEGIN IMMEDIATE")
+        // An index of another layout is dropped (its bodies are then leftovers).
+        let version = setUp ? query("PRAGMA user_version", []) { Int($0.int(0)) }.first : nil
+        let ready = setUp && (version == Self.schemaVersion || [
+            "DROP TABLE IF EXISTS entries",
             """
-            CREATE TABLE IF NOT EXISTS entries (id INTEGER PRIMARY KEY, key TEXT NOT NULL, vary_names TEXT NOT NULL,
-              vary_values TEXT NOT NULL, status INTEGER NOT NULL, fields TEXT NOT NULL, request_time REAL NOT NULL,
-              response_time REAL NOT NULL, body_name TEXT NOT NULL, body_size INTEGER NOT NULL, last_used REAL NOT NULL)
+            CREATE TABLE entries (id INTEGER PRIMARY KEY, key TEXT NOT NULL, vary_names TEXT NOT NULL,
+              vary_values TEXT NOT NULL, status INTEGER NOT NULL, reason TEXT NOT NULL, http_version TEXT NOT NULL,
+              fields TEXT NOT NULL, decoded INTEGER NOT NULL, request_time REAL NOT NULL, response_time REAL NOT NULL,
+              body_name TEXT NOT NULL, body_size INTEGER NOT NULL, last_used REAL NOT NULL)
             """,
-            "CREATE INDEX IF NOT EXISTS entries_key ON entries (key)",
-            "CREATE INDEX IF NOT EXISTS entries_last_used ON entries (last_used)",
-        ] {
-            guard executeWaiting(statement) else {
-                let text = String(cString: sqlite3_errmsg(handle))
-                sqlite3_close(handle)
-                throw Failure(description: "cannot set up the cache index \(indexPath): \(text)")
-            }
+            "CREATE INDEX entries_key ON entries (key)",
+            "CREATE INDEX entries_last_used ON entries (last_used)",
+            "PRAGMA user_version = \(Self.schemaVersion)",
+        ].allSatisfy(execute)) && execute("COMMIT")
+        guard ready else {
+            let text = String(cString: sqlite3_errmsg(handle))
+            finalizeStatements()
+            sqlite3_close(handle)
+            throw Failure(description: "cannot set up the cache index \(indexPath): \(text)")
         }
         removeLeftovers()
     }
 
     deinit {
+        lock.withLock { _ in
+            writePendingTouches()
+            finalizeStatements()
+        }
         sqlite3_close(database)
     }
 
@@ -112,13 +136,17 @@ package final class CacheStore: @unchecked Sendable {
     /// The entries stored for `key`, every `Vary` variant, newest first.
     package func entries(for key: String) -> [Entry] {
         lock.withLock { _ in
-            query("SELECT id, key, vary_names, vary_values, status, fields, request_time, response_time, body_name, body_size "
-                  + "FROM entries WHERE key = ? ORDER BY response_time DESC, id DESC", [.text(key)]) { row in
-                Entry(id: row.int(0), key: row.text(1), varyNames: Self.decodeNames(row.text(2)),
-                      varyValues: Self.decodeValues(row.text(3)),
-                      stored: CacheRules.Stored(status: Int(row.int(4)), fields: Self.decodeFields(row.text(5)),
-                                                requestTime: row.double(6), responseTime: row.double(7)),
-                      bodyName: row.text(8), bodySize: row.int(9))
+            query("SELECT id, key, vary_names, vary_values, status, reason, http_version, fields, decoded, request_time, "
+                  + "response_time, body_name, body_size FROM entries WHERE key = ? ORDER BY response_time DESC, id DESC",
+                  [.text(key)]) { row in
+                var entry = Entry(key: row.text(1), varyNames: Self.decodeNames(row.text(2)), varyValues: Self.decodeValues(row.text(3)),
+                                  stored: CacheRules.Stored(status: Int(row.int(4)), fields: Self.decodeFields(row.text(7)),
+                                                            requestTime: row.double(9), responseTime: row.double(10)),
+                                  reason: row.text(5), httpVersion: row.text(6).isEmpty ? nil : row.text(6), decoded: row.int(8) != 0)
+                entry.id = row.int(0)
+                entry.bodyName = row.text(11)
+                entry.bodySize = row.int(12)
+                return entry
             }
         }
     }
@@ -128,12 +156,35 @@ package final class CacheStore: @unchecked Sendable {
         entries(for: key).first { $0.varyValues == CacheKeys.varyValues($0.varyNames, in: requestFields) }
     }
 
+    /// An entry's body opened for reading, or -1 when it is gone (another process evicted or
+    /// replaced it) or not the size stored. An open body stays readable when removed.
+    package func openBody(_ entry: Entry) -> Int32 {
+        let descriptor = open(bodyPath(entry), O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return -1 }
+        var size = stat()
+        guard fstat(descriptor, &size) == 0, Int64(size.st_size) == entry.bodySize else {
+            close(descriptor)
+            return -1
+        }
+        return descriptor
+    }
+
     /// The path of an entry's body file.
     package func bodyPath(_ entry: Entry) -> String { folder + "/bodies/" + entry.bodyName }
 
     /// Marks an entry used at `now`: the least recently used go first when space is needed.
+    /// Written with the next store (or when the store closes), not at once.
     package func touch(_ entry: Entry, now: Double) {
-        lock.withLock { _ in _ = run("UPDATE entries SET last_used = ? WHERE id = ?", [.real(now), .int(entry.id)]) }
+        lock.withLock { _ in pendingTouches[entry.id] = now }
+    }
+
+    /// Writes the touches kept since the last write. Under `lock`.
+    private func writePendingTouches() {
+        guard !pendingTouches.isEmpty else { return }
+        for (id, time) in pendingTouches {
+            _ = run("UPDATE entries SET last_used = max(last_used, ?) WHERE id = ?", [.real(time), .int(id)])
+        }
+        pendingTouches.removeAll()
     }
 
     // MARK: Writing
@@ -188,11 +239,14 @@ package final class CacheStore: @unchecked Sendable {
                 return .failure(failure)
             }
             for (id, _) in replaced { _ = run("DELETE FROM entries WHERE id = ?", [.int(id)]) }
+            writePendingTouches()
             let inserted = run("""
-                INSERT INTO entries (key, vary_names, vary_values, status, fields, request_time, response_time, body_name, body_size, last_used)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO entries (key, vary_names, vary_values, status, reason, http_version, fields, decoded, request_time,
+                  response_time, body_name, body_size, last_used)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [.text(entry.key), .text(Self.encodeNames(entry.varyNames)), .text(Self.encodeValues(entry.varyValues)),
-                      .int(Int64(entry.stored.status)), .text(Self.encodeFields(entry.stored.fields)), .real(entry.stored.requestTime),
+                      .int(Int64(entry.stored.status)), .text(entry.reason), .text(entry.httpVersion ?? ""),
+                      .text(Self.encodeFields(entry.stored.fields)), .int(entry.decoded ? 1 : 0), .real(entry.stored.requestTime),
                       .real(entry.stored.responseTime), .text(body.name), .int(stored.bodySize), .real(now)])
             guard inserted, execute("COMMIT") else {
                 let failure = lastFailure("store an entry")
@@ -345,11 +399,19 @@ package final class CacheStore: @unchecked Sendable {
         } ?? []
     }
 
-    /// `sql` prepared with `values` bound; nil when it does not prepare.
+    /// `sql` prepared (once, then kept) with `values` bound; nil when it does not prepare.
     private func withStatement<Result>(_ sql: String, _ values: [Value], _ body: (OpaquePointer) -> Result) -> Result? {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(database, sql, -1, &statement, nil) == SQLITE_OK, let statement else { return nil }
-        defer { sqlite3_finalize(statement) }
+        var prepared = statements[sql]
+        if prepared == nil {
+            guard sqlite3_prepare_v3(database, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil) == SQLITE_OK,
+                  let made = prepared else { return nil }
+            statements[sql] = made
+        }
+        let statement = prepared!
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)
             switch value {
@@ -359,6 +421,11 @@ package final class CacheStore: @unchecked Sendable {
             }
         }
         return body(statement)
+    }
+
+    private func finalizeStatements() {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        statements.removeAll()
     }
 
     private func lastFailure(_ doing: String) -> Failure {

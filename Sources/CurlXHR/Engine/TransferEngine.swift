@@ -63,7 +63,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
     @exclusivity(unchecked) private var handedOverResults = false
     /// The bits of the synchronous sends whose transfers this round completed: woken together
     /// when it ends (``Wakeups``).
-    @exclusivity(unchecked) private var completedSendBits: UInt32 = 0
+    @exclusivity(unchecked) var completedSendBits: UInt32 = 0
     /// An easy handle attached to the share handle, for work on the shared cookie jar.
     private let cookieHandle: UnsafeMutableRawPointer
     /// The credential cache GSS-API was last pointed at on this thread ("" for the default).
@@ -77,6 +77,9 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
     @exclusivity(unchecked) var phaseWatch = PhaseWatch()
     /// Transfers waiting to be tried again.
     @exclusivity(unchecked) var retryWaits = RetryWaits()
+    /// Transfers the cache answers, played to their owners a part each round
+    /// (TransferEngine+Replays).
+    @exclusivity(unchecked) var replays: [Transfer] = []
     /// Profiles of recent transfers, newest last (see `profile(for:_:)`).
     @exclusivity(unchecked) private var recentProfiles: [EasyProfile] = []
     private static let maxRecentProfiles = 8
@@ -240,6 +243,8 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
                     if !transfer.isFinished, let handle = transfer.handle {
                         transfer.progress.pausedByConsumer = false
                         curl_easy_pause(handle.easy, cxhr_pause_continue)
+                    } else if !transfer.isFinished {
+                        transfer.progress.pausedByConsumer = false  // a replay goes on next round
                     }
                 case .run(let work): work(cookieHandle)
                 case .close(let transfer, var connections):
@@ -250,6 +255,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
             pending.removeAllKeepingBuffer()
             curl_multi_perform(multi, &running)
             collectFinished()
+            if !replays.isEmpty { playReplays() }
             if !phaseWatch.isEmpty { endExpired() }
             if !retryWaits.isEmpty { startDueRetries() }
             if !pendingCloses.isEmpty {
@@ -282,6 +288,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
                 var wait: Int32 = 1000
                 if !phaseWatch.isEmpty { wait = min(wait, phaseWatch.millisecondsToDeadline() ?? wait) }
                 if !retryWaits.isEmpty { wait = min(wait, retryWaits.millisecondsToNext() ?? wait) }
+                if replays.contains(where: { !$0.progress.pausedByConsumer }) { wait = 0 }
                 curl_multi_poll(multi, nil, 0, wait, nil)
             }
         }
@@ -299,6 +306,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
             return nil
         }
         guard send == transfer.begunSend else { return nil }
+        if endReplay(transfer) { return nil }
         return end(transfer, failure: nil, report: false)
     }
 
@@ -308,6 +316,10 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
             // Aborted before its start came: the synchronous send waiting for it returns.
             transfer.isFinished = true
             completedSendBits |= transfer.complete()
+            return
+        }
+        if transfer.cache?.answersAtOnce == true {
+            beginReplay(transfer)
             return
         }
         let settings = currentSettings()
@@ -473,11 +485,21 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
             // On disk before DONE is reported.
             CookieStore.shared.persist(from: cookieHandle)
         }
+        // The cache keeps a whole response, and answers from the store after its validation's 304.
+        var replaysNext = false
         if report {
             if failure == nil { transfer.flushPendingHead() }
             let record = transfer.record(handle.easy)
             transfer.usedConnection(connection)
-            transfer.withOwner { $0.transferFinished(transfer, failure: failure, fallbackStatus: status, record: record) }
+            transfer.cache?.networkEnded(success: failure == nil)
+            if failure == nil, let exchange = transfer.cache, exchange.answersAtOnce {
+                exchange.record = record
+                replaysNext = true
+            } else {
+                transfer.withOwner { $0.transferFinished(transfer, failure: failure, fallbackStatus: status, record: record) }
+            }
+        } else {
+            transfer.cache?.networkEnded(success: false)
         }
         let heardChallenge = transfer.heardChallenge
         if let mime = transfer.mime.take() {
@@ -493,6 +515,11 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
             handle.profile = nil
         }
         recycle(handle)
+        if replaysNext {
+            transfer.isFinished = false
+            replays.append(transfer)  // with the engine's reference
+            return connection
+        }
         completedSendBits |= transfer.complete()
         Unmanaged.passUnretained(transfer).release()
         return connection

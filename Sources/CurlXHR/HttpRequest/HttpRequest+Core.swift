@@ -31,6 +31,10 @@ extension HttpRequest {
         var receivers = ReportReceivers.none
         var callbackQueue = HttpRequest.defaultCallbackQueue
         var enablePipelining = true
+        /// How the next send uses the process's cache (``HttpRequest/setCachePolicy(_:)``).
+        var cachePolicy = HttpRequest.CachePolicy.default
+        /// The response was answered from the cache (``HttpRequest/isResponseFromCache()``).
+        var responseFromCache = false
         /// Where and in which order the next send waits for its turn (nil: it starts at once).
         var queue: RequestQueue?
         var priority = HttpRequest.Priority.normal
@@ -79,6 +83,7 @@ extension HttpRequest {
             swap(&self.message, &message)
             forgetResponse()
             failure = nil
+            responseFromCache = false
             lastSend = SendRecord()
             received = 0
             sink.discard()

@@ -86,7 +86,7 @@ extension HttpRequest {
             bytesToSend.store(Self.size(of: plan.body, fileSize: fileSize), ordering: .relaxed)
             core.lastError = nil
             var effects = Effects()
-            if !waits { launch(transfer, core: &core, effects: &effects) }
+            if !waits { launch(transfer, core: &core, effects: &effects, here: true) }
             return .success((transfer, effects, waits))
         }
         switch outcome {
@@ -98,7 +98,9 @@ extension HttpRequest {
             // Tests force an abort into the window between the lock and the start command.
             startWindowHook?()
             perform(effects)
-            if effects.start == nil, !waits {
+            if !waits, answersHere(transfer) {
+                answerFromCache(transfer)
+            } else if effects.start == nil, !waits {
                 if transfer.message.isAsync {
                     DispatchQueue.global().async { self.obtainTicketsThenStart(transfer) }
                 } else {
@@ -113,10 +115,32 @@ extension HttpRequest {
     }
 
     /// SENT: the engine starts `transfer` at once, unless Kerberos tickets are to be
-    /// obtained first (``obtainTicketsThenStart(_:)``, by the caller).
-    private func launch(_ transfer: Transfer, core: inout Core, effects: inout Effects) {
-        if transfer.ticketCredentials == nil { effects.transferCommand = .start(transfer) }
+    /// obtained first (``obtainTicketsThenStart(_:)``, by the caller), or the cache answers a
+    /// synchronous send on its own thread (`here`: the sending thread, ``answerFromCache(_:)``).
+    private func launch(_ transfer: Transfer, core: inout Core, effects: inout Effects, here: Bool = false) {
+        if transfer.ticketCredentials == nil, !(here && answersHere(transfer)) { effects.transferCommand = .start(transfer) }
         if core.message.isAsync { core.report(.sent, effects: &effects) }
+    }
+
+    /// A synchronous send the cache answers without the network: on the sending thread, no
+    /// hop to the engine.
+    private func answersHere(_ transfer: Transfer) -> Bool {
+        !transfer.message.isAsync && transfer.cache?.answersAtOnce == true
+    }
+
+    /// Plays the stored response to this request, on the sending thread, then completes the send.
+    private func answerFromCache(_ transfer: Transfer) {
+        guard let exchange = transfer.cache else { return }
+        var failure: TransferFailure?
+        while true {
+            if case .finished(let end) = exchange.replayStep(transfer, budget: .max) {
+                failure = end
+                break
+            }
+        }
+        exchange.replayEnded()
+        transferFinished(transfer, failure: failure, record: exchange.record)
+        Wakeups.wake(transfer.complete())
     }
 
     /// The request's queue gave it the slot numbered `number`: SENT, unless the send that
@@ -174,6 +198,8 @@ struct SendPlan {
     var timeout: Double
     var fileDescriptor: Int32
     var fileSize: Int64
+    /// The cache's part in the send (nil: none).
+    var cache: CacheExchange?
 }
 
 extension HttpRequest.Core {
@@ -209,9 +235,11 @@ extension HttpRequest.Core {
         if let file, file.resumeOffset > 0, switches.range != nil {
             return .failure(HttpRequestError(.invalidArgument, "a range cannot be combined with resuming a response file"))
         }
+        // A resumed response file asks for a range of its own: the cache stays out of it.
+        let cache = file?.resumeOffset ?? 0 > 0 ? nil : HttpCache.exchange(for: message, switches: switches, policy: cachePolicy)
         // A send's own timeout replaces the total of `setTimeouts` for that send.
         return .success(SendPlan(body: body, file: file, timeout: timeout > 0 ? timeout : switches.timeouts.total,
-                                 fileDescriptor: fileDescriptor, fileSize: fileSize))
+                                 fileDescriptor: fileDescriptor, fileSize: fileSize, cache: cache))
     }
 }
 
@@ -224,6 +252,7 @@ extension Transfer {
         if let file = plan.file, file.resumeOffset > 0, let validator = file.validator {
             askForTheRest(from: file.resumeOffset, validator: validator)
         }
+        useCache(plan.cache)
         self.queueSlot = queueSlot
         TransferEngine.transfersInFlight.add(1, ordering: .relaxed)  // until `complete()`
     }

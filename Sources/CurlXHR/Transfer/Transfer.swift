@@ -44,6 +44,8 @@ final class Transfer: @unchecked Sendable {
     /// An open descriptor of the file `sendWithFile` streams, or -1.
     @exclusivity(unchecked) private(set) var fileDescriptor: Int32 = -1
     @exclusivity(unchecked) private(set) var fileSize: Int64 = 0
+    /// The cache's part in the send, or nil (set by `prepare`, dropped by ``complete()``).
+    @exclusivity(unchecked) var cache: CacheExchange?
     /// The slot of a ``RequestQueue`` the send holds or waits for, given back by ``complete()``.
     @exclusivity(unchecked) var queueSlot: QueueSlot?
     /// The engine is done with the transfer, whatever the reason: a synchronous send waits
@@ -162,6 +164,13 @@ final class Transfer: @unchecked Sendable {
         switches.contentDecoding = false
     }
 
+    /// Gives the send just prepared its part in the cache: a validation sends the cache's
+    /// conditions.
+    func useCache(_ exchange: CacheExchange?) {
+        cache = exchange
+        for condition in exchange?.conditions ?? [] { message.setHeader(condition.name, value: condition.value) }
+    }
+
     /// The engine takes up the send ``prepare(message:body:switches:timeout:pipelining:fileDescriptor:fileSize:)``
     /// readied (its start command, which a lock orders after it). Engine thread.
     func beginSend() {
@@ -190,9 +199,11 @@ final class Transfer: @unchecked Sendable {
         closeFile()
         let owner = ownerInFlight.take()  // released after the flag is set
         let slot = queueSlot.take()
+        let exchange = cache.take()  // released after the flag is set (it may remove a body file)
         TransferEngine.transfersInFlight.subtract(1, ordering: .relaxed)
         isComplete.store(true, ordering: .releasing)
         _ = consume owner
+        _ = consume exchange
         slot?.giveBack()  // the next waiting request of the queue starts
         return bit
     }
@@ -238,7 +249,7 @@ final class Transfer: @unchecked Sendable {
             } else {
                 progress.pendingHead = nil
                 progress.headReported = true
-                withOwner { $0.transferReceivedHead(self, head) }
+                reportFinalHead(head)
             }
         }
     }
@@ -249,7 +260,15 @@ final class Transfer: @unchecked Sendable {
         flushPendingHead()
         let disposition = withOwner { $0.transferReceivedBody(self, bytes) }
         progress.pausedByConsumer = disposition == .paused
+        if disposition == .accepted, let cache { cache.bodyTaken(bytes) }
         return disposition
+    }
+
+    /// Hands the final head to the owner, unless the cache takes it (a 304 to its own
+    /// validation: the stored response answers when the transfer ends).
+    private func reportFinalHead(_ head: RecordedHead) {
+        if let cache, !cache.headArrived(head, afterRedirect: progress.redirectCount > 0, afterChallenge: heardChallenge) { return }
+        withOwner { $0.transferReceivedHead(self, head) }
     }
 
     /// Reports a head held back as possibly intermediate: it turned out to be the final one.
@@ -257,7 +276,7 @@ final class Transfer: @unchecked Sendable {
         if let head = progress.pendingHead {
             progress.pendingHead = nil
             progress.headReported = true
-            head.withRecorded { recorded in withOwner { $0.transferReceivedHead(self, recorded) } }
+            head.withRecorded { recorded in reportFinalHead(recorded) }
         }
     }
 }

@@ -1,0 +1,84 @@
+import Synchronization
+
+/// The process's cache: a ``CacheStore`` in the folder `HttpRequest.setCacheFolder` named,
+/// used by every request whose ``HttpRequest/CachePolicy`` is not empty. Off (nil) until a
+/// folder is set; a request then pays one atomic load for it.
+final class HttpCache: Sendable {
+    let store: CacheStore
+
+    private init(store: CacheStore) { self.store = store }
+
+    private static let isOn = Atomic<Bool>(false)
+    private static let current = Locked<HttpCache?>(nil)
+    /// The URLs (primary keys) the cache takes part in, nil for all: a test process whose
+    /// other tests must not meet the cache narrows it to the URLs of the cache's tests.
+    static let scope = Locked<(@Sendable (String) -> Bool)?>(nil)
+    /// Why the last `use(folder:maxBytes:)` refused, for ``HttpRequest/cacheFolderError``.
+    static let lastError = Locked<String?>(nil)
+
+    /// The cache requests use, or nil when none is set.
+    static var shared: HttpCache? {
+        guard isOn.load(ordering: .acquiring) else { return nil }
+        return current.withLock { $0 }
+    }
+
+    /// Opens the cache in `folder` (made if missing) for the process, replacing the one in
+    /// use; nil turns caching off. The reason it cannot, or nil.
+    static func use(folder: String?, maxBytes: Int64) -> String? {
+        let problem: String?
+        if let folder {
+            if folder.isEmpty || folder.utf8.contains(0) {
+                problem = "the cache folder must be a path"
+            } else if maxBytes < 1 {
+                problem = "the cache's size limit must be at least 1 byte (\(maxBytes))"
+            } else {
+                do throws(CacheStore.Failure) {
+                    let opened = HttpCache(store: try CacheStore(folder: folder, maxBytes: maxBytes))
+                    current.withLock { $0 = opened }
+                    isOn.store(true, ordering: .releasing)
+                    problem = nil
+                } catch {
+                    problem = error.description
+                }
+            }
+        } else {
+            isOn.store(false, ordering: .releasing)
+            current.withLock { $0 = nil }
+            problem = nil
+        }
+        lastError.withLock { $0 = problem }
+        return problem
+    }
+
+    /// Seconds since 1970, the cache's clock.
+    static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    /// The exchange of a send of `message` under `policy`, or nil when the cache takes no
+    /// part in it (no cache, an empty policy, a scheme other than http and https).
+    static func exchange(for message: RequestMessage, switches: TransferSwitches, policy: HttpRequest.CachePolicy) -> CacheExchange? {
+        guard !policy.isEmpty, let cache = shared, let key = CacheKeys.primary(message.url) else { return nil }
+        if let scope = scope.withLock({ $0 }), !scope(key) { return nil }
+        var fields = message.headers.map { (name: $0.name, value: $0.value) }
+        // Credentials libcurl adds count as an Authorization field (RFC 9111, 3.5); so does an
+        // authentication round (``CacheExchange/headArrived(_:afterRedirect:afterChallenge:)``).
+        if message.credentials != nil || message.urlHasUser, HeaderFieldNames.first("Authorization", in: fields) == nil {
+            fields.append((name: "Authorization", value: ""))
+        }
+        let request = CacheDecision.Request(method: message.method, url: key, fields: fields, policy: policy,
+                                            range: switches.range != nil || HeaderFieldNames.first("Range", in: fields) != nil,
+                                            decodes: switches.contentDecoding)
+        let now = now()
+        let candidates = request.reads && !request.range ? cache.store.entries(for: key) : []
+        let plan = CacheDecision.plan(request, candidates: candidates, now: now)
+        if case .forward(false, .none) = plan, CacheRules.safeMethods.contains(request.method) { return nil }
+        return CacheExchange(cache: cache, request: request, key: key, plan: plan, requestTime: now)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
