@@ -48,7 +48,9 @@ Besides the fault routes:
       last_modified=offset:S|raw:T from when the version appeared (so it holds still within a
       version); etag=TAG, at version V > 0 with -vV before its closing quote unless etag_fixed=1;
       version=V serves V instead of the key's version counter (0 at first), bump=1 adds one to the
-      counter first; delay_ms=N; tag=ANY is ignored (tells URLs apart). With a 2xx status, a GET or
+      counter first; delay_ms=N; tag=ANY is ignored (tells URLs apart); te=CODINGS sends
+      Transfer-Encoding: CODINGS instead of Content-Length, the body in chunked framing when the
+      last coding is chunked, else as it is until the connection closes. With a 2xx status, a GET or
       HEAD whose If-None-Match is * or lists the ETag (weak comparison), or that has none and an
       If-Modified-Since at or after Last-Modified, gets 304: the same fields but Content-Type, and
       no body or Content-Length; no304=1 turns that off. HEAD: the GET's fields and Content-Length.
@@ -941,7 +943,7 @@ def bearer(handler, request):
 
 TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 CACHE_PARAMS = {"key", "status", "body", "type", "h", "h304", "date", "expires", "last_modified", "etag",
-                "etag_fixed", "version", "bump", "no304", "delay_ms", "size", "echo", "tag"}
+                "etag_fixed", "version", "bump", "no304", "delay_ms", "size", "echo", "tag", "te"}
 
 
 def cache_query(request):
@@ -1090,8 +1092,17 @@ def cache(handler, request):
         return
     time.sleep(wait)
     reason = http.client.responses.get(status, "Unknown")
+    codings = params.get("te", [None])[0]
     if status in (204, 304):  # no body and no Content-Length
         handler.send_head(status, reason, headers)
+    elif codings is not None:  # the body as it is, under codings it names: chunked, or until the close
+        chunked = codings.replace(" ", "").lower().endswith("chunked")
+        handler.send_head(status, reason, headers + [("Transfer-Encoding", codings)], close=not chunked)
+        piece = body if body is not None else pattern(0, length)
+        if request.method != "HEAD":
+            handler.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(piece), piece) if chunked else piece)
+        handler.wfile.flush()
+        return chunked
     else:
         handler.send_head(status, reason, headers, length)
         if request.method != "HEAD" and body is not None:

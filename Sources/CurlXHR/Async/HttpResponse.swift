@@ -33,6 +33,9 @@ public struct HttpResponse: Sendable {
     public var headers: [(name: String, value: String)] { head.fields }
     /// The body, as it arrives.
     public let body: Body
+    /// The response came from the process's cache (``HttpRequest/setCacheFolder(_:maxBytes:)``),
+    /// also when the server confirmed it with a 304 to the cache's validation.
+    public let isFromCache: Bool
 
     /// The value of a header field, matched case-insensitively; repeated fields are joined
     /// with ", " (as ``HttpRequest/getResponseHeader(_:)``).
@@ -41,8 +44,9 @@ public struct HttpResponse: Sendable {
     /// The body length the head announces (`Content-Length`), nil when it announces none.
     public var expectedContentLength: Int? { head.announcedLength }
 
-    init(head: ResponseHead, stream: ResponseStream) {
+    init(head: ResponseHead, fromCache: Bool, stream: ResponseStream) {
         self.head = head
+        isFromCache = fromCache
         body = Body(BodyReader(stream))
     }
 }

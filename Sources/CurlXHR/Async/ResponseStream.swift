@@ -18,6 +18,8 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
     private struct State {
         var decisions: BodyStreamState<HeadWaiter, BodyWaiter>
         var head: ResponseHead?
+        /// The head came from the cache (``HttpResponse/isFromCache``).
+        var fromCache = false
         /// Where a response file takes the body (``HttpRequest/setResponseFile(_:resume:)``).
         var file: FileSink?
         /// The queue slot the send waits for (nil: it runs, or never waited).
@@ -89,12 +91,12 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         if launches { launch() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (waiter: HeadWaiter) in
-                let taken = state.withLock { state in (state.decisions.awaitHead(waiter), state.head) }
+                let taken = state.withLock { state in (state.decisions.awaitHead(waiter), state.head, state.fromCache) }
                 switch taken {
-                case (.wait, _): break
-                case (.head, let head?): waiter.resume(returning: HttpResponse(head: head, stream: self))
-                case (.head, nil): waiter.resume(throwing: HttpRequestError(TransferFailure(kind: .other, text: "no response head")))
-                case (.end(let end), _): waiter.resume(throwing: Self.error(end))
+                case (.wait, _, _): break
+                case (.head, let head?, let fromCache): waiter.resume(returning: HttpResponse(head: head, fromCache: fromCache, stream: self))
+                case (.head, nil, _): waiter.resume(throwing: HttpRequestError(TransferFailure(kind: .other, text: "no response head")))
+                case (.end(let end), _, _): waiter.resume(throwing: Self.error(end))
                 }
             }
         } onCancel: {
@@ -218,11 +220,11 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
 
     /// Resumes the parked waiters that can go on.
     func wakeWaiters() {
-        let (woken, head) = state.withLock { state in (state.decisions.wake(), state.head) }
+        let (woken, head, fromCache) = state.withLock { state in (state.decisions.wake(), state.head, state.fromCache) }
         if let (waiter, take) = woken.head {
             switch take {
             case .head:
-                if let head { waiter.resume(returning: HttpResponse(head: head, stream: self)) }
+                if let head { waiter.resume(returning: HttpResponse(head: head, fromCache: fromCache, stream: self)) }
                 else { waiter.resume(throwing: HttpRequestError(TransferFailure(kind: .other, text: "no response head"))) }
             case .end(let end): waiter.resume(throwing: Self.error(end))
             case .wait: break
@@ -245,6 +247,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
     func transferReceivedHead(_ transfer: Transfer, _ head: RecordedHead) {
         let wakes = state.withLock { state in
             state.head = ResponseHead(head)
+            state.fromCache = transfer.cache?.answersAtOnce == true
             state.file?.begin(head, decoding: state.contentDecoding)
             return state.decisions.headArrives()
         }

@@ -69,9 +69,9 @@ final class CacheExchange: @unchecked Sendable {
 
     /// A final head arrived (`afterRedirect`: at the end of redirects, so not the response of
     /// the key's URL; `afterChallenge`: after an authentication round, so to a request with
-    /// credentials): whether it goes to the owner (`false`: a 304 the cache takes, the stored
+    /// credentials; `decoded`: libcurl decodes its content coding): whether it goes to the owner (`false`: a 304 the cache takes, the stored
     /// response answers when the transfer ends).
-    func headArrived(_ head: RecordedHead, afterRedirect: Bool, afterChallenge: Bool) -> Bool {
+    func headArrived(_ head: RecordedHead, afterRedirect: Bool, afterChallenge: Bool, decoded: Bool) -> Bool {
         let fields = ResponseHead(head).fields
         finalStatus = head.status
         finalFields = fields
@@ -95,7 +95,7 @@ final class CacheExchange: @unchecked Sendable {
             let entry = CacheStore.Entry(key: key, varyNames: names, varyValues: CacheKeys.varyValues(names, in: request.fields),
                                          stored: CacheRules.Stored(status: head.status, fields: fields, requestTime: requestTime, responseTime: now),
                                          reason: head.reason, httpVersion: head.httpVersion,
-                                         decoded: request.decodes && ResponseHead.isEncoded(HeaderFieldNames.value("Content-Encoding", in: fields)))
+                                         decoded: decoded && ResponseHead.isEncoded(HeaderFieldNames.value("Content-Encoding", in: fields)))
             filling = (entry, body)
             return true
         }

@@ -91,6 +91,9 @@ extension EasyProfile.Fields {
         // "": every encoding this libcurl decodes (gzip, deflate, br, zstd here), asked for
         // and decoded; without it libcurl decodes nothing, so the body comes as sent.
         if switches.contentDecoding { options.set(CURLOPT_ACCEPT_ENCODING, "") }
+        // Off, libcurl passes the body as it comes: also under a transfer coding it does not
+        // know (which it would refuse), chunked still undone (``TransferCodings``).
+        if !switches.contentDecoding { options.set(CURLOPT_HTTP_CONTENT_DECODING, 0) }
         options.set(CURLOPT_SSL_VERIFYPEER, switches.verifyPeer ? 1 : 0)
         options.set(CURLOPT_SSL_VERIFYHOST, switches.verifyHost ? 2 : 0)
         if let caFile {

@@ -97,6 +97,11 @@ final class Transfer: @unchecked Sendable {
         var sawChallenge = false
         /// The last head is a redirect the transfer follows: its body is dropped.
         var followsRedirect = false
+        /// The last head names a transfer coding libcurl does not know, which it would refuse:
+        /// the request goes again at once with libcurl's decoding off (``TransferCodings``).
+        var retriesUndecoded = false
+        /// This send's handle passes bodies as they come (that retry was made).
+        var undecoded = false
         /// Redirects followed so far.
         var redirectCount = 0
         /// Where the redirects led, and the method and body the request has there (nil: as
@@ -238,7 +243,12 @@ final class Transfer: @unchecked Sendable {
             progress.httpVersion = head.httpVersion
             if head.status == 401 || head.status == 407 { progress.sawChallenge = true }
             progress.followsRedirect = switches.followLocation && RedirectStep.isRedirect(head.status) && head.hasField("Location")
-            if !progress.followsRedirect, switches.retries.count > 0, RetryPolicy.mayRetry(status: head.status),
+            if switches.contentDecoding, !progress.undecoded, RetryPolicy.isIdempotent(sentMethod),
+               let codings = head.fieldValue("Transfer-Encoding"), TransferCodings.hasUnknown(codings) {
+                progress.retriesUndecoded = true
+                progress.followsRedirect = false
+                progress.pendingHead = nil
+            } else if !progress.followsRedirect, switches.retries.count > 0, RetryPolicy.mayRetry(status: head.status),
                let delay = retryDelay(forStatus: head) {
                 // Tried again after the delay: neither this head nor its body is reported.
                 progress.retryDelay = delay
@@ -256,7 +266,7 @@ final class Transfer: @unchecked Sendable {
 
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
         // The body of a redirect followed or of an answer to be retried: dropped.
-        if progress.followsRedirect || progress.retryDelay != nil { return .accepted }
+        if progress.followsRedirect || progress.retryDelay != nil || progress.retriesUndecoded { return .accepted }
         flushPendingHead()
         let disposition = withOwner { $0.transferReceivedBody(self, bytes) }
         progress.pausedByConsumer = disposition == .paused
@@ -267,7 +277,8 @@ final class Transfer: @unchecked Sendable {
     /// Hands the final head to the owner, unless the cache takes it (a 304 to its own
     /// validation: the stored response answers when the transfer ends).
     private func reportFinalHead(_ head: RecordedHead) {
-        if let cache, !cache.headArrived(head, afterRedirect: progress.redirectCount > 0, afterChallenge: heardChallenge) { return }
+        if let cache, !cache.headArrived(head, afterRedirect: progress.redirectCount > 0, afterChallenge: heardChallenge,
+                                         decoded: switches.contentDecoding && !progress.undecoded) { return }
         withOwner { $0.transferReceivedHead(self, head) }
     }
 
