@@ -58,6 +58,10 @@ public struct HttpClient: Sendable {
     /// just before it is sent: set timeouts, a proxy, a CA file, retries, verification
     /// switches, a queue…
     public var configure: (@Sendable (HttpRequest) -> Void)?
+    /// How calls use the process's HTTP cache (`HttpRequest.setCacheFolder(_:maxBytes:)`):
+    /// `.default` stores and reuses what RFC 9111 allows; `[.readForced]` answers only from the
+    /// cache (offline: a call with nothing stored fails with ``HttpClientError/transfer(_:)``).
+    public var cachePolicy: HttpRequest.CachePolicy = .default
     /// The largest response body a call accepts, in bytes (default 64 MiB); a larger one fails
     /// the call with ``HttpClientError/transfer(_:)`` (code `.tooLarge`).
     public var maxResponseSize: Int = 64 << 20

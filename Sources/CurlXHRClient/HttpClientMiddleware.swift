@@ -113,12 +113,15 @@ public struct HttpClientResponse: Sendable {
     public var headers: [(name: String, value: String)]
     /// The body, decoded when it came compressed.
     public var body: Data
+    /// The response came from the process's HTTP cache (``HttpClient/cachePolicy``).
+    public var isFromCache: Bool
 
     /// A response; middlewares may make one without a transfer (from a cache, say).
-    public init(status: Int, headers: [(name: String, value: String)] = [], body: Data = Data()) {
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: Data = Data(), isFromCache: Bool = false) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.isFromCache = isFromCache
     }
 
     /// The value of the header `name` (matched case-insensitively), repeated fields joined
