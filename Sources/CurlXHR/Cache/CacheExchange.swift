@@ -93,7 +93,8 @@ final class CacheExchange: @unchecked Sendable {
             guard store, !afterRedirect, let body = try? cache.store.beginBody() else { return true }
             let names = CacheKeys.varyNames(fields)
             let entry = CacheStore.Entry(key: key, varyNames: names, varyValues: CacheKeys.varyValues(names, in: request.fields),
-                                         stored: CacheRules.Stored(status: head.status, fields: fields, requestTime: requestTime, responseTime: now),
+                                         stored: CacheRules.Stored(status: head.status, fields: CacheRules.storedFields(fields),
+                                                                   requestTime: requestTime, responseTime: now),
                                          reason: head.reason, httpVersion: head.httpVersion,
                                          decoded: decoded && ResponseHead.isEncoded(HeaderFieldNames.value("Content-Encoding", in: fields)))
             filling = (entry, body)

@@ -61,6 +61,21 @@ package enum CacheRules {
             || response.has("no-cache")
     }
 
+    /// Fields never stored (section 3.1): hop-by-hop ones (RFC 9110, 7.6.1), those the
+    /// response's `Connection` names, and those of the proxy the request went through.
+    static let notStored: Set<String> = ["connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade",
+                                         "proxy-authenticate", "proxy-authentication-info"]
+
+    /// `fields` as a stored response keeps them.
+    static func storedFields(_ fields: Fields) -> Fields {
+        let connectionListed = Set((HeaderFieldNames.value("Connection", in: fields) ?? "")
+            .split(separator: ",").map { HeaderFieldNames.trimmed($0).lowercased() })
+        return fields.filter {
+            let name = $0.name.lowercased()
+            return !notStored.contains(name) && !connectionListed.contains(name)
+        }
+    }
+
     // MARK: Freshness (section 4.2)
 
     /// The freshness lifetime of `stored` in seconds, and whether it is a heuristic one.

@@ -147,6 +147,13 @@ import Testing
         #expect(after.requestTime == Self.t0 + 50 && after.responseTime == Self.t0 + 51)
     }
 
+    @Test func hopByHopAndConnectionListedFieldsAreNotStored() {
+        let kept = CacheRules.storedFields([("Connection", "close, X-Hop"), ("X-Hop", "1"), ("Keep-Alive", "timeout=5"),
+                                            ("Transfer-Encoding", "chunked"), ("Proxy-Authenticate", "Basic"), ("ETag", "\"a\""),
+                                            ("X-Kept", "2")])
+        #expect(kept.map(\.name) == ["ETag", "X-Kept"])
+    }
+
     @Test func a304IsMatchedToAStoredResponseByItsTagThenItsDate() {
         let tagged = stored([("ETag", "\"v1\""), ("Last-Modified", Self.dateMinus10Days)])
         #expect(CacheRules.notModified([("ETag", "\"v1\"")], matches: tagged))
