@@ -27,6 +27,19 @@
 //                                       stores N entries PREFIX-0… (each body its key
 //                                       repeated) in the cache folder, for tests of processes
 //                                       sharing one; reports how many were stored
+//   curlxhr-probe cache-get FOLDER URL [POLICY [URL…]]
+//                                       HttpRequest.setCacheFolder(FOLDER), then one
+//                                       synchronous GET of each URL under POLICY ("default",
+//                                       or "offline": [.readForced]); for each: status, status
+//                                       text, fromCache, body length, SHA-256 and whether it is
+//                                       the pattern (several URLs: under "results"). A folder
+//                                       that does not open is reported as "cacheError", the
+//                                       GETs still made without the cache, and the exit is 1
+//   curlxhr-probe cache-check FOLDER    opens a CacheStore on FOLDER (which removes what
+//                                       crashed writers left), then reports its rows (key,
+//                                       body name and size, read from index.sqlite), the index's
+//                                       integrity check, the files in bodies/ and their sizes,
+//                                       and the .part files left
 //   curlxhr-probe connection-limits URL TOTAL PER-HOST N CAFILE
 //                                       HttpRequest.setConnectionLimits(total:perHost:), then
 //                                       N asynchronous HTTP/1.1 GETs of URL at once; prints
@@ -38,6 +51,7 @@
 //   curlxhr-probe exit-in-flight URL N  starts N asynchronous GETs of URL (the Nth to an
 //                                       HTTPS URL given as a fourth argument, if any) and
 //                                       exits at once, with them in flight
+import CSQLite
 import CurlXHR
 import Dispatch
 import Foundation
@@ -127,6 +141,90 @@ if mode == "cache-fill", arguments.count == 5, let count = Int(arguments[4]) {
     } catch {
         report(["error": "\(error)"])
     }
+}
+
+/// The SHA-256 of `data` in hex, from sha256sum (the probe links no digest of its own).
+func sha256(_ data: Data) -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+    let input = Pipe(), output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    guard (try? process.run()) != nil else { return "" }
+    input.fileHandleForWriting.write(data)
+    try? input.fileHandleForWriting.close()
+    let printed = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(String(decoding: printed, as: UTF8.self).prefix(64))
+}
+
+if mode == "cache-get", arguments.count >= 4 {
+    let policies: [String: HttpRequest.CachePolicy] = ["default": .default, "offline": [.readForced]]
+    let policyName = arguments.count >= 5 ? arguments[4] : "default"
+    guard let policy = policies[policyName] else {
+        FileHandle.standardError.write(Data("cache-get: POLICY is default or offline, not \(policyName)\n".utf8))
+        exit(2)
+    }
+    let cacheError = HttpRequest.setCacheFolder(url, maxBytes: 1 << 32) ? nil : HttpRequest.cacheFolderError ?? "(no reason)"
+    let results = ([arguments[3]] + arguments.dropFirst(5)).map { target -> [String: Any] in
+        let request = HttpRequest()
+        request.setCachePolicy(policy)
+        guard request.open("GET", url: target) else { return ["url": target, "error": request.lastError?.message ?? "open refused"] }
+        let started = Date()
+        request.send(timeout: 120)
+        let body = request.getReceiveBuffer()
+        return ["url": target, "status": request.getStatus(), "status_text": request.getStatusText() ?? "",
+                "from_cache": request.isResponseFromCache(), "bytes": body.count, "sha256": sha256(body),
+                "pattern_ok": Drain.continuesPattern(body, at: 0), "seconds": Date().timeIntervalSince(started)]
+    }
+    var fields = results.count == 1 ? results[0] : ["results": results]
+    if let cacheError { fields["cacheError"] = cacheError }
+    let data = try! JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
+    print(String(decoding: data, as: UTF8.self))
+    exit(cacheError == nil ? 0 : 1)
+}
+
+if mode == "cache-check", arguments.count == 3 {
+    let store: CacheStore
+    do {
+        store = try CacheStore(folder: url, maxBytes: 1 << 32)
+    } catch {
+        report(["error": "\(error)"])
+    }
+    // The rows and the integrity check through a connection of its own (the store shows no
+    // count), read-only, while the store is open.
+    var rows: [[String: Any]] = []
+    var integrity: [String] = []
+    var database: OpaquePointer?
+    if sqlite3_open_v2(url + "/index.sqlite", &database, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let database {
+        func each(_ sql: String, _ row: (OpaquePointer) -> Void) {
+            var statement: OpaquePointer?
+            guard sqlite3_prepare_v2(database, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+                integrity.append("\(sql): \(String(cString: sqlite3_errmsg(database)))")
+                return
+            }
+            while sqlite3_step(statement) == SQLITE_ROW { row(statement) }
+            sqlite3_finalize(statement)
+        }
+        func text(_ statement: OpaquePointer, _ column: Int32) -> String {
+            sqlite3_column_text(statement, column).map { String(cString: $0) } ?? ""
+        }
+        each("PRAGMA integrity_check") { integrity.append(text($0, 0)) }
+        each("SELECT key, body_name, body_size FROM entries ORDER BY id") {
+            rows.append(["key": text($0, 0), "body": text($0, 1), "size": sqlite3_column_int64($0, 2)])
+        }
+    } else {
+        integrity.append("cannot open the index: " + (database.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"))
+    }
+    sqlite3_close(database)
+    var bodies: [String: Int] = [:]
+    var parts: [String] = []
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: url + "/bodies")) ?? [] {
+        if name.hasSuffix(".part") { parts.append(name) }
+        let size = (try? FileManager.default.attributesOfItem(atPath: url + "/bodies/" + name)[.size] as? Int) ?? -1
+        bodies[name] = size
+    }
+    report(["entries": rows, "integrity": integrity, "body_files": bodies, "parts": parts, "total_bytes": store.totalBytes])
 }
 
 if mode == "get", arguments.count == 6 {
