@@ -57,7 +57,7 @@ extension HttpRequest {
     /// request's queue (`into`, else ``queue``) to wait for a slot.
     func start(_ body: RequestBody, timeout: Double, fileDescriptor: Int32 = -1, fileSize: Int64 = 0,
                into chosenQueue: RequestQueue? = nil, atFront: Bool = false) -> Bool {
-        let outcome = withCore { core -> Result<(Transfer, Effects, waits: Bool), HttpRequestError> in
+        let outcome = withCore { core -> Result<(Transfer, Effects, waits: Bool, here: Bool), HttpRequestError> in
             let plan: SendPlan
             switch core.plan(body, timeout: timeout, fileDescriptor: fileDescriptor, fileSize: fileSize) {
             case .failure(let refusal): return .failure(refusal)
@@ -87,18 +87,19 @@ extension HttpRequest {
             core.lastError = nil
             var effects = Effects()
             if !waits { launch(transfer, core: &core, effects: &effects, here: true) }
-            return .success((transfer, effects, waits))
+            // Read now: once the engine has the transfer, only the engine may.
+            return .success((transfer, effects, waits, !waits && answersHere(transfer)))
         }
         switch outcome {
         case .failure(let error):
             if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }
             withCore { $0.lastError = error }
             return false
-        case .success(let (transfer, effects, waits)):
+        case .success(let (transfer, effects, waits, here)):
             // Tests force an abort into the window between the lock and the start command.
             startWindowHook?()
             perform(effects)
-            if !waits, answersHere(transfer) {
+            if here {
                 answerFromCache(transfer)
             } else if effects.start == nil, !waits {
                 if transfer.message.isAsync {
