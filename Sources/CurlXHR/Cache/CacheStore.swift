@@ -85,24 +85,42 @@ package final class CacheStore: @unchecked Sendable {
         guard stat(folder + "/bodies", &isDirectory) == 0, (isDirectory.st_mode & S_IFMT) == S_IFDIR else {
             throw Failure(description: "cannot make the cache folder \(folder): \(String(cString: strerror(errno)))")
         }
-        // The index file made 0600 before SQLite opens it: its -wal and -shm files take its mode.
         let indexPath = folder + "/index.sqlite"
-        let made = open(indexPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if made >= 0 { close(made) }
-        var handle: OpaquePointer?
-        let opened = sqlite3_open_v2(indexPath, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
-        guard opened == SQLITE_OK, let handle else {
-            let text = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            sqlite3_close(handle)
-            throw Failure(description: "cannot open the cache index \(indexPath): \(text)")
+        var opened = Self.openIndex(indexPath)
+        if case .failure(let problem) = opened, problem.damaged {
+            // Not a database, or a damaged one: what it indexed is only a cache. A new index
+            // replaces it, and the bodies it named go as leftovers.
+            for suffix in ["", "-wal", "-shm"] { unlink(indexPath + suffix) }
+            opened = Self.openIndex(indexPath)
         }
-        database = handle
+        switch opened {
+        case .success(let handle): database = handle
+        case .failure(let problem): throw Failure(description: "cannot set up the cache index \(indexPath): \(problem.text)")
+        }
+        removeLeftovers()
+    }
+
+    private struct OpenProblem: Error {
+        let text: String
+        /// The file is no SQLite database, or a damaged one.
+        let damaged: Bool
+    }
+
+    /// Opens the index at `path` (made 0600 first, so its -wal and -shm files take that mode)
+    /// in WAL mode, with the table of this layout (``schemaVersion``; an index of another
+    /// layout is emptied, its bodies then leftovers).
+    private static func openIndex(_ path: String) -> Result<OpaquePointer, OpenProblem> {
+        let made = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if made >= 0 { close(made) }
+        var opened: OpaquePointer?
+        guard sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
+              let handle = opened else {
+            let text = opened.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(opened)
+            return .failure(OpenProblem(text: text, damaged: false))
+        }
         sqlite3_busy_timeout(handle, 10_000)
-        let setUp = executeWaiting("PRAGMA journal_mode=WAL") && executeWaiting("PRAGMA synchronous=NORMAL")
-            && executeWaiting("BEGIN IMMEDIATE")
-        // An index of another layout is dropped (its bodies are then leftovers).
-        let version = setUp ? query("PRAGMA user_version", []) { Int($0.int(0)) }.first : nil
-        let ready = setUp && (version == Self.schemaVersion || [
+        let layout = [
             "DROP TABLE IF EXISTS entries",
             """
             CREATE TABLE entries (id INTEGER PRIMARY KEY, key TEXT NOT NULL, vary_names TEXT NOT NULL,
@@ -112,15 +130,26 @@ package final class CacheStore: @unchecked Sendable {
             """,
             "CREATE INDEX entries_key ON entries (key)",
             "CREATE INDEX entries_last_used ON entries (last_used)",
-            "PRAGMA user_version = \(Self.schemaVersion)",
-        ].allSatisfy(execute)) && execute("COMMIT")
+            "PRAGMA user_version = \(schemaVersion)",
+        ]
+        let ready = executeWaiting(handle, "PRAGMA journal_mode=WAL") && executeWaiting(handle, "PRAGMA synchronous=NORMAL")
+            && executeWaiting(handle, "BEGIN IMMEDIATE")
+            && (userVersion(handle) == schemaVersion || layout.allSatisfy { sqlite3_exec(handle, $0, nil, nil, nil) == SQLITE_OK })
+            && sqlite3_exec(handle, "COMMIT", nil, nil, nil) == SQLITE_OK
         guard ready else {
-            let text = String(cString: sqlite3_errmsg(handle))
-            finalizeStatements()
+            let code = sqlite3_errcode(handle)
+            let problem = OpenProblem(text: String(cString: sqlite3_errmsg(handle)), damaged: code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
             sqlite3_close(handle)
-            throw Failure(description: "cannot set up the cache index \(indexPath): \(text)")
+            return .failure(problem)
         }
-        removeLeftovers()
+        return .success(handle)
+    }
+
+    private static func userVersion(_ handle: OpaquePointer) -> Int? {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, "PRAGMA user_version", -1, &statement, nil) == SQLITE_OK, let statement else { return nil }
+        defer { sqlite3_finalize(statement) }
+        return sqlite3_step(statement) == SQLITE_ROW ? Int(sqlite3_column_int64(statement, 0)) : nil
     }
 
     deinit {
@@ -333,11 +362,15 @@ package final class CacheStore: @unchecked Sendable {
                     if name == "." || name == ".." { continue }
                     let path = folder + "/bodies/" + name
                     if name.hasSuffix(".part") {
+                        // A writer locks its .part just after making it: an empty one made
+                        // in the last 10 s may be one about to be locked.
                         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-                        if descriptor >= 0 {
+                        var size = stat()
+                        if descriptor >= 0, fstat(descriptor, &size) == 0,
+                           size.st_size > 0 || time(nil) - size.st_mtim.tv_sec > 10 {
                             if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { unlink(path) }
-                            close(descriptor)
                         }
+                        if descriptor >= 0 { close(descriptor) }
                     } else if known.contains(name) {
                         present.insert(name)
                     } else {
@@ -373,12 +406,13 @@ package final class CacheStore: @unchecked Sendable {
         sqlite3_exec(database, sql, nil, nil, nil) == SQLITE_OK
     }
 
-    /// `execute`, trying again for up to 10 s while another process holds the database: setting
-    /// up a new index (the switch to WAL, the tables) can meet another process doing the same,
-    /// where SQLite answers "database is locked" at once rather than through its busy handler.
-    private func executeWaiting(_ sql: String) -> Bool {
+    /// `sqlite3_exec`, trying again for up to 10 s while another process holds the database:
+    /// setting up a new index (the switch to WAL, the tables) can meet another process doing
+    /// the same, where SQLite answers "database is locked" at once rather than through its
+    /// busy handler.
+    private static func executeWaiting(_ handle: OpaquePointer, _ sql: String) -> Bool {
         for _ in 0..<1000 {
-            let code = sqlite3_exec(database, sql, nil, nil, nil)
+            let code = sqlite3_exec(handle, sql, nil, nil, nil)
             if code == SQLITE_OK { return true }
             guard code == SQLITE_BUSY || code == SQLITE_LOCKED else { return false }
             usleep(10_000)
