@@ -59,5 +59,12 @@ for sanitizer in address thread; do
     ASAN_OPTIONS=detect_leaks=1 "$TESTENV_DIR/oauth2_test-address" "$TESTENV_OAUTH2_URL" "$TESTENV_OAUTH2_PASSWORD_CLIENT_ID" \
       "$TESTENV_OAUTH2_PASSWORD_CLIENT_SECRET" "$TESTENV_USER" "$TESTENV_PASSWORD" "$TESTENV_OAUTH2_ACCESS_TOKEN_SECONDS" \
       "$TESTENV_DIR/oauth2-c-address"
+    echo "== C cache test under the address sanitizer, with LeakSanitizer"
+    # shellcheck disable=SC2046
+    "$clang" -std=c11 -Wall -Wextra -Werror -g -fsanitize=address Tests/C/cache_test.c \
+      $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs curlxhr) -lpthread -o "$TESTENV_DIR/cache_test-address"
+    rm -rf "$TESTENV_DIR/cache-c-address"
+    mkdir -p "$TESTENV_DIR/cache-c-address"
+    ASAN_OPTIONS=detect_leaks=1 "$TESTENV_DIR/cache_test-address" "$TESTENV_FAULT_URL" "$TESTENV_DIR/cache-c-address"
   fi
 done

@@ -18,6 +18,16 @@ struct Fetch: ParsableCommand {
         given. The http_proxy, https_proxy, all_proxy and no_proxy environment variables are \
         honoured as curl honours them; -x wins over them.
 
+        With --cache DIR, responses are kept in an HTTP cache (RFC 9111's private cache) in \
+        DIR, which later runs naming DIR share: a fresh stored response answers without the \
+        network, a stale one is validated with the server (a 304 is never shown: the stored \
+        response is). -i shows a stored response's own status line and fields, with an Age \
+        field. -H Cache-Control and Pragma fields (no-cache, no-store, max-age, max-stale, \
+        min-fresh, only-if-cached) steer the cache and still go to the server; only-if-cached \
+        with nothing stored answers 504 without the network. A successful POST, PUT, DELETE \
+        (any method but GET, HEAD, OPTIONS, TRACE) removes the stored responses of its URL. \
+        xhr adds no Cache-Control or Pragma field of its own.
+
         DIFFERENCES FROM CURL
           Redirects are followed by default (-L is accepted and changes nothing); \
         --no-location returns them.
@@ -53,8 +63,9 @@ struct Fetch: ParsableCommand {
 
         EXIT STATUS
           0   the request completed (any HTTP status unless -f or --fail-with-body)
-          1   another failure
-          2   the library refused an argument (a malformed URL, header or proxy)
+          1   another failure (also: --offline and nothing stored for the URL)
+          2   the library refused an argument (a malformed URL, header or proxy, or a \
+        --cache folder it cannot use)
           5   the proxy could not be reached or broke the connection
           6   the host name did not resolve
           7   the connection failed or broke
@@ -134,6 +145,9 @@ struct Fetch: ParsableCommand {
 
     @OptionGroup(title: "OAuth2")
     var oauth2: OAuth2Options
+
+    @OptionGroup(title: "Cache")
+    var cache: CacheOptions
 
     @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Accept any certificate and host name.")
     var insecure = false
@@ -298,12 +312,16 @@ struct Fetch: ParsableCommand {
         if let proxy, ProxyAddress(proxy) == nil {
             throw ValidationError("-x '\(proxy)' is not host:port")
         }
+        try cache.validateOffline(method: effectiveMethod, ranged: range != nil || continueAt != nil || hasHeader("Range"),
+                                  fetchesToken: oauth2.tokenURL != nil)
     }
 
     func run() throws {
         HttpRequest.usesEnvironmentProxy = true
         if let cookieJar, cookieJar != "-" { CookieStore.shared.file = cookieJar }
         let console = Console(silent: silent && !showError)
+        // Before any request of the run (an OAuth2 token's too).
+        try cache.apply(console: console)
         let authorizer = oauth2.authorizer(caFile: caFile, insecure: insecure)
         // The bearer token of --oauth2-bearer or --oauth2-token-url, for every request of the run.
         var bearer = try oauth2.bearer ?? authorizer.map { try OAuth2Options.token(from: $0, refusing: nil, console: console) }
@@ -392,6 +410,7 @@ struct Fetch: ParsableCommand {
         if !compressed { try check(request.disableContentDecoding()) }
         if retry > 0 { try check(request.setRetries(retry, backoff: retryDelay)) }
         if http11 { request.enablePipelining = false }
+        try check(cache.configure(request))
         if continueAt != nil, let output {
             if !request.setResponseFile(output, resume: true) { throw console.exit(23, request.lastError?.message ?? "-o: cannot write") }
         }

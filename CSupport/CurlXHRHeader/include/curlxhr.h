@@ -285,6 +285,64 @@ CXHR_EXTERN bool cxhr_cookies_set(const cxhr_cookie *_Nullable cookie);
  */
 CXHR_EXTERN bool cxhr_cookies_delete(const cxhr_cookie *_Nullable cookie);
 
+/* ---- the HTTP cache (RFC 9111's private cache, shared by the process) ----
+ *
+ * Off until cxhr_set_cache_folder names a folder. Then responses are stored as their headers
+ * allow and answer later requests while fresh; stale ones are validated with the server
+ * (If-None-Match, If-Modified-Since) and a 304 is never seen by the caller. A response from
+ * the cache is reported exactly as one from the network (the same ready states and callbacks),
+ * its head being the stored status line and fields with an Age field; cxhr_is_response_from_cache
+ * tells them apart. The request's own Cache-Control and Pragma headers (no-cache, no-store,
+ * max-age, max-stale, min-fresh, only-if-cached) apply too, and still go to the server;
+ * only-if-cached with nothing usable stored gives a 504 made by the cache. Only GET and HEAD
+ * are answered from the cache; other methods (POST, PUT, DELETE, ...) go to the server, and
+ * one answered 2xx or 3xx removes the stored responses of its URL (and of its Location and
+ * Content-Location on the same origin).
+ */
+
+/* Flags of cxhr_set_cache_policy, OR-ed (Swift's HttpRequest.CachePolicy). */
+enum {
+  CXHR_CACHE_READ = 1,         /* answer from a fresh stored response; validate a stale one */
+  CXHR_CACHE_READ_FORCED = 2,  /* answer a GET or HEAD from a stored response whatever its age,
+                                  without the network; with none stored: CXHR_DONE, status 0
+                                  and a text (other methods, and requests for a range, still
+                                  go to the network) */
+  CXHR_CACHE_UPDATE = 4,       /* store the responses their headers allow a private cache to store */
+  CXHR_CACHE_UPDATE_FORCED = 8 /* store every complete response to a GET but 206 and 304, even a
+                                  no-store one (for CXHR_CACHE_READ_FORCED later) */
+};
+
+/*
+ * Turns on the process's cache in the folder at path (made if missing, mode 0700; an existing
+ * folder, empty or holding a cache, is used as it is), keeping at most max_bytes of responses
+ * (heads and bodies; the least recently used go first). Processes that name the same folder
+ * share it. NULL turns the cache off. Returns false, leaving the cache in use as it was, for a
+ * folder that cannot be made or opened (a path under a regular file, no permission), a path
+ * that is empty or not UTF-8, or max_bytes < 1; cxhr_get_cache_folder_error then says why.
+ */
+CXHR_EXTERN bool cxhr_set_cache_folder(const char *_Nullable path, int64_t max_bytes);
+
+/*
+ * Why the last cxhr_set_cache_folder returned false; NULL after one that succeeded (and before
+ * any). The string stays valid until the next cxhr_set_cache_folder.
+ */
+CXHR_EXTERN const char *_Nullable cxhr_get_cache_folder_error(void);
+
+/*
+ * How the request's next sends use the cache: CXHR_CACHE_* flags OR-ed; the default is
+ * CXHR_CACHE_READ | CXHR_CACHE_UPDATE, and 0 leaves the cache out of the request. It stays
+ * with the request across cxhr_open. A pre-send switch: false (with a reason in
+ * cxhr_get_last_error) while a send is in flight, and for bits no CXHR_CACHE_* names.
+ */
+CXHR_EXTERN bool cxhr_set_cache_policy(cxhr_request *_Nullable request, unsigned policy);
+
+/*
+ * Whether the last response came from the cache (also when the server confirmed it with a 304
+ * to the cache's validation, and for the 504 of only-if-cached); false before
+ * CXHR_HEADERS_RECEIVED, and for a NULL or destroyed handle.
+ */
+CXHR_EXTERN bool cxhr_is_response_from_cache(cxhr_request *_Nullable request);
+
 /* ---- the message: CXHR_OPENED only ---- */
 
 /*

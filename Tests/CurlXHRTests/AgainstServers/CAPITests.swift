@@ -54,6 +54,17 @@ import Testing
         expectAllPassed(try run(program, [try env.httpURL, try env.faultURL, selfSigned]))
     }
 
+    @Test func theCacheFromCStoresAnswersRefusesAndTurnsOff() throws {
+        let program = try build("Tests/C/cache_test.c")
+        let directory = try env.scratchPath("cache-c")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let result = try run(program, [try env.faultURL, directory])
+        expectAllPassed(result)
+        // The folder was made where the program asked.
+        #expect(FileManager.default.fileExists(atPath: directory + "/cache"))
+        #expect(result.output.contains("refused as expected: "), "\(result.output)")
+    }
+
     @Test func theHeaderCompilesAsCPlusPlus() throws {
         let program = try build("Tests/C/header_cpp.cpp", cplusplus: true)
         expectAllPassed(try run(program, []))
