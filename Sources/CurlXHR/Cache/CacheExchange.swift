@@ -42,6 +42,19 @@ final class CacheExchange: @unchecked Sendable {
         }
     }
 
+    /// An answer from the memo (``CacheMemo``) to a plain GET.
+    init(cache: HttpCache, request: CacheDecision.Request, memo item: CacheMemo.Item, now: Double) {
+        self.cache = cache
+        self.request = request
+        key = item.entry.key
+        let age = item.age(at: now)
+        plan = .serve(item.entry, age: age, notModified: false)
+        requestTime = now
+        replay = Replay(entry: item.entry, age: age, status: nil, withBody: true)
+        replay?.headLines = item.headLines
+        replay?.body = item.body
+    }
+
     deinit {
         if let filling { cache.store.discard(filling.body) }
     }
@@ -153,6 +166,9 @@ extension CacheExchange {
         var headDelivered = false
         var offset: Int64 = 0
         var descriptor: Int32 = -1
+        /// The head's field lines without `Age`, and the body, when the memo had them.
+        var headLines: [UInt8]?
+        var body: [UInt8]?
 
         init(entry: CacheStore.Entry, age: Int, status: Int?, withBody: Bool) {
             self.entry = entry
@@ -170,10 +186,8 @@ extension CacheExchange {
         func withHead<Result>(_ body: (RecordedHead) -> Result) -> Result {
             var lines: [UInt8] = []
             if let entry {
-                for field in entry.stored.fields where !HeaderFieldNames.same(field.name, "Age") {
-                    lines += Array("\(field.name): \(field.value)\r\n".utf8)
-                }
-                lines += Array("Age: \(age)\r\n".utf8)
+                lines = headLines ?? CacheMemo.headLines(entry.stored.fields)
+                lines += "Age: \(age)\r\n".utf8
             } else {
                 lines += Array("Content-Length: 0\r\n".utf8)
             }
@@ -204,12 +218,23 @@ extension CacheExchange {
             replay.headDelivered = true
             replay.withHead { head in transfer.withOwner { $0.transferReceivedHead(transfer, head) } }
             guard replay.withBody, let entry = replay.entry, entry.bodySize > 0 else { return .finished(nil) }
-            replay.descriptor = cache.store.openBody(entry)
-            guard replay.descriptor >= 0 else {
-                return .finished(TransferFailure(kind: .other, text: "The cached body of \(key) could not be read"))
+            if replay.body == nil {
+                replay.descriptor = cache.store.openBody(entry)
+                guard replay.descriptor >= 0 else {
+                    return .finished(TransferFailure(kind: .other, text: "The cached body of \(key) could not be read"))
+                }
             }
         }
         guard let entry = replay.entry, replay.withBody else { return .finished(nil) }
+        if let body = replay.body {
+            // A small body the memo holds: one chunk, from memory (again after a pause).
+            let taken = body.withUnsafeBytes { bytes in transfer.withOwner { $0.transferReceivedBody(transfer, bytes) } }
+            switch taken {
+            case .accepted: return .finished(nil)
+            case .paused: return .paused
+            case .refused: return .finished(TransferFailure(kind: .other, text: "Failure writing output to destination"))
+            }
+        }
         let chunk = Int(min(entry.bodySize - replay.offset, Int64(Self.chunkSize)))
         var delivered = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(chunk, 1), alignment: 16)

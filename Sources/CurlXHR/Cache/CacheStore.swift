@@ -69,6 +69,9 @@ package final class CacheStore: @unchecked Sendable {
     /// Entries used since the last write, and when: written with the next one (an entry read
     /// often is not a write each time), which evicts by them.
     private var pendingTouches: [Int64: Double] = [:]
+    /// The folder's change counter (the file `changes`, mapped shared by every process using
+    /// the folder), counted up after each write; nil when it could not be mapped.
+    private let changes: UnsafeMutablePointer<UInt64>?
 
     /// The layout of the index this code reads and writes (`PRAGMA user_version`): an index
     /// of another layout is replaced, its bodies removed as leftovers.
@@ -85,6 +88,7 @@ package final class CacheStore: @unchecked Sendable {
         guard stat(folder + "/bodies", &isDirectory) == 0, (isDirectory.st_mode & S_IFMT) == S_IFDIR else {
             throw Failure(description: "cannot make the cache folder \(folder): \(String(cString: strerror(errno)))")
         }
+        changes = Self.mapChanges(folder)
         let indexPath = folder + "/index.sqlite"
         var opened = Self.openIndex(indexPath)
         if case .failure(let problem) = opened, problem.damaged {
@@ -95,9 +99,12 @@ package final class CacheStore: @unchecked Sendable {
         }
         switch opened {
         case .success(let handle): database = handle
-        case .failure(let problem): throw Failure(description: "cannot set up the cache index \(indexPath): \(problem.text)")
+        case .failure(let problem):
+            if let changes { munmap(changes, 8) }
+            throw Failure(description: "cannot set up the cache index \(indexPath): \(problem.text)")
         }
         removeLeftovers()
+        changed()  // a new index, or leftovers removed
     }
 
     private struct OpenProblem: Error {
@@ -158,6 +165,7 @@ package final class CacheStore: @unchecked Sendable {
             finalizeStatements()
         }
         sqlite3_close(database)
+        if let changes { munmap(changes, 8) }
     }
 
     // MARK: Reading
@@ -200,6 +208,29 @@ package final class CacheStore: @unchecked Sendable {
 
     /// The path of an entry's body file.
     package func bodyPath(_ entry: Entry) -> String { folder + "/bodies/" + entry.bodyName }
+
+    /// A stamp that changes whenever an entry may have changed, by a write of this process or
+    /// another one. Without the shared counter, each call gives a new stamp.
+    package func changeStamp() -> UInt64 {
+        guard let changes else { return UInt64.random(in: 0...UInt64.max) }
+        return cxhr_shared_counter_load(changes)
+    }
+
+    /// Counts a write, once committed.
+    private func changed() {
+        if let changes { cxhr_shared_counter_add(changes) }
+    }
+
+    /// Maps the folder's change counter.
+    private static func mapChanges(_ folder: String) -> UnsafeMutablePointer<UInt64>? {
+        let descriptor = open(folder + "/changes", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var size = stat()
+        guard fstat(descriptor, &size) == 0, size.st_size >= 8 || ftruncate(descriptor, 4096) == 0,
+              let mapped = mmap(nil, 8, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), mapped != MAP_FAILED else { return nil }
+        return mapped.bindMemory(to: UInt64.self, capacity: 1)
+    }
 
     /// Marks an entry used at `now`: the least recently used go first when space is needed.
     /// Written with the next store (or when the store closes), not at once.
@@ -284,6 +315,7 @@ package final class CacheStore: @unchecked Sendable {
                 return .failure(failure)
             }
             stored.id = sqlite3_last_insert_rowid(database)
+            changed()
             for (_, name) in replaced { unlink(folder + "/bodies/" + name) }
             evictBeyondCap()
             return .success(stored)
@@ -295,6 +327,7 @@ package final class CacheStore: @unchecked Sendable {
     /// Replaces an entry's head and times (after a 304).
     package func update(_ entry: Entry, to stored: CacheRules.Stored, now: Double) {
         lock.withLock { _ in
+            defer { changed() }
             _ = run("UPDATE entries SET status = ?, fields = ?, request_time = ?, response_time = ?, last_used = ? WHERE id = ?",
                     [.int(Int64(stored.status)), .text(Self.encodeFields(stored.fields)), .real(stored.requestTime),
                      .real(stored.responseTime), .real(now), .int(entry.id)])
@@ -305,6 +338,7 @@ package final class CacheStore: @unchecked Sendable {
     package func remove(key: String) {
         lock.withLock { _ in
             guard execute("BEGIN IMMEDIATE") else { return }
+            defer { changed() }
             let names = query("SELECT body_name FROM entries WHERE key = ?", [.text(key)]) { $0.text(0) }
             _ = run("DELETE FROM entries WHERE key = ?", [.text(key)])
             if execute("COMMIT") {

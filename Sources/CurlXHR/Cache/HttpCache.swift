@@ -5,6 +5,8 @@ import Synchronization
 /// folder is set; a request then pays one atomic load for it.
 final class HttpCache: Sendable {
     let store: CacheStore
+    /// Fresh responses answered lately, for plain GETs of them.
+    let memo = Locked(CacheMemo())
 
     private init(store: CacheStore) { self.store = store }
 
@@ -60,8 +62,13 @@ final class HttpCache: Sendable {
     /// The exchange of a send of `message` under `policy`, or nil when the cache takes no
     /// part in it (no cache, an empty policy, a scheme other than http and https).
     static func exchange(for message: RequestMessage, switches: TransferSwitches, policy: HttpRequest.CachePolicy) -> CacheExchange? {
-        guard !policy.isEmpty, let cache = shared, let key = CacheKeys.primary(message.url) else { return nil }
-        if let scope = scope.withLock({ $0 }), !scope(key) { return nil }
+        guard !policy.isEmpty, let cache = shared else { return nil }
+        if let scope = scope.withLock({ $0 }), !scope(message.url) { return nil }
+        // A plain GET of a URL answered lately (the memo): no index, no rules, no body file.
+        let plain = message.method == "GET" && policy.contains(.read) && !policy.contains(.readForced) && switches.range == nil
+            && message.credentials == nil && !message.urlHasUser && CacheMemo.isPlain(message.headers)
+        if plain, let answer = cache.memoAnswer(message.url, decodes: switches.contentDecoding) { return answer }
+        guard let key = CacheKeys.primary(message.url) else { return nil }
         var fields = message.headers.map { (name: $0.name, value: $0.value) }
         // Credentials libcurl adds count as an Authorization field (RFC 9111, 3.5); so does an
         // authentication round (``CacheExchange/headArrived(_:afterRedirect:afterChallenge:)``).
@@ -75,7 +82,42 @@ final class HttpCache: Sendable {
         let candidates = request.reads && !request.range ? cache.store.entries(for: key) : []
         let plan = CacheDecision.plan(request, candidates: candidates, now: now)
         if case .forward(false, .none) = plan, CacheRules.safeMethods.contains(request.method) { return nil }
+        if plain, case .serve(let entry, _, false) = plan, let item = cache.memoItem(entry, now: now) {
+            cache.memo.withLock { $0.keep(item, for: message.url, stamp: cache.store.changeStamp()) }
+            return CacheExchange(cache: cache, request: request, memo: item, now: now)
+        }
         return CacheExchange(cache: cache, request: request, key: key, plan: plan, requestTime: now)
+    }
+
+    /// The answer from the memo to a plain GET of `url`, or nil.
+    private func memoAnswer(_ url: String, decodes: Bool) -> CacheExchange? {
+        let now = Self.now()
+        let stamp = store.changeStamp()
+        guard let item = memo.withLock({ $0.item(for: url, stamp: stamp, now: now) }), decodes || !item.entry.decoded else { return nil }
+        store.touch(item.entry, now: now)
+        let request = CacheDecision.Request(method: "GET", url: item.entry.key, fields: [], policy: .default, range: false, decodes: decodes)
+        return CacheExchange(cache: self, request: request, memo: item, now: now)
+    }
+
+    /// A memo item for `entry`, fresh at `now`, when the memo may answer for it: no `Vary`,
+    /// not to be validated every time.
+    private func memoItem(_ entry: CacheStore.Entry, now: Double) -> CacheMemo.Item? {
+        guard entry.varyNames.isEmpty, !CacheControl(entry.stored.fields).has("no-cache") else { return nil }
+        let lifetime = CacheRules.freshnessLifetime(entry.stored).seconds
+        let age = CacheRules.currentAge(entry.stored, now: now)
+        guard lifetime > age else { return nil }
+        var body: [UInt8]?
+        if entry.bodySize <= CacheMemo.maxBodyBytes {
+            let descriptor = store.openBody(entry)
+            guard descriptor >= 0 else { return nil }
+            defer { close(descriptor) }
+            var bytes = [UInt8](repeating: 0, count: Int(entry.bodySize))
+            let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+            guard got == bytes.count else { return nil }
+            body = bytes
+        }
+        return CacheMemo.Item(entry: entry, headLines: CacheMemo.headLines(entry.stored.fields), body: body,
+                              freshUntil: now + (lifetime - age), ageAtStore: age, asOf: now)
     }
 }
 

@@ -141,7 +141,7 @@ extension HttpRequest {
         }
         exchange.replayEnded()
         transferFinished(transfer, failure: failure, record: exchange.record)
-        Wakeups.wake(transfer.complete())
+        _ = transfer.complete()  // no one else waits for this send: no wake-up
     }
 
     /// The request's queue gave it the slot numbered `number`: SENT, unless the send that

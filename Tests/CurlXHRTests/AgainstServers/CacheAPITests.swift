@@ -26,6 +26,40 @@ struct CacheAPITests {
         #expect(try CacheFixture.log(key).count == 1)
     }
 
+    /// After a first hit, plain GETs of the URL are answered from the memo: the same answer,
+    /// its Age counting on, and it stops when the response goes stale or another process
+    /// changes the store.
+    @Test func repeatedHitsAnswerTheSameUntilStaleOrChangedElsewhere() throws {
+        CacheFixture.on()
+        let key = "api-memo-\(UUID().uuidString)"
+        let url = try CacheFixture.url(key, "\(CacheFixture.h("Cache-Control", "max-age=600"))&\(CacheFixture.h("Age", "598"))&etag=%22m%22")
+        let (_, body) = fetchSync("GET", url)
+        var heads: [String] = []
+        for _ in 0..<3 {
+            let (hit, again) = fetchSync("GET", url)
+            #expect(hit.isResponseFromCache() && again == body)
+            heads.append(hit.getAllResponseHeaders()?.replacingOccurrences(of: "Age: 59[89]\r\n", with: "", options: .regularExpression) ?? "")
+            #expect(["598", "599"].contains(hit.getResponseHeader("Age")), "\(hit.getResponseHeader("Age") ?? "")")
+        }
+        #expect(Set(heads).count == 1, "\(heads)")
+        #expect(try CacheFixture.log(key).count == 1)
+        // Two seconds on, the response is stale: validated.
+        Thread.sleep(forTimeInterval: 2.2)
+        let (validated, _) = fetchSync("GET", url)
+        #expect(validated.isResponseFromCache())
+        #expect(try CacheFixture.log(key).last?.isConditional == true && CacheFixture.log(key).count == 2)
+
+        // Another process's POST invalidates what this process answered from memory.
+        let fresh = try CacheFixture.url("\(key)-b", "\(Self.fresh)")
+        _ = fetchSync("GET", fresh)
+        #expect(fetchSync("GET", fresh).0.isResponseFromCache() && fetchSync("GET", fresh).0.isResponseFromCache())
+        let post = try Shell.run(TestEnvironment.builtProduct("xhr"), ["-s", "-X", "POST", "--cache", CacheFixture.folder, fresh])
+        #expect(post.status == 0, "\(post.output)")
+        let (after, _) = fetchSync("GET", fresh)
+        #expect(!after.isResponseFromCache() && after.getStatus() == 200)
+        #expect(try CacheFixture.log("\(key)-b").map(\.method) == ["GET", "POST", "GET"])
+    }
+
     @Test func aLargeHitStreamsToASlowConsumerWhole() throws {
         CacheFixture.on()
         let size = 3 << 20
