@@ -51,7 +51,8 @@ struct CacheOptions: ParsableArguments {
         }
     }
 
-    /// What --offline cannot answer from the cache: the library would send it to the network.
+    /// What --offline cannot answer from the cache, refused before anything starts (the
+    /// library would end it with status 0).
     func validateOffline(method: String, ranged: Bool, fetchesToken: Bool) throws {
         guard offline else { return }
         if method != "GET", method != "HEAD" {

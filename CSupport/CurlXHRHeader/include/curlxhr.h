@@ -304,9 +304,8 @@ CXHR_EXTERN bool cxhr_cookies_delete(const cxhr_cookie *_Nullable cookie);
 enum {
   CXHR_CACHE_READ = 1,         /* answer from a fresh stored response; validate a stale one */
   CXHR_CACHE_READ_FORCED = 2,  /* answer a GET or HEAD from a stored response whatever its age,
-                                  without the network; with none stored: CXHR_DONE, status 0
-                                  and a text (other methods, and requests for a range, still
-                                  go to the network) */
+                                  never with the network; with none stored (and for other
+                                  methods, or a range): CXHR_DONE, status 0 and a text */
   CXHR_CACHE_UPDATE = 4,       /* store the responses their headers allow a private cache to store */
   CXHR_CACHE_UPDATE_FORCED = 8 /* store every complete response to a GET but 206 and 304, even a
                                   no-store one (for CXHR_CACHE_READ_FORCED later) */

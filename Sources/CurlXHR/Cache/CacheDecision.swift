@@ -38,6 +38,8 @@ enum CacheDecision {
     /// The plan for `request` at `now`, with `candidates` the entries stored for its key.
     static func plan(_ request: Request, candidates: [CacheStore.Entry], now: Double) -> Plan {
         let store = request.method == "GET" && !request.range && request.mayStore
+        // Offline, nothing goes to the network: what the cache cannot answer fails.
+        if request.policy.contains(.readForced), !request.reads || request.range { return .offlineMiss }
         guard request.reads, !request.range else { return .forward(store: false, freshens: nil) }
         let usable = candidates.first {
             $0.varyValues == CacheKeys.varyValues($0.varyNames, in: request.fields) && (request.decodes || !$0.decoded)

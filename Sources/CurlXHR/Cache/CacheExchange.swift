@@ -70,7 +70,8 @@ final class CacheExchange: @unchecked Sendable {
     /// The failure a send with nothing to answer ends with, before any network.
     var offlineFailure: TransferFailure? {
         guard case .offlineMiss = plan else { return nil }
-        return TransferFailure(kind: .other, text: "Not in the cache: \(request.method) \(key) has no stored response to answer offline")
+        let what = request.reads && !request.range ? "has no stored response" : "is never answered from a cache"
+        return TransferFailure(kind: .other, text: "Not in the cache: \(request.method) \(key) \(what), and offline nothing is sent")
     }
 
     /// The conditions that go in place of the caller's (a validation), or nil.

@@ -11,7 +11,8 @@ extension HttpRequest {
         /// allows it), after asking the server (`If-None-Match`, `If-Modified-Since`) when not.
         public static let read = CachePolicy(rawValue: 1)
         /// Answer from a stored response whatever its age, without the network; with none
-        /// stored the request ends in DONE with status 0 and a text (offline use).
+        /// stored (and for what a cache never answers: methods other than GET and HEAD, a
+        /// range) the request ends in DONE with status 0 and a text (offline use).
         public static let readForced = CachePolicy(rawValue: 2)
         /// Store responses their headers allow a private cache to store.
         public static let update = CachePolicy(rawValue: 4)

@@ -64,6 +64,9 @@ struct CacheDecisionTests {
         #expect(Self.plan(Self.request(policy: [.read]), [stale]) == "validate If-None-Match store=false")
         #expect(Self.plan(Self.request(policy: [.readForced]), [stale]) == "serve age=100")
         #expect(Self.plan(Self.request(policy: [.readForced, .read, .update]), []) == "offline miss")
+        // Offline, what a cache never answers fails rather than goes out.
+        #expect(Self.plan(Self.request("POST", policy: [.readForced]), [stale]) == "offline miss")
+        #expect(Self.plan(Self.request(policy: [.readForced], range: true), [stale]) == "offline miss")
         // updateForced stores what the headers would not let the cache store.
         let forward = CacheDecision.plan(Self.request(policy: [.read, .updateForced]), candidates: [], now: Self.now)
         #expect(CacheDecision.head(forward, request: Self.request(policy: [.read, .updateForced]), status: 200,
