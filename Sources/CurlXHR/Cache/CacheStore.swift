@@ -69,6 +69,7 @@ package final class CacheStore: @unchecked Sendable {
     /// Entries used since the last write, and when: written with the next one (an entry read
     /// often is not a write each time), which evicts by them.
     private var pendingTouches: [Int64: Double] = [:]
+    private var lastTouchWrite = 0.0
     /// The folder's change counter (the file `changes`, mapped shared by every process using
     /// the folder), counted up after each write; nil when it could not be mapped.
     private let changes: UnsafeMutablePointer<UInt64>?
@@ -233,9 +234,19 @@ package final class CacheStore: @unchecked Sendable {
     }
 
     /// Marks an entry used at `now`: the least recently used go first when space is needed.
-    /// Written with the next store (or when the store closes), not at once.
+    /// Written at once at most every second (a process that answers once and exits still
+    /// counts), otherwise with the next store or write of touches.
     package func touch(_ entry: Entry, now: Double) {
-        lock.withLock { _ in pendingTouches[entry.id] = now }
+        lock.withLock { _ in
+            pendingTouches[entry.id] = now
+            if now - lastTouchWrite >= 1 {
+                lastTouchWrite = now
+                if execute("BEGIN IMMEDIATE") {
+                    writePendingTouches()
+                    if !execute("COMMIT") { _ = execute("ROLLBACK") }
+                }
+            }
+        }
     }
 
     /// Writes the touches kept since the last write. Under `lock`.

@@ -82,6 +82,7 @@ final class HttpCache: Sendable {
         let candidates = request.reads && !request.range ? cache.store.entries(for: key) : []
         let plan = CacheDecision.plan(request, candidates: candidates, now: now)
         if case .forward(false, .none) = plan, CacheRules.safeMethods.contains(request.method) { return nil }
+        if case .serve(let entry, _, _) = plan { cache.store.touch(entry, now: now) }
         if plain, case .serve(let entry, _, false) = plan, let item = cache.memoItem(entry, now: now) {
             cache.memo.withLock { $0.keep(item, for: message.url, stamp: cache.store.changeStamp()) }
             return CacheExchange(cache: cache, request: request, memo: item, now: now)

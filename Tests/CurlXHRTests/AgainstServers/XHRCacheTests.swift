@@ -40,6 +40,28 @@ import Testing
             .map { String($0.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces) }
     }
 
+    /// `--cache-max`: storing beyond the cap removes the least recently used entries, a hit by
+    /// an earlier run counting as a use.
+    @Test func theCapEvictsTheLeastRecentlyUsedAcrossRuns() throws {
+        let folder = try newFolder()
+        let keys = (0..<4).map { "\(newKey())-\($0)" }
+        let urls = try keys.map { try CacheFixture.url($0, "\(Self.fresh)&size=100000") }
+        func run(_ url: String, offline: Bool = false) throws -> XHRToolTests.Run {
+            try xhr(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cache", folder, "--cache-max", "350K"] + (offline ? ["--offline"] : []) + [url])
+        }
+        for url in urls.prefix(3) { #expect(try run(url).text == "200") }  // 300,000 bytes and heads: under 350 KiB
+        #expect(try run(urls[0]).text == "200")  // a hit: key 0 is now the most recently used
+        #expect(try CacheFixture.log(keys[0]).count == 1)
+        #expect(try run(urls[3]).text == "200")  // over the cap: key 1, the least recently used, goes
+        #expect(try run(urls[1], offline: true).status == 1)
+        for index in [0, 2, 3] {
+            let hit = try run(urls[index], offline: true)
+            #expect(hit.status == 0 && hit.text == "200", "key \(index): \(hit.stderr)")
+        }
+        let bodies = try FileManager.default.contentsOfDirectory(atPath: folder + "/bodies")
+        #expect(bodies.count == 3, "\(bodies)")
+    }
+
     // (a)
     @Test func aSecondRunWithTheSameFolderIsAnsweredFromTheCache() throws {
         let folder = try newFolder(), key = newKey()
