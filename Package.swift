@@ -11,11 +11,13 @@ let package = Package(
         .library(name: "curlxhr", type: .dynamic, targets: ["CurlXHRCAPI"]),
         .executable(name: "xhr", targets: ["xhr"]),
     ],
-    // For the xhr tool only: its arguments, and the embedded server of `xhr demo`. The
-    // library targets depend on no package.
+    // For the xhr tool only: its arguments, and the embedded server of `xhr demo`; and the
+    // DocC plugin (`swift package generate-documentation`, scripts/docs.sh). The library
+    // targets depend on no package.
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         // The small C shim over libcurl and libkrb5: typed setopt/getinfo wrappers, the
