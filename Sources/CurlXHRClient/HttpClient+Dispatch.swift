@@ -17,6 +17,12 @@ extension HttpClient {
     /// Arguments, body and decoding as in ``invoke(_:path:arguments:body:headers:as:)``.
     ///
     /// - Parameters:
+    ///   - method: the HTTP method, upper-cased.
+    ///   - path: added to ``baseURL`` and ``apiPath`` (see ``url(for:)``); it may carry a query.
+    ///   - arguments: the call's arguments, in order; keys may repeat.
+    ///   - body: a JSON or raw body; the arguments then go in the query string.
+    ///   - headers: fields for this call, after the client's ``headers``.
+    ///   - type: the type to decode the response into.
     ///   - queue: where `completion` runs; `nil`: ``completionQueue``.
     ///   - completion: called once with the result or the ``HttpClientError``.
     /// - Returns: the task running the call: `cancel()` stops the transfer, and `completion`

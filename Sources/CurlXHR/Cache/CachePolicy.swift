@@ -20,6 +20,8 @@ extension HttpRequest {
         /// one marked `no-store` (to have it for ``readForced`` later).
         public static let updateForced = CachePolicy(rawValue: 8)
 
+        /// `[.read, .update]`: RFC 9111's private cache, what every request uses unless
+        /// ``HttpRequest/setCachePolicy(_:)`` says otherwise.
         public static let `default`: CachePolicy = [.read, .update]
     }
 }

@@ -1,11 +1,14 @@
 /// One cookie of the jar, as libcurl's cookie engine holds it.
 public struct Cookie: Sendable, Hashable {
+    /// The cookie's name.
     public var name: String
+    /// The cookie's value.
     public var value: String
     /// The host the cookie belongs to, without a leading dot.
     public var domain: String
     /// Whether hosts below ``domain`` receive it too (a `Domain=` attribute).
     public var includesSubdomains: Bool
+    /// The path the cookie is sent for, and below (`/` for the whole host).
     public var path: String
     /// Sent over HTTPS only.
     public var isSecure: Bool
@@ -14,6 +17,8 @@ public struct Cookie: Sendable, Hashable {
     /// Expiry in seconds since 1970; `nil` for a session cookie, which never reaches the disk.
     public var expires: Int64?
 
+    /// A cookie; by default for `domain` only (not its subdomains), for every path, sent over
+    /// plain HTTP too, not `HttpOnly`, and a session cookie (`expires` `nil`).
     public init(name: String, value: String, domain: String, includesSubdomains: Bool = false,
                 path: String = "/", isSecure: Bool = false, isHTTPOnly: Bool = false, expires: Int64? = nil) {
         self.name = name

@@ -10,7 +10,9 @@ public enum FailureKind: String, Sendable, CaseIterable {
     case connection
     /// The TLS handshake or the certificate check failed.
     case tls
-    /// The `timeout` given to `send` ran out.
+    /// A timeout ran out: the `timeout` given to `send`, or one of
+    /// ``HttpRequest/setTimeouts(connect:headers:idle:total:)``'s (the text names the phase:
+    /// `connect`, `header`, `idle` or `total`).
     case timeout
     /// More than 20 redirects.
     case redirects

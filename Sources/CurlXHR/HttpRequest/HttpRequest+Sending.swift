@@ -20,7 +20,9 @@ extension HttpRequest {
     /// Sends the request with `body` as UTF-8 text (`Content-Type: text/plain;charset=UTF-8`
     /// unless set). `nil` sends no body.
     ///
-    /// - Parameter timeout: seconds for the whole request, 0 for no limit.
+    /// - Parameters:
+    ///   - body: the text to send, or `nil` for none.
+    ///   - timeout: seconds for the whole request, 0 for no limit.
     /// - Returns: `false` with ``lastError`` when the request is not OPENED, the timeout is
     ///   negative, or a body is given together with form values. Network failures do not
     ///   make it `false`: they end in DONE with status 0 and a text.

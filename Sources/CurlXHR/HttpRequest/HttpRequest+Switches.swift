@@ -46,6 +46,8 @@ extension HttpRequest {
     /// without a proxy.
     ///
     /// - Parameters:
+    ///   - host: the proxy's host name or IP address (no scheme, no port).
+    ///   - port: the proxy's port, 1…65535.
     ///   - user: the user name for the proxy; `nil` sends none.
     ///   - password: the password for the proxy.
     ///   - auth: `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"` or `"NEGOTIATE"` (tickets from the
@@ -223,6 +225,8 @@ extension HttpRequest {
     /// `multipart/form-data`, the values first, then the files in the order added, each file
     /// streamed from disk as it is sent (never read whole). OPENED only.
     /// - Parameters:
+    ///   - path: the file to send; it must be a readable regular file.
+    ///   - key: the part's name in the form.
     ///   - fileName: the part's file name; `nil`: the path's last component.
     ///   - contentType: the part's type; `nil`: libcurl's guess from the name's extension
     ///     (`text/plain` for `.txt`, …), else `application/octet-stream`.

@@ -117,6 +117,9 @@ public final class HttpRequest: Sendable {
     /// Runs the transfers: the libcurl engine, unless a test gave another.
     let runner: (any TransferRunner)?
 
+    /// A request in UNSENT, with no delegate, callbacks on ``defaultCallbackQueue``, TLS
+    /// verification on, redirects followed and cookies handled; call
+    /// ``open(_:url:async:user:password:auth:)`` next.
     public init() {
         runner = nil
     }

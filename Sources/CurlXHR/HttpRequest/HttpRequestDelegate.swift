@@ -5,6 +5,12 @@
 /// as more data comes in. Inside the call ``HttpRequest/getState()`` returns the state
 /// being reported.
 public protocol HttpRequestDelegate: AnyObject, Sendable {
+    /// Called once for each ready-state transition of `request` (and again for each LOADING
+    /// as more data arrives), on the request's ``HttpRequest/callbackQueue``. The counterpart of
+    /// `GDHttpRequestDelegate`'s `onStatusChange:`.
+    ///
+    /// - Parameter request: the request whose state changed; its ``HttpRequest/getState()``
+    ///   returns the state being reported.
     func onStatusChange(_ request: HttpRequest)
 }
 

@@ -27,6 +27,7 @@ public struct HttpRequestError: Error, Sendable, Equatable, CustomStringConverti
         public var description: String { name }
     }
 
+    /// What kind of refusal or failure it is; compare with the static members of ``Code``.
     public let code: Code
     /// A sentence for people; never contains a password.
     public let message: String

@@ -20,6 +20,7 @@ extension HttpRequest {
         /// before a send ends.
         public var totalTime: Double?
 
+        /// Metrics as given; by default all unknown and no redirects (as before a send).
         public init(httpVersion: String? = nil, effectiveURL: String? = nil, redirectCount: Int = 0,
                     connectTime: Double? = nil, startTransferTime: Double? = nil, totalTime: Double? = nil) {
             self.httpVersion = httpVersion

@@ -2,11 +2,21 @@ extension HttpRequest {
     /// How far a send has come (``HttpRequest/getProgress()``): body bytes sent and to send,
     /// received and to receive; -1 where not known.
     public struct Progress: Sendable, Equatable, CustomStringConvertible {
+        /// Body bytes sent so far (headers not counted).
         public var bytesSent: Int64
+        /// Body bytes the request sends in all: 0 without a body, -1 while not known (a
+        /// multipart form until libcurl has sized it).
         public var bytesToSend: Int64
+        /// Body bytes of the final response received so far (after decoding, when the body came
+        /// compressed).
         public var bytesReceived: Int64
+        /// Body bytes the final response announces (`Content-Length`), -1 while not known: before
+        /// the head, without a `Content-Length`, or for a compressed body (unless mesibo's
+        /// `Content-Size` says).
         public var bytesToReceive: Int64
 
+        /// Counts as given; by default nothing sent or to send, nothing received, and the size to
+        /// receive unknown.
         public init(bytesSent: Int64 = 0, bytesToSend: Int64 = 0, bytesReceived: Int64 = 0, bytesToReceive: Int64 = -1) {
             self.bytesSent = bytesSent
             self.bytesToSend = bytesToSend
