@@ -7,17 +7,22 @@ let package = Package(
         .library(name: "CurlXHR", targets: ["CurlXHR"]),
         // HttpClient: HTTP-RPC's invoke, serializers and middleware over HttpRequest.
         .library(name: "CurlXHRClient", targets: ["CurlXHRClient"]),
+        // CurlXHRTransport: a swift-openapi-runtime ClientTransport, so generated clients run on CurlXHR.
+        .library(name: "CurlXHROpenAPI", targets: ["CurlXHROpenAPI"]),
         // libcurlxhr.so: the C interface of curlxhr.h.
         .library(name: "curlxhr", type: .dynamic, targets: ["CurlXHRCAPI"]),
         .executable(name: "xhr", targets: ["xhr"]),
     ],
     // For the xhr tool only: its arguments, and the embedded server of `xhr demo`; and the
-    // DocC plugin (`swift package generate-documentation`, scripts/docs.sh). The library
-    // targets depend on no package.
+    // DocC plugin (`swift package generate-documentation`, scripts/docs.sh); and the OpenAPI
+    // runtime and HTTP types for CurlXHROpenAPI. The other library targets depend on no package.
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        // For CurlXHROpenAPI only.
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
         // The small C shim over libcurl and libkrb5: typed setopt/getinfo wrappers, the
@@ -47,6 +52,17 @@ let package = Package(
         .target(
             name: "CurlXHRClient",
             dependencies: ["CurlXHR"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The OpenAPI transport: swift-openapi-runtime's ClientTransport over HttpRequest's
+        // async API, in a target of its own so that CurlXHR stays dependency-free.
+        .target(
+            name: "CurlXHROpenAPI",
+            dependencies: [
+                "CurlXHR",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The hand-written C header; its functions are implemented in CurlXHRCAPI.
@@ -100,6 +116,8 @@ let package = Package(
         .testTarget(
             name: "CurlXHRTests",
             dependencies: ["CurlXHR", "CurlXHRClient", "curlxhr-probe", "xhr",
+                           "CurlXHROpenAPI", .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                           .product(name: "HTTPTypes", package: "swift-http-types"),
                            "example-workers", "example-delegate", "example-await", "example-client"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
