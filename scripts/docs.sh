@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the DocC documentation of CurlXHR and CurlXHRClient with swift-docc-plugin and fails
+# Builds the DocC documentation of CurlXHR, CurlXHRClient and CurlXHROpenAPI with swift-docc-plugin and fails
 # on any documentation warning (an unresolved symbol or article link, an undocumented or
 # misnamed parameter, …) or on any public symbol declared in Sources/<target> without
 # documentation.
@@ -19,7 +19,7 @@ root=$(pwd)
 work=${TMPDIR:-/tmp}/curlxhr-docs
 scratch=$work/build
 mkdir -p "$work"
-targets=(CurlXHR CurlXHRClient)
+targets=(CurlXHR CurlXHRClient CurlXHROpenAPI)
 failed=0
 
 for target in "${targets[@]}"; do
