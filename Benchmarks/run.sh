@@ -9,7 +9,8 @@
 #   (default)       every client on every workload, --reps times (default 5), then the table.
 #   --smoke         a few hundred requests per client and workload (the 100 MiB downloads
 #                   use the 1 MiB file: download-1m, download-file-1m; the multipart upload
-#                   two 1 MiB files: upload-multipart-2x1m), 1 repetition; exits
+#                   two 1 MiB files: upload-multipart-2x1m; the cached 100 MiB body the 1 MiB
+#                   one: cache-hit-1m), 1 repetition; exits
 #                   non-zero unless every client completes its count with 0 errors and the
 #                   table prints; then runs each memory program (see --memory) once per
 #                   baseline kind with 20 GETs and checks they complete with 0 errors (their
@@ -17,12 +18,15 @@
 #   --reps N        repetitions of every client x workload (default 5).
 #   --workloads A,B only these workloads (names as in the table, e.g. get-c1,get-t16;
 #                   download-file-100m, or download-file-1m with --smoke;
-#                   upload-multipart-2x50m, or upload-multipart-2x1m with --smoke).
+#                   upload-multipart-2x50m, or upload-multipart-2x1m with --smoke;
+#                   cache-hit-100m, or cache-hit-1m with --smoke). Only a run with an
+#                   AsyncHTTPClient client (ahc, ahc-*) builds and needs Benchmarks/AHC.
 #   --instructions  instead of the timed runs: user-space instructions per small GET, one at
 #                   a time, of raw libcurl and CurlXHR (sync and async; and sync with five
 #                   request headers, --headers 5), with callgrind.
 #   --profile       instead of the timed runs: callgrind profiles of CurlXHR (2000 sync GETs
-#                   one at a time; async, 64 in flight), annotated, in Benchmarks/results/.
+#                   one at a time; async, 64 in flight; 2000 sync GETs answered from the HTTP
+#                   cache, cache-hit-c1), annotated, in Benchmarks/results/.
 #   --memory        instead of the timed runs: resident memory growth over 200 small
 #                   synchronous GETs one at a time (a new HttpRequest each) of CurlXHR
 #                   (curlxhr-memory) and raw libcurl with CurlXHR's engine thread (memory-peer),
@@ -58,7 +62,11 @@
 # client-bearer-* workloads fetch /100b-bearer, which nginx serves only to a request carrying
 # the run's bearer token: through the client layer with an OAuth2Authorizer that gets the token
 # from nginx's /token (curlxhr-client-bench --oauth2), and with the token as a static header
-# (curlxhr-client-bench, ahc-bench and curl-bench --header).
+# (curlxhr-client-bench, ahc-bench and curl-bench --header). The cache-hit-* workloads fetch
+# /cached/… (the same files with `Cache-Control: max-age=86400`) through CurlXHR's HTTP cache
+# in a folder warmed once a run (curlxhr-bench --cache-folder: fresh hits, and nginx must
+# serve none of them, counted through its /nginx-status), against the same GET from nginx
+# (cache-hit-100b) or `cat` of the stored body file (cache-hit-100m: cat-bench.py).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -78,7 +86,7 @@ while [ $# -gt 0 ]; do
     --memory) mode=memory ;;
     --skip-build) skip_build=1 ;;
     --skip-install) skip_install=1 ;;
-    -h|--help) sed -n '2,61p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,69p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 64 ;;
   esac
   shift
@@ -91,6 +99,73 @@ client_cpu=${BENCH_CLIENT_CPU:-1}
 max_seconds=${BENCH_MAX_SECONDS:-60}
 log() { echo "[run.sh $(date +%H:%M:%S)] $*" >&2; }
 started_at=$SECONDS
+
+# ---- Workloads ----------------------------------------------------------------------------
+
+# name path mode concurrency requests(full) requests(smoke) expected-bytes post-bytes clients...
+# curlxhr-sync and ahc-wait always run in threads mode (blocking calls); libcurl runs in the
+# workload's mode; libcurl-handoff (raw libcurl with CurlXHR's engine and callback threads)
+# in handoff mode; the others are async.
+# download-file-*: the body written to a file, one request at a time (see file_options).
+# upload-multipart-*: a form of two files of upload_file_bytes each POSTed to the sink, one
+# request at a time (see upload_options); post-bytes 0, the clients count the files' bytes.
+# json-*: the clients decode each body, a JSON array, into [JSONItem] and check its count
+# (see json_options); only clients that decode (curlxhr-client, ahc-json) run them.
+# client-bearer-*: every request carries the run's bearer token, which the path demands
+# (see bearer_options): curlxhr-client gets it through its OAuth2Authorizer, the others send
+# it as a static header.
+# cache-hit-*: GETs of cached/… (nginx adds `Cache-Control: max-age=86400` there), which the
+# curlxhr-cache* clients answer from a cache folder run.sh warmed (see cache_options); their
+# peers fetch the same URL from nginx (cache-hit-100b) or read the stored body file with cat
+# (cache-hit-100m: cat-bench.py).
+# A path starting with h2/ is fetched from the TLS listener, https://localhost:TLS_PORT/REST
+# (see tls_options): every client trusts the run's CA and must get each response over HTTP/2.
+json_bytes=1048576  # /1m.json's size (run.sh writes it below)
+if [ $smoke -eq 1 ]; then
+  download="download-1m 1m async 1 3 3 1048576 0"
+  download_file="download-file-1m 1m async 1 20 20 1048576 0"
+  upload="upload-multipart-2x1m sink async 1 10 10 3 0"
+  upload_file_bytes=1048576
+  cache_big="cache-hit-1m cached/1m async 1 20 20 1048576 0"
+else
+  download="download-100m 100m async 1 20 3 104857600 0"
+  download_file="download-file-100m 100m async 1 20 3 104857600 0"
+  upload="upload-multipart-2x50m sink async 1 50 10 3 0"
+  upload_file_bytes=52428800
+  cache_big="cache-hit-100m cached/100m async 1 50 20 104857600 0"
+fi
+workloads=(
+  "get-c64 100b async 64 50000 300 100 0 libcurl libcurl-handoff curlxhr curlxhr-await urlsession ahc"
+  "get-c16 100b async 16 50000 300 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
+  "get-c1 100b async 1 20000 200 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
+  "get-h2-c64 h2/100b async 64 50000 300 100 0 libcurl libcurl-handoff curlxhr ahc"
+  "get-t16 100b threads 16 50000 300 100 0 libcurl curlxhr-sync ahc-wait"
+  "get-t64 100b threads 64 50000 300 100 0 libcurl curlxhr-sync ahc-wait"
+  "$download libcurl curlxhr curlxhr-sync urlsession ahc ahc-collect"
+  "$download_file libcurl curlxhr curlxhr-sync"
+  "post-1m-c8 sink async 8 2000 50 3 1048576 libcurl curlxhr urlsession ahc"
+  "$upload libcurl curlxhr curlxhr-sync"
+  "redirect-c16 redirect async 16 20000 300 100 0 libcurl curlxhr urlsession ahc"
+  "json-1m 1m.json async 1 200 20 $json_bytes 0 curlxhr-client ahc-json"
+  "client-bearer-c16 100b-bearer async 16 50000 300 100 0 libcurl curlxhr-client curlxhr-client-header ahc"
+  "cache-hit-100b cached/100b threads 1 50000 200 100 0 libcurl curlxhr-sync curlxhr-cache-sync"
+  "$cache_big cat curlxhr-cache curlxhr-cache-await curlxhr-cache-sync"
+)
+if [ -n "$only" ]; then
+  chosen=()
+  for workload in "${workloads[@]}"; do
+    case ",$only," in *",${workload%% *},"*) chosen+=("$workload") ;; esac
+  done
+  [ ${#chosen[@]} -gt 0 ] || { echo "run.sh: no workload named in '$only'" >&2; exit 64; }
+  workloads=("${chosen[@]}")
+fi
+# Whether a timed run has an AsyncHTTPClient client (ahc, ahc-*) to build and run.
+uses_ahc=0
+if [ $mode = timed ]; then
+  for workload in "${workloads[@]}"; do
+    case " $workload " in *" ahc "*|*" ahc-"*) uses_ahc=1 ;; esac
+  done
+fi
 
 # ---- Dependencies -------------------------------------------------------------------------
 
@@ -115,10 +190,10 @@ install_packages() {
 }
 
 if [ $skip_install -eq 0 ]; then
-  # libcurl and MIT Kerberos headers to build CurlXHR; nginx for the server; gcc for the
-  # raw libcurl client; curl to check the server; valgrind for the callgrind modes.
+  # libcurl, MIT Kerberos and SQLite headers to build CurlXHR; nginx for the server; gcc for
+  # the raw libcurl client; curl to check the server; valgrind for the callgrind modes.
   # openssl makes the TLS listener's certificates.
-  packages=(nginx libcurl4-openssl-dev libkrb5-dev gcc binutils python3 curl util-linux coreutils openssl)
+  packages=(nginx libcurl4-openssl-dev libkrb5-dev libsqlite3-dev gcc binutils python3 curl util-linux coreutils openssl)
   case $mode in instructions|profile) packages+=(valgrind) ;; esac
   install_packages "${packages[@]}"
 fi
@@ -150,12 +225,14 @@ if [ $skip_build -eq 0 ]; then
   gcc -O2 -Wall -o "$curl_bin" "$here/curl-bench.c" -lcurl -lpthread
   gcc -O2 -Wall -o "$peer_bin" "$here/memory-peer.c" -lcurl -lpthread
   build_swift_package "the CurlXHR and URLSession clients" "$here/Clients"
-  # The instruction counts, profiles and memory runs need only the C clients and this package.
-  [ $mode = timed ] && build_swift_package "the AsyncHTTPClient client" "$here/AHC"
+  # The instruction counts, profiles and memory runs need only the C clients and this package,
+  # and so do timed runs of workloads without an AsyncHTTPClient client.
+  [ $uses_ahc -eq 1 ] && build_swift_package "the AsyncHTTPClient client" "$here/AHC"
   log "all builds took $((SECONDS - build_started)) s (swift build -j $jobs)"
 fi
 needed=("$curl_bin" "$clients_bin/curlxhr-bench")
-[ $mode = timed ] && needed+=("$clients_bin/urlsession-bench" "$clients_bin/curlxhr-client-bench" "$ahc_bin/ahc-bench")
+[ $mode = timed ] && needed+=("$clients_bin/urlsession-bench" "$clients_bin/curlxhr-client-bench")
+[ $uses_ahc -eq 1 ] && needed+=("$ahc_bin/ahc-bench")
 # The memory programs: --memory, and the smoke run's check that they complete.
 if [ $mode = memory ] || { [ $mode = timed ] && [ $smoke -eq 1 ]; }; then
   needed+=("$peer_bin" "$clients_bin/curlxhr-memory")
@@ -190,7 +267,6 @@ head -c 1048576 /dev/urandom > "$server_dir/www/1m"
 # other fields follow from the id), compact, as many as fit in 1 MiB, then spaces before the
 # closing bracket to make it exactly json_bytes long. The same bytes every run; json_items is
 # the number of objects, which the decoding clients check (--json-items).
-json_bytes=1048576
 json_items=$(python3 - "$server_dir/www/1m.json" "$json_bytes" <<'PYTHON'
 import json, sys
 path, size = sys.argv[1], int(sys.argv[2])
@@ -276,6 +352,22 @@ for header in "X-None: no token" "Authorization: Bearer bench-token-0" "Authoriz
   got=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' -H "$header" "$base/100b-bearer" || true)
   [ "$got" = 401 ] || { echo "run.sh: server check failed: GET /100b-bearer with '$header' gave '$got', expected '401'" >&2; exit 1; }
 done
+# The cache workloads: /cached/… is the same file with `Cache-Control: max-age=86400` (and
+# nginx's Last-Modified and ETag, the validators), which no other path carries; /nginx-status
+# counts the requests nginx served (server_requests).
+response_field() {  # field url -> the field's value in the response (empty: none)
+  curl -s --noproxy '*' -o /dev/null -D - "$2" | tr -d '\r' | sed -n "s/^$1: //Ip"
+}
+check "GET /cached/100b" "200 100" "$base/cached/100b"
+for path in cached/100b 100b; do
+  expected=""
+  [ $path = cached/100b ] && expected="max-age=86400"
+  got=$(response_field Cache-Control "$base/$path")
+  [ "$got" = "$expected" ] || { echo "run.sh: server check failed: GET /$path has Cache-Control '$got', expected '$expected'" >&2; exit 1; }
+done
+[ -n "$(response_field ETag "$base/cached/100b")" ] || { echo "run.sh: server check failed: GET /cached/100b has no ETag" >&2; exit 1; }
+server_requests() { curl -s --noproxy '*' "$base/nginx-status" | awk 'NR == 3 { print $3 }'; }
+case "$(server_requests)" in ''|*[!0-9]*) echo "run.sh: server check failed: /nginx-status gave no request count" >&2; exit 1 ;; esac
 : > "$server_dir/token.log"   # the runs' token requests only (nginx appends)
 nginx_version=$("$nginx_bin" -v 2>&1 | sed 's#.*/##')
 log "nginx $nginx_version on $base and $tls_base (HTTP/2, TLS) (cpu $server_cpu), clients on cpu $client_cpu"
@@ -310,14 +402,20 @@ client_command() {  # client workload-mode -> the command, one word a line
     ahc-collect) printf '%s\n' "$ahc_bin/ahc-bench" --mode async --collect --client ahc-collect ;;
     ahc-json) printf '%s\n' "$ahc_bin/ahc-bench" --mode async --json --client ahc-json ;;
     ahc-wait) printf '%s\n' "$ahc_bin/ahc-bench" --mode threads --client ahc-wait ;;
+    curlxhr-cache) printf '%s\n' "$clients_bin/curlxhr-bench" --mode async --client curlxhr-cache ;;
+    curlxhr-cache-await) printf '%s\n' "$clients_bin/curlxhr-bench" --mode async --await --client curlxhr-cache-await ;;
+    curlxhr-cache-sync) printf '%s\n' "$clients_bin/curlxhr-bench" --mode threads --client curlxhr-cache-sync ;;
+    cat) printf '%s\n' python3 "$here/cat-bench.py" ;;
     *) echo "unknown client $1" >&2; exit 1 ;;
   esac
 }
 
 # Runs one client under callgrind: client mode concurrency requests output-file [valgrind args];
-# the client also gets the arguments in the array client_extra (if any).
+# the client also gets the arguments in the array client_extra (if any), and fetches the path
+# callgrind_path (default 100b).
 # Prints the total instruction count; fails unless every request succeeded.
 client_extra=()
+callgrind_path=100b
 callgrind_run() {
   local client=$1 mode=$2 concurrency=$3 requests=$4 out=$5
   shift 5
@@ -330,7 +428,7 @@ callgrind_run() {
   [ -x "$copy" ] || strip --strip-debug -o "$copy" "${command[0]}"
   command[0]=$copy
   if ! taskset -c "$client_cpu" valgrind --tool=callgrind --callgrind-out-file="$out" "$@" \
-      "${command[@]}" --workload callgrind --url "$base/100b" --concurrency "$concurrency" \
+      "${command[@]}" --workload callgrind --url "$base/$callgrind_path" --concurrency "$concurrency" \
       --requests "$requests" --expect-bytes 100 --max-seconds 900 ${client_extra[@]+"${client_extra[@]}"} \
       > "$server_dir/callgrind.json" 2> "$server_dir/callgrind.err" \
     || ! grep -q "\"requests\":$requests,.*\"errors\":0" "$server_dir/callgrind.json"; then
@@ -395,11 +493,21 @@ if [ $mode = profile ]; then
   command -v callgrind_annotate > /dev/null || { echo "run.sh: callgrind_annotate is missing (valgrind)" >&2; exit 1; }
   demangle() { if command -v swift-demangle > /dev/null; then swift-demangle --simplified; else cat; fi; }
   n=${BENCH_PROFILE_REQUESTS:-2000}
-  rows=("curlxhr-sync threads 1 $n sync-c1" "curlxhr async 64 $((n * 10)) async-c64")
+  # cache-hit-c1: sync GETs of /cached/100b answered from the cache (a new cache folder; the
+  # client's untimed first request stores the response, every later one is a fresh hit).
+  rows=("curlxhr-sync threads 1 $n sync-c1" "curlxhr async 64 $((n * 10)) async-c64"
+        "curlxhr-cache-sync threads 1 $n cache-hit-c1")
   # The same work by raw libcurl, to compare with: BENCH_PROFILE_PEERS=1.
   [ "${BENCH_PROFILE_PEERS:-0}" = 1 ] && rows+=("libcurl threads 1 $n libcurl-easy-c1" "libcurl async 64 $((n * 10)) libcurl-multi-c64")
   for row in "${rows[@]}"; do
     read -r client client_mode concurrency requests label <<< "$row"
+    client_extra=()
+    callgrind_path=100b
+    if [ $label = cache-hit-c1 ]; then
+      rm -rf "$server_dir/cache/profile"
+      client_extra=(--cache-folder "$server_dir/cache/profile")
+      callgrind_path=cached/100b
+    fi
     out=$here/results/$stamp-profile-$label.callgrind.out
     log "profiling $client ($client_mode, $concurrency in flight, $requests requests)"
     total=$(callgrind_run "$client" "$client_mode" "$concurrency" "$requests" "$out")
@@ -514,55 +622,6 @@ fi
 
 # ---- Timed runs ---------------------------------------------------------------------------
 
-# name path mode concurrency requests(full) requests(smoke) expected-bytes post-bytes clients...
-# curlxhr-sync and ahc-wait always run in threads mode (blocking calls); libcurl runs in the
-# workload's mode; libcurl-handoff (raw libcurl with CurlXHR's engine and callback threads)
-# in handoff mode; the others are async.
-# download-file-*: the body written to a file, one request at a time (see file_options).
-# upload-multipart-*: a form of two files of upload_file_bytes each POSTed to the sink, one
-# request at a time (see upload_options); post-bytes 0, the clients count the files' bytes.
-# json-*: the clients decode each body, a JSON array, into [JSONItem] and check its count
-# (see json_options); only clients that decode (curlxhr-client, ahc-json) run them.
-# client-bearer-*: every request carries the run's bearer token, which the path demands
-# (see bearer_options): curlxhr-client gets it through its OAuth2Authorizer, the others send
-# it as a static header.
-# A path starting with h2/ is fetched from the TLS listener, https://localhost:TLS_PORT/REST
-# (see tls_options): every client trusts the run's CA and must get each response over HTTP/2.
-if [ $smoke -eq 1 ]; then
-  download="download-1m 1m async 1 3 3 1048576 0"
-  download_file="download-file-1m 1m async 1 20 20 1048576 0"
-  upload="upload-multipart-2x1m sink async 1 10 10 3 0"
-  upload_file_bytes=1048576
-else
-  download="download-100m 100m async 1 20 3 104857600 0"
-  download_file="download-file-100m 100m async 1 20 3 104857600 0"
-  upload="upload-multipart-2x50m sink async 1 50 10 3 0"
-  upload_file_bytes=52428800
-fi
-workloads=(
-  "get-c64 100b async 64 50000 300 100 0 libcurl libcurl-handoff curlxhr curlxhr-await urlsession ahc"
-  "get-c16 100b async 16 50000 300 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
-  "get-c1 100b async 1 20000 200 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
-  "get-h2-c64 h2/100b async 64 50000 300 100 0 libcurl libcurl-handoff curlxhr ahc"
-  "get-t16 100b threads 16 50000 300 100 0 libcurl curlxhr-sync ahc-wait"
-  "get-t64 100b threads 64 50000 300 100 0 libcurl curlxhr-sync ahc-wait"
-  "$download libcurl curlxhr curlxhr-sync urlsession ahc ahc-collect"
-  "$download_file libcurl curlxhr curlxhr-sync"
-  "post-1m-c8 sink async 8 2000 50 3 1048576 libcurl curlxhr urlsession ahc"
-  "$upload libcurl curlxhr curlxhr-sync"
-  "redirect-c16 redirect async 16 20000 300 100 0 libcurl curlxhr urlsession ahc"
-  "json-1m 1m.json async 1 200 20 $json_bytes 0 curlxhr-client ahc-json"
-  "client-bearer-c16 100b-bearer async 16 50000 300 100 0 libcurl curlxhr-client curlxhr-client-header ahc"
-)
-if [ -n "$only" ]; then
-  chosen=()
-  for workload in "${workloads[@]}"; do
-    case ",$only," in *",${workload%% *},"*) chosen+=("$workload") ;; esac
-  done
-  [ ${#chosen[@]} -gt 0 ] || { echo "run.sh: no workload named in '$only'" >&2; exit 64; }
-  workloads=("${chosen[@]}")
-fi
-
 # The HTTP/2 workloads (path h2/…): the URL on the TLS listener, and for every client the
 # run's CA (--cacert) and the check that each response came over HTTP/2.
 tls_options() {  # path -> sets url and tls_option
@@ -657,6 +716,42 @@ upload_options() {  # workload client -> sets upload_option (empty outside uploa
   for upload_file in "${upload_files[@]}"; do upload_option+=("$flag" "$upload_file"); done
 }
 
+# The cache-hit workloads: one cache folder a workload, new for the run (cache/NAME in the
+# server's temp dir), warmed before the repetitions by one network GET that stores the response
+# (curlxhr-bench --cache-folder with --requests 0: its untimed warm-up request only). The
+# curlxhr-cache* clients then use that folder (each sends one more untimed request first, a
+# hit); cat-bench.py reads the body file stored in it. run.sh also counts the requests nginx
+# served during each run of these workloads (server_requests, in the JSON line): none for a
+# client answered by the cache.
+cache_dir=$server_dir/cache
+declare -A cache_body=()  # workload -> the stored body file
+for workload in "${workloads[@]}"; do
+  read -r name path _ _ _ _ expect _ <<< "$workload"
+  case $name in cache-hit-*) ;; *) continue ;; esac
+  folder=$cache_dir/$name
+  rm -rf "$folder"
+  mkdir -p "$cache_dir"
+  if ! taskset -c "$client_cpu" "$clients_bin/curlxhr-bench" --mode threads --client cache-warm --workload "$name" \
+      --url "$base/$path" --requests 0 --expect-bytes "$expect" --cache-folder "$folder" > /dev/null 2> "$server_dir/warm.err"; then
+    echo "run.sh: warming the cache for $name failed: $(tail -c 300 "$server_dir/warm.err")" >&2
+    exit 1
+  fi
+  mapfile -t bodies < <(find "$folder/bodies" -type f ! -name '*.part')
+  if [ ${#bodies[@]} -ne 1 ] || [ "$(stat -c %s "${bodies[0]}")" != "$expect" ]; then
+    echo "run.sh: the cache for $name holds ${#bodies[@]} body file(s) after its warm-up, expected one of $expect bytes" >&2
+    exit 1
+  fi
+  cache_body[$name]=${bodies[0]}
+done
+cache_options() {  # workload client -> sets cache_option (empty outside cache-hit-*)
+  cache_option=()
+  case $1 in cache-hit-*) ;; *) return 0 ;; esac
+  case $2 in
+    curlxhr-cache|curlxhr-cache-await|curlxhr-cache-sync) cache_option=(--cache-folder "$cache_dir/$1") ;;
+    cat) cache_option=(--file "${cache_body[$1]}") ;;
+  esac
+}
+
 [ $smoke -eq 1 ] && stamp=$stamp-smoke
 results=$here/results/$stamp.jsonl
 : > "$results"
@@ -683,18 +778,24 @@ for rep in $(seq "$reps"); do
       upload_options "$name" "$client"
       json_options "$name" "$client"
       bearer_options "$name" "$client"
+      cache_options "$name" "$client"
       tls_options "$path"
       command+=(--workload "$name" --url "$url" --concurrency "$concurrency"
                 --requests "$count" --expect-bytes "$expect" --post-bytes "$post"
                 --max-seconds "$max_seconds" ${file_option[@]+"${file_option[@]}"}
                 ${upload_option[@]+"${upload_option[@]}"} ${json_option[@]+"${json_option[@]}"}
-                ${bearer_option[@]+"${bearer_option[@]}"} ${tls_option[@]+"${tls_option[@]}"})
+                ${bearer_option[@]+"${bearer_option[@]}"} ${cache_option[@]+"${cache_option[@]}"}
+                ${tls_option[@]+"${tls_option[@]}"})
       # Writing files: no earlier run's dirty pages still to be written back when this one
       # starts (its own, written during the run, are its cost).
       [ -z "$file" ] || sync -f "$files_dir"
+      served_before=""
+      case $name in cache-hit-*) served_before=$(server_requests) ;; esac
       run_client "rep $rep $name $client" $((max_seconds + 60)) "$server_dir/client.err" \
         "{\"client\":\"$client\",\"workload\":\"$name\",\"requests\":0,\"errors\":-1,\"failed\":true}" \
         "${command[@]}" || failures=$((failures + 1))
+      # The requests nginx served during the run (the status request itself counts once).
+      [ -z "$served_before" ] || line="${line%\}},\"server_requests\":$(( $(server_requests) - served_before - 1 ))}"
       if [ -n "$file" ]; then
         [ ! -e "$file" ] || log "rep $rep $name $client: left $file behind"
         rm -f "$file" "$file.part" "$file.part.validator"
@@ -729,6 +830,8 @@ table=${results%.jsonl}.md
       echo "- ${workload%% *}: each client writes its own file in $files_dir ($(findmnt -n -o FSTYPE,SOURCE --target "$files_dir" | tr -s ' ' | sed 's/ / on /'))" ;;
       upload-multipart-*)
         echo "- ${workload%% *}: two files of $upload_file_bytes random bytes in $upload_dir, one multipart/form-data body of $upload_form_bytes bytes (curl -F's size_upload); MiB/s counts the files' $((2 * upload_file_bytes)) bytes a request (and the 3-byte answer)" ;;
+      cache-hit-*)
+        echo "- ${workload%% *}: the curlxhr-cache* clients use one cache folder, $cache_dir/${workload%% *} ($(findmnt -n -o FSTYPE,SOURCE --target "$cache_dir" | tr -s ' ' | sed 's/ / on /')), warmed before the repetitions by one GET that stored the response; each client run sends one more request (a hit) before the timed ones$(case $workload in *" cat "*) echo "; cat reads the stored body file, ${cache_body[${workload%% *}]#"$cache_dir/"}" ;; esac)" ;;
       client-bearer-*)
         echo "- ${workload%% *}: every request carries \`Authorization: Bearer $bearer_token\` (/100b-bearer answers 401 without it); the token endpoint /token was asked $(wc -l < "$server_dir/token.log") time(s) for $(grep -c "\"client\":\"curlxhr-client\",\"workload\":\"${workload%% *}\"" "$results") curlxhr-client run(s) (the OAuth2Authorizer's)" ;;
     esac

@@ -27,6 +27,15 @@
 //     --post-bytes for the tally), not the multipart framing around them, as curl-bench's
 //     --mime-file counts them.
 //
+// --cache-folder PATH (this client's own option; the cache-hit-* workloads): turns on the
+//     library's HTTP cache in PATH (HttpRequest.setCacheFolder, 1 GiB) before anything else,
+//     then sends one request by the run's own consumer (mode) before the timed ones, not
+//     counted: a miss stores the response, a hit leaves it (the response must be 200 with
+//     --expect-bytes bytes, or the run stops). Every timed response must then come from the
+//     cache (isResponseFromCache() read after DONE; with --await, HttpResponse.isFromCache
+//     after the body): one that did not counts as an error. With --requests 0 the run is that
+//     one request: run.sh warms a cache folder so.
+//
 // --cacert PATH: HttpRequest.caCertificateFile, set once for the process before the first
 //     request (the library's process-wide trust roots, in place of the system's).
 // --expect-http-version V: each request's protocol is read at DONE from getMetrics().httpVersion
@@ -55,11 +64,12 @@ func fileSize(_ path: String) -> Int? {
     return stat(path, &info) == 0 ? Int(info.st_size) : nil
 }
 
-/// --response-file, --post-file and --await, taken out of the arguments before BenchOptions
-/// reads the shared ones.
-let (responseFile, postFiles, usesAwait, sharedArguments): (String?, [String], Bool, [String]) = {
+/// --response-file, --post-file, --cache-folder and --await, taken out of the arguments before
+/// BenchOptions reads the shared ones.
+let (responseFile, postFiles, cacheFolder, usesAwait, sharedArguments): (String?, [String], String?, Bool, [String]) = {
     var file: String?
     var postFiles: [String] = []
+    var cacheFolder: String?
     var usesAwait = false
     var rest: [String] = []
     var arguments = CommandLine.arguments[...]
@@ -68,14 +78,18 @@ let (responseFile, postFiles, usesAwait, sharedArguments): (String?, [String], B
             usesAwait = true
             continue
         }
-        guard argument == "--response-file" || argument == "--post-file" else { rest.append(argument); continue }
+        guard ["--response-file", "--post-file", "--cache-folder"].contains(argument) else { rest.append(argument); continue }
         guard let path = arguments.popFirst(), !path.isEmpty else {
             writeError("\(argument) needs a path\n")
             exit(64)
         }
-        if argument == "--post-file" { postFiles.append(path) } else { file = path }
+        switch argument {
+        case "--post-file": postFiles.append(path)
+        case "--cache-folder": cacheFolder = path
+        default: file = path
+        }
     }
-    return (file, postFiles, usesAwait, rest)
+    return (file, postFiles, cacheFolder, usesAwait, rest)
 }()
 let options = {
     var options = BenchOptions.parse(client: "curlxhr", sharedArguments)
@@ -101,6 +115,10 @@ if usesAwait && (options.mode != .async || responseFile != nil || !postFiles.isE
     writeError("--await is for GETs in --mode async\n")
     exit(64)
 }
+if cacheFolder != nil && (responseFile != nil || !postFiles.isEmpty || options.postBytes > 0) {
+    writeError("--cache-folder is for GETs into memory (no --response-file, --post-file or --post-bytes)\n")
+    exit(64)
+}
 if responseFile != nil && options.concurrency != 1 {
     writeError("--response-file needs --concurrency 1 (one file, one request at a time)\n")
     exit(64)
@@ -113,7 +131,10 @@ func removeResponseFile() {
 }
 removeResponseFile()
 if let caFile = options.caCertificateFile { HttpRequest.caCertificateFile = caFile }
-let tally = Tally(options)
+if let cacheFolder, !HttpRequest.setCacheFolder(cacheFolder, maxBytes: 1 << 30) {
+    writeError("setCacheFolder(\(cacheFolder)) refused: \(HttpRequest.cacheFolderError ?? "?")\n")
+    exit(1)
+}
 /// The --post-bytes body (none with --post-file: the form is the body).
 let body = postFiles.isEmpty ? Data(bodyBytes(options.postBytes)) : Data()
 
@@ -135,10 +156,63 @@ func openAndSend(_ request: HttpRequest, async: Bool) -> String? {
     return sent ? nil : "send refused: \(request.lastError.map { "\($0)" } ?? "?")"
 }
 
-/// Why a request that reached DONE failed, if the library said.
+/// Why a request that reached DONE failed, if the library said; with --cache-folder, also a
+/// response that did not come from the cache.
 func failure(_ request: HttpRequest) -> String? {
-    request.getStatus() == 0 ? "status 0: \(request.getStatusText() ?? "no text")" : nil
+    if request.getStatus() == 0 { return "status 0: \(request.getStatusText() ?? "no text")" }
+    return cacheFolder != nil && !request.isResponseFromCache() ? notFromCache : nil
 }
+let notFromCache = "the response came from the network, not the cache"
+
+/// --cache-folder: one request by the run's consumer before the timed ones (not counted), so
+/// the cache holds the response; what was wrong with it, or nil.
+func warmUpCache() -> String? {
+    let request = HttpRequest()
+    let outcome = Mutex<(status: Int, bytes: Int, problem: String?)>((0, 0, nil))
+    let done = DispatchSemaphore(value: 0)
+    switch options.mode {
+    case .threads:
+        if let refusal = openAndSend(request, async: false) { return refusal }
+        outcome.withLock { $0 = (request.getStatus(), request.getReceiveBuffer().count, nil) }
+    case .async where usesAwait:
+        guard request.open(options.method, url: options.url) else {
+            return "open refused: \(request.lastError.map { "\($0)" } ?? "?")"
+        }
+        Task.detached {
+            do {
+                let response = try await request.response()
+                var bytes = 0
+                for try await chunk in response.body { bytes += chunk.count }
+                outcome.withLock { $0 = (response.status, bytes, nil) }
+            } catch {
+                outcome.withLock { $0.problem = "\(error)" }
+            }
+            done.signal()
+        }
+        done.wait()
+    case .async:
+        request.onStatusChange = { request in
+            switch request.getState() {
+            case .loading: outcome.withLock { $0.bytes += request.getReceiveBuffer().count }
+            case .done:
+                outcome.withLock { $0.bytes += request.getReceiveBuffer().count; $0.status = request.getStatus() }
+                done.signal()
+            default: break
+            }
+        }
+        if let refusal = openAndSend(request, async: true) { return refusal }
+        done.wait()
+    }
+    let (status, bytes, problem) = outcome.withLock { $0 }
+    if let problem { return problem }
+    return status == 200 && bytes == options.expectBytes
+        ? nil : "status \(status), \(bytes) body bytes (expected 200, \(options.expectBytes))"
+}
+if cacheFolder != nil, let problem = warmUpCache() {
+    writeError("the cache's warm-up request failed: \(problem)\n")
+    exit(1)
+}
+let tally = Tally(options)
 
 /// Records a request that reached DONE with `buffered` bytes taken from its receive buffer.
 /// With --response-file the body bytes are the file's size after a 200 (the buffer must
@@ -179,7 +253,8 @@ case .async where usesAwait:
                             let response = try await request.response()
                             var bytes = 0
                             for try await chunk in response.body { bytes += chunk.count }
-                            tally.finish(status: response.status, bodyBytes: bytes, problem: nil,
+                            let problem = cacheFolder != nil && !response.isFromCache ? notFromCache : nil
+                            tally.finish(status: response.status, bodyBytes: bytes, problem: problem,
                                          httpVersion: options.expectHTTPVersion == nil ? nil : response.httpVersion)
                         } catch {
                             tally.finish(status: 0, bodyBytes: 0, problem: "\(error)")
