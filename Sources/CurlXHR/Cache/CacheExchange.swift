@@ -236,8 +236,32 @@ extension CacheExchange {
             case .refused: return .finished(TransferFailure(kind: .other, text: "Failure writing output to destination"))
             }
         }
-        let chunk = Int(min(entry.bodySize - replay.offset, Int64(Self.chunkSize)))
         var delivered = 0
+        // Straight into a buffer the owner keeps, when it takes them so: one copy a byte.
+        while replay.offset < entry.bodySize, delivered < budget {
+            let offset = replay.offset, descriptor = replay.descriptor, size = entry.bodySize
+            guard let (disposition, got) = transfer.withOwner({ owner in
+                owner.transferReadsBody(transfer) { buffer in
+                    var got = -1
+                    repeat {
+                        got = pread(descriptor, buffer.baseAddress, Int(min(Int64(buffer.count), size - offset)), off_t(offset))
+                    } while got < 0 && errno == EINTR
+                    return got
+                }
+            }) else { break }
+            switch disposition {
+            case .paused: return .paused
+            case .refused: return .finished(TransferFailure(kind: .other, text: "Failure writing output to destination"))
+            case .accepted:
+                guard got > 0 else { return .finished(TransferFailure(kind: .other, text: "The cached body of \(key) ended early")) }
+                replay.offset += Int64(got)
+                delivered += got
+            }
+        }
+        guard replay.offset < entry.bodySize, delivered < budget else {
+            return replay.offset < entry.bodySize ? .more : .finished(nil)
+        }
+        let chunk = Int(min(entry.bodySize - replay.offset, Int64(Self.chunkSize)))
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(chunk, 1), alignment: 16)
         defer { buffer.deallocate() }
         while replay.offset < entry.bodySize, delivered < budget {

@@ -32,6 +32,24 @@ extension HttpRequest: TransferOwner {
         return outcome.0
     }
 
+    func transferReadsBody(_ transfer: Transfer, reading read: (UnsafeMutableRawBufferPointer) -> Int) -> (BodyDisposition, Int)? {
+        let outcome = withCore { core -> ((BodyDisposition, Int)?, Effects) in
+            guard core.transfer === transfer else { return ((.refused, 0), Effects()) }
+            guard core.fileSink?.takesBody != true, core.sink.unreadCount == 0 else { return (nil, Effects()) }
+            if core.message.isAsync, core.scheduler.pauses(unread: 0) { return ((.paused, 0), Effects()) }
+            guard let buffer = BodyBuffers.take() else { return (nil, Effects()) }
+            let count = read(UnsafeMutableRawBufferPointer(start: buffer, count: BodyBuffers.size))
+            guard count > 0 else {
+                BodyBuffers.giveBack(buffer)
+                return ((.accepted, count), Effects())
+            }
+            core.sink.adopt(BodyBuffers.data(buffer, count: count))
+            return ((.accepted, count), core.bodyAccepted(count))
+        }
+        perform(outcome.1)
+        return outcome.0
+    }
+
     func transferSent(_ transfer: Transfer, bytes: Int64, of total: Int64) {
         let moved = sentBytes.exchange(bytes, ordering: .relaxed) != bytes
         if total > 0 { bytesToSend.store(total, ordering: .relaxed) }

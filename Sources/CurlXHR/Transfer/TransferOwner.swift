@@ -17,6 +17,12 @@ protocol TransferOwner: AnyObject, Sendable {
     /// Body bytes of the final response, in order; what became of them.
     func transferReceivedBody(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> BodyDisposition
 
+    /// Body bytes the owner reads itself, into a buffer of its own (``BodyBuffers``), when it
+    /// holds none unread: `read` fills the buffer given and returns how many bytes it put there
+    /// (0 at the end, negative on a failure). What became of them and that count; nil when the
+    /// owner takes bytes only as ``transferReceivedBody(_:_:)`` hands them.
+    func transferReadsBody(_ transfer: Transfer, reading read: (UnsafeMutableRawBufferPointer) -> Int) -> (BodyDisposition, Int)?
+
     /// How many body bytes have gone out so far, of `total` (libcurl's count of the body: -1
     /// or 0 when it has none or does not know).
     func transferSent(_ transfer: Transfer, bytes: Int64, of total: Int64)
@@ -61,6 +67,8 @@ struct OwnerReference {
 }
 
 extension TransferOwner {
+    func transferReadsBody(_ transfer: Transfer, reading read: (UnsafeMutableRawBufferPointer) -> Int) -> (BodyDisposition, Int)? { nil }
+
     /// Runs `body` with the owner `object` points to, at +0 (``OwnerReference``).
     @inline(__always)
     static func withUnretained<Result>(_ object: Unmanaged<AnyObject>, _ body: (any TransferOwner) -> Result) -> Result {

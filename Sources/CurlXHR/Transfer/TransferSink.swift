@@ -88,6 +88,13 @@ struct MemorySink: TransferSink {
         buffer.withUnsafeMutableBytes { $0.copyMemory(from: bytes) }
     }
 
+    /// Takes `data` as the next bytes of the current response, while it holds none unread.
+    mutating func adopt(_ data: Data) {
+        buffer = data
+        taken = false
+        written += data.count
+    }
+
     /// The bytes since the last call.
     mutating func take() -> Data {
         guard !taken else { return Data() }
