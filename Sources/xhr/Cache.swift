@@ -56,7 +56,7 @@ struct CacheOptions: ParsableArguments {
     func validateOffline(method: String, ranged: Bool, fetchesToken: Bool) throws {
         guard offline else { return }
         if method != "GET", method != "HEAD" {
-            throw ValidationError("--offline answers GET and HEAD from the cache; a \(method) would go to the server")
+            throw ValidationError("--offline answers GET and HEAD from the cache; a \(method) is never answered from a cache")
         }
         if ranged { throw ValidationError("--offline cannot answer part of a body (-r, -C or a Range header) from the cache") }
         if fetchesToken { throw ValidationError("--offline sends nothing, so --oauth2-token-url cannot get a token (use --oauth2-bearer)") }
