@@ -12,9 +12,11 @@ final class HttpCache: Sendable {
 
     private static let isOn = Atomic<Bool>(false)
     private static let current = Locked<HttpCache?>(nil)
-    /// The URLs (primary keys) the cache takes part in, nil for all: a test process whose
-    /// other tests must not meet the cache narrows it to the URLs of the cache's tests.
-    static let scope = Locked<(@Sendable (String) -> Bool)?>(nil)
+    /// The URLs the cache takes part in: those containing one of these texts; nil for all. A
+    /// test process whose other tests must not meet the cache narrows it to the URLs of the
+    /// cache's tests. (Texts, not a predicate: a closure read through the generic lock on
+    /// every send was wrapped in one more reabstraction thunk each time.)
+    static let scope = Locked<[String]?>(nil)
     /// Why the last `use(folder:maxBytes:)` refused, for ``HttpRequest/cacheFolderError``.
     static let lastError = Locked<String?>(nil)
 
@@ -63,7 +65,7 @@ final class HttpCache: Sendable {
     /// part in it (no cache, an empty policy, a scheme other than http and https).
     static func exchange(for message: RequestMessage, switches: TransferSwitches, policy: HttpRequest.CachePolicy) -> CacheExchange? {
         guard !policy.isEmpty, let cache = shared else { return nil }
-        if let scope = scope.withLock({ $0 }), !scope(message.url) { return nil }
+        if let scope = scope.withLock({ $0 }), !scope.contains(where: { message.url.contains($0) }) { return nil }
         // A plain GET of a URL answered lately (the memo): no index, no rules, no body file.
         let plain = message.method == "GET" && policy.contains(.read) && !policy.contains(.readForced) && switches.range == nil
             && message.credentials == nil && !message.urlHasUser && CacheMemo.isPlain(message.headers)

@@ -9,7 +9,7 @@ enum CacheFixture {
     static let folder: String = {
         let environment = try! TestEnvironment.get()
         let folder = try! environment.scratchPath("cache")
-        HttpCache.scope.withLock { $0 = { $0.contains("/cache?") || $0.contains("/cache/") } }
+        HttpCache.scope.withLock { $0 = ["/cache?", "/cache/"] }
         precondition(HttpRequest.setCacheFolder(folder, maxBytes: 1 << 30), HttpRequest.cacheFolderError ?? "")
         return folder
     }()
