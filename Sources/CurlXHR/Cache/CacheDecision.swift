@@ -5,7 +5,6 @@ enum CacheDecision {
     /// The request as the cache sees it.
     struct Request {
         var method: String
-        var url: String
         var fields: CacheRules.Fields
         var policy: HttpRequest.CachePolicy
         /// The request asks for part of the body (`setRange`, or a `Range` field).

@@ -237,48 +237,34 @@ extension CacheExchange {
             }
         }
         var delivered = 0
-        // Straight into a buffer the owner keeps, when it takes them so: one copy a byte.
-        while replay.offset < entry.bodySize, delivered < budget {
-            let offset = replay.offset, descriptor = replay.descriptor, size = entry.bodySize
-            guard let (disposition, got) = transfer.withOwner({ owner in
-                owner.transferReadsBody(transfer) { buffer in
-                    var got = -1
-                    repeat {
-                        got = pread(descriptor, buffer.baseAddress, Int(min(Int64(buffer.count), size - offset)), off_t(offset))
-                    } while got < 0 && errno == EINTR
-                    return got
-                }
-            }) else { break }
-            switch disposition {
-            case .paused: return .paused
-            case .refused: return .finished(TransferFailure(kind: .other, text: "Failure writing output to destination"))
-            case .accepted:
+        let descriptor = replay.descriptor, size = entry.bodySize
+        /// The next bytes of the body from `offset` into `buffer`: how many (0 at its end, < 0 on a failure).
+        func read(_ buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
+            var got: Int
+            repeat {
+                got = pread(descriptor, buffer.baseAddress, Int(min(Int64(buffer.count), size - offset)), off_t(offset))
+            } while got < 0 && errno == EINTR
+            return got
+        }
+        var buffer: UnsafeMutableRawBufferPointer?
+        defer { buffer?.deallocate() }
+        while replay.offset < size, delivered < budget {
+            let offset = replay.offset
+            // Straight into a buffer the owner keeps, when it takes bytes so (one copy a byte);
+            // else through a buffer of the replay's own.
+            let taken = transfer.withOwner { $0.transferReadsBody(transfer) { read($0, at: offset) } } ?? {
+                if buffer == nil { buffer = .allocate(byteCount: Int(min(size, Int64(Self.chunkSize))), alignment: 16) }
+                let got = read(buffer!, at: offset)
+                guard got > 0 else { return (.accepted, got) }
+                return (transfer.withOwner { $0.transferReceivedBody(transfer, UnsafeRawBufferPointer(rebasing: buffer![..<got])) }, got)
+            }()
+            switch taken {
+            case (.paused, _): return .paused
+            case (.refused, _): return .finished(TransferFailure(kind: .other, text: "Failure writing output to destination"))
+            case (.accepted, let got):
                 guard got > 0 else { return .finished(TransferFailure(kind: .other, text: "The cached body of \(key) ended early")) }
                 replay.offset += Int64(got)
                 delivered += got
-            }
-        }
-        guard replay.offset < entry.bodySize, delivered < budget else {
-            return replay.offset < entry.bodySize ? .more : .finished(nil)
-        }
-        let chunk = Int(min(entry.bodySize - replay.offset, Int64(Self.chunkSize)))
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(chunk, 1), alignment: 16)
-        defer { buffer.deallocate() }
-        while replay.offset < entry.bodySize, delivered < budget {
-            let want = Int(min(entry.bodySize - replay.offset, Int64(chunk)))
-            let got = pread(replay.descriptor, buffer.baseAddress, want, off_t(replay.offset))
-            if got < 0, errno == EINTR { continue }
-            guard got > 0 else {
-                return .finished(TransferFailure(kind: .other, text: "The cached body of \(key) ended early"))
-            }
-            switch transfer.withOwner({ $0.transferReceivedBody(transfer, UnsafeRawBufferPointer(rebasing: buffer[..<got])) }) {
-            case .accepted:
-                replay.offset += Int64(got)
-                delivered += got
-            case .paused:
-                return .paused
-            case .refused:
-                return .finished(TransferFailure(kind: .other, text: "Failure writing output to destination"))
             }
         }
         return replay.offset < entry.bodySize ? .more : .finished(nil)

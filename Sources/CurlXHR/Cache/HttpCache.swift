@@ -77,7 +77,7 @@ final class HttpCache: Sendable {
         if message.credentials != nil || message.urlHasUser, HeaderFieldNames.first("Authorization", in: fields) == nil {
             fields.append((name: "Authorization", value: ""))
         }
-        let request = CacheDecision.Request(method: message.method, url: key, fields: fields, policy: policy,
+        let request = CacheDecision.Request(method: message.method, fields: fields, policy: policy,
                                             range: switches.range != nil || HeaderFieldNames.first("Range", in: fields) != nil,
                                             decodes: switches.contentDecoding)
         let now = now()
@@ -98,7 +98,7 @@ final class HttpCache: Sendable {
         let stamp = store.changeStamp()
         guard let item = memo.withLock({ $0.item(for: url, stamp: stamp, now: now) }), decodes || !item.entry.decoded else { return nil }
         store.touch(item.entry, now: now)
-        let request = CacheDecision.Request(method: "GET", url: item.entry.key, fields: [], policy: .default, range: false, decodes: decodes)
+        let request = CacheDecision.Request(method: "GET", fields: [], policy: .default, range: false, decodes: decodes)
         return CacheExchange(cache: self, request: request, memo: item, now: now)
     }
 

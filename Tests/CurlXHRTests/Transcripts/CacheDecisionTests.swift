@@ -16,7 +16,7 @@ struct CacheDecisionTests {
 
     static func request(_ method: String = "GET", _ fields: CacheRules.Fields = [], policy: HttpRequest.CachePolicy = .default,
                         range: Bool = false, decodes: Bool = true) -> CacheDecision.Request {
-        CacheDecision.Request(method: method, url: "http://h/r", fields: fields, policy: policy, range: range, decodes: decodes)
+        CacheDecision.Request(method: method, fields: fields, policy: policy, range: range, decodes: decodes)
     }
 
     /// A plan in words, for comparing.
