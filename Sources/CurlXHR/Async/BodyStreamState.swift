@@ -86,6 +86,19 @@ struct BodyStreamState<HeadWaiter, BodyWaiter> {
         self.resumeAt = min(resumeAt ?? self.pauseAt / 2, self.pauseAt - 1)
     }
 
+    /// Ready for the next response, as new, but keeping the buffer of the chunk list (a
+    /// stream reused from response to response allocates none).
+    mutating func reset() {
+        chunks.removeAll(keepingCapacity: true)
+        self = BodyStreamState(pauseAt: pauseAt, resumeAt: resumeAt, chunks: chunks)
+    }
+
+    private init(pauseAt: Int, resumeAt: Int, chunks: [Data]) {
+        self.pauseAt = pauseAt
+        self.resumeAt = resumeAt
+        self.chunks = chunks
+    }
+
     // MARK: From the transfer
 
     /// The final head arrived. Returns whether a ``wake()`` is to be asked for (a consumer

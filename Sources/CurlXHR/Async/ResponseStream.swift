@@ -12,8 +12,11 @@ import Foundation
 /// transfer holds the stream while in flight; the consumer's ``HttpResponse/BodyReader``
 /// holds it after, and letting go of it early stops the transfer.
 final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
-    typealias HeadWaiter = CheckedContinuation<HttpResponse, any Error>
-    typealias BodyWaiter = CheckedContinuation<Data?, any Error>
+    /// Unsafe continuations: ``BodyStreamState`` hands each waiter out exactly once (its
+    /// transcript tests check it), and a checked one costs an object a wait and, being of a
+    /// resilient type, every copy in the state goes through the runtime's value witnesses.
+    typealias HeadWaiter = UnsafeContinuation<HttpResponse, any Error>
+    typealias BodyWaiter = UnsafeContinuation<Data?, any Error>
 
     private struct State {
         var decisions: BodyStreamState<HeadWaiter, BodyWaiter>
@@ -28,6 +31,26 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         /// starts it, and ``response()`` then does not).
         var launched = false
         var contentDecoding = true
+        /// The buffer of the last head's field lines, for the next head to reuse.
+        var headStorage: [UInt8] = []
+        /// The last small chunk handed out: the next chunk of a stream with none kept is
+        /// written into its buffer, in place once the consumer let go of it.
+        var spareChunk: Data?
+
+        /// A chunk of `bytes`, in the spare buffer when it may be used.
+        mutating func chunk(_ bytes: UnsafeRawBufferPointer) -> Data {
+            guard bytes.count <= MemorySink.keptBufferLimit else { return Data(bytes) }
+            guard decisions.keptBytes == 0, var chunk = spareChunk.take() else {
+                let chunk = Data(bytes)
+                spareChunk = chunk
+                return chunk
+            }
+            // In place when nothing else holds the buffer; else Data copies it first.
+            if chunk.count != bytes.count { chunk.count = bytes.count }
+            chunk.withUnsafeMutableBytes { $0.copyMemory(from: bytes) }
+            spareChunk = chunk
+            return chunk
+        }
     }
 
     /// The bytes that may wait for a slow consumer before the transfer pauses.
@@ -57,7 +80,15 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         guard isKnownUniquelyReferenced(&stream), let reused = stream,
               reused.transfer.isComplete.load(ordering: .acquiring), isKnownUniquelyReferenced(&reused.transfer)
         else { return nil }
-        reused.state.withLock { $0 = fresh(file: file, contentDecoding: contentDecoding) }
+        reused.state.withLock { state in
+            var next = fresh(file: file, contentDecoding: contentDecoding)
+            // The buffers of the last response, which nothing else holds now.
+            swap(&next.decisions, &state.decisions)
+            next.decisions.reset()
+            state.head?.giveUpStorage(to: &next.headStorage)
+            next.spareChunk = state.spareChunk.take()
+            state = next
+        }
         return reused
     }
 
@@ -90,7 +121,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         }
         if launches { launch() }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (waiter: HeadWaiter) in
+            try await withUnsafeThrowingContinuation { (waiter: HeadWaiter) in
                 let taken = state.withLock { state in (state.decisions.awaitHead(waiter), state.head, state.fromCache) }
                 switch taken {
                 case (.wait, _, _): break
@@ -152,7 +183,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
             break
         }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (waiter: BodyWaiter) in
+            try await withUnsafeThrowingContinuation { (waiter: BodyWaiter) in
                 switch state.withLock({ $0.decisions.next(waiter) }) {
                 case .wait:
                     break
@@ -246,7 +277,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
 
     func transferReceivedHead(_ transfer: Transfer, _ head: RecordedHead) {
         let wakes = state.withLock { state in
-            state.head = ResponseHead(head)
+            state.head = ResponseHead(head, reusing: &state.headStorage)
             state.fromCache = transfer.cache?.answersAtOnce == true
             state.file?.begin(head, decoding: state.contentDecoding)
             return state.decisions.headArrives()
@@ -261,7 +292,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
                 return (state.file?.failure == nil ? .accepted : .refused, false)
             }
             switch state.decisions.bodyArrives(count: bytes.count) {
-            case .keep: return (.accepted, state.decisions.keep(Data(bytes)))
+            case .keep: return (.accepted, state.decisions.keep(state.chunk(bytes)))
             case .pause: return (.paused, false)
             case .refuse: return (.refused, false)
             }

@@ -197,16 +197,18 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
     private func handOverDeliveries() {
         if !dueStreams.isEmpty {
             handedOverResults = true
+            // Each stream is let go of as soon as it is woken: a task that finds its request's
+            // last stream referenced by nothing else reuses it (and its transfer) for its next
+            // response.
             if dueStreams.count == 1 {
-                dueStreams[0].wakeWaiters()
-                dueStreams.removeAllKeepingBuffer()
+                dueStreams.removeLast().wakeWaiters()
             } else {
                 // Resumed from one job of the pool: a resume from this thread wakes a thread of
                 // the pool for the task, which then sleeps again before the next one; from the
                 // pool's own thread, the tasks queue behind each other and run in one go.
-                let streams = dueStreams
-                dueStreams = []
-                DispatchQueue.global().async { for stream in streams { stream.wakeWaiters() } }
+                let batch = StreamBatch(reversed: dueStreams)
+                dueStreams.removeAllKeepingBuffer()
+                DispatchQueue.global().async { batch.wakeAll() }
             }
         }
         if !dueOnDefaultQueue.isEmpty {
@@ -566,5 +568,17 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
     private func recycle(_ handle: EasyHandle) {
         guard idleHandles.count < Self.maxIdleHandles else { return }  // released: cleaned up
         idleHandles.append(handle)
+    }
+}
+
+/// Streams to wake from a job of the pool, each let go of once woken.
+private final class StreamBatch: @unchecked Sendable {
+    private var streams: [ResponseStream]
+
+    /// `due` in the order they became due (kept last first, taken from the end).
+    init(reversed due: [ResponseStream]) { streams = due.reversed() }
+
+    func wakeAll() {
+        while let stream = streams.popLast() { stream.wakeWaiters() }
     }
 }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The status line and header fields of one response.
 ///
 /// The head stays the bytes it arrived as and its fields become `String`s only when asked
@@ -173,18 +177,28 @@ extension RecordedHead {
         return String(decoding: bytes[..<end], as: UTF8.self)
     }
 
+    /// Read over the raw bytes (memchr finds each line's end): this runs for every response
+    /// (its `Transfer-Encoding` is looked for), so no generic slicing a byte at a time. A line
+    /// is the field when the name, in any case, is followed at once by the colon (no white
+    /// space may come between, RFC 9112 5.1); a line folded onto the one before starts with a
+    /// space or tab, which no name does.
     private func fieldValueBytes(_ name: String) -> Slice<UnsafeBufferPointer<UInt8>>? {
-        var rest = lines[...]
-        while !rest.isEmpty {
-            let end = rest.firstIndex(of: 0x0A) ?? rest.endIndex
-            var line = rest[rest.startIndex..<end]
-            if line.last == 0x0D { line = line.dropLast() }
-            if let first = line.first, first != 0x20, first != 0x09, let colon = line.firstIndex(of: 0x3A),
-               MessageValidation.sameFieldName(line[..<colon], name.utf8) {
-                return line[(colon + 1)...].drop { $0 == 0x20 || $0 == 0x09 }
+        guard let base = lines.baseAddress else { return nil }
+        var name = name
+        return name.withUTF8 { name -> Slice<UnsafeBufferPointer<UInt8>>? in
+            let count = lines.count, width = name.count
+            var start = 0
+            while start < count {
+                let end = memchr(base + start, 0x0A, count - start).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base } ?? count
+                if end - start > width, base[start + width] == 0x3A,
+                   MessageValidation.sameFieldName(UnsafeBufferPointer(start: base + start, count: width), name) {
+                    var valueEnd = end
+                    if valueEnd > start + width + 1, base[valueEnd - 1] == 0x0D { valueEnd -= 1 }
+                    return lines[(start + width + 1)..<valueEnd].drop { $0 == 0x20 || $0 == 0x09 }
+                }
+                start = end + 1
             }
-            rest = end < rest.endIndex ? rest[(end + 1)...] : rest[rest.endIndex...]
+            return nil
         }
-        return nil
     }
 }

@@ -199,4 +199,29 @@ import Testing
         for size in 1...300 { #expect(take(&state) == "chunk \(size)") }
         #expect(state.keptBytes == 0)
     }
+
+    /// A stream reused for its request's next response starts as new, whatever the last one
+    /// left: its end, kept chunks, a pause, a parked waiter.
+    @Test func aResetStreamStartsAsNew() {
+        var state = State(pauseAt: 10, resumeAt: 4)
+        #expect(state.awaitHead(1) == .wait)
+        _ = state.headArrives()
+        #expect(wake(&state) == "head waiter 1: head")
+        #expect(intake(&state, 10) == "keep")
+        #expect(intake(&state, 5) == "pause")
+        _ = state.transferEnds(.failed(TransferFailure(kind: .other, text: "gone")))
+        state.reset()
+        #expect(!state.headArrived && state.end == nil && state.keptBytes == 0 && !state.isPaused && !state.wakeIsDue)
+        #expect(state.pauseAt == 10 && state.resumeAt == 4)
+        #expect(take(&state, parking: 2) == "wait")
+        #expect(state.awaitHead(3) == .wait)
+        let wakesForHead = state.headArrives()
+        #expect(wakesForHead)
+        #expect(wake(&state) == "head waiter 3: head")
+        #expect(intake(&state, 3) == "keep, wake")
+        #expect(wake(&state) == "body waiter 2: chunk 3")
+        let wakesForEnd = state.transferEnds(.complete)
+        #expect(!wakesForEnd, "nobody waits")
+        #expect(take(&state) == "end complete")
+    }
 }

@@ -187,6 +187,32 @@ import Testing
         #expect(feed("\r\n")?.reason == "Service Unavailable")
     }
 
+    /// The lookup the transfer makes in every head it reads (`Transfer-Encoding`, `Location`,
+    /// `Retry-After`, validators), on the recorded bytes: the first field of that name, in any
+    /// case, trimmed; never a longer name, a name with space before its colon, or a line
+    /// folded onto another.
+    @Test func recordedHeadsFindFieldsInPlace() throws {
+        let parser = ResponseHeadParser()
+        for line in ["HTTP/1.1 200 OK\r\n", "Content-Length-X: 9\r\n", "Location : /not\r\n", "X-Folded: a\r\n",
+                     " Location: /folded\r\n", "transfer-ENCODING:  \tgzip, chunked \t\r\n", "Location: /first\r\n",
+                     "LOCATION: /second\r\n", "X-Empty:\r\n", "X-Bare: no CR\n", "X-Last:1\r\n"] {
+            let bytes = Array(line.utf8)
+            _ = bytes.withUnsafeBytes { parser.consume($0) }
+        }
+        let head = try #require(parser.finishHead())
+        #expect(head.status == 200)
+        #expect(head.fieldValue("Transfer-Encoding") == "gzip, chunked")
+        #expect(head.fieldValue("location") == "/first")
+        #expect(head.hasField("Location"))
+        #expect(head.fieldValue("Content-Length") == nil, "a longer name is another field")
+        #expect(head.fieldValue("X-Empty") == "")
+        #expect(head.fieldValue("X-Bare") == "no CR")
+        #expect(head.fieldValue("X-Last") == "1")
+        #expect(!head.hasField("X-Missing") && !head.hasField("") && !head.hasField("X"))
+        let empty = RecordedHead(status: 204, reason: "No Content", lines: UnsafeBufferPointer(start: nil, count: 0))
+        #expect(!empty.hasField("Location"))
+    }
+
     @Test func aMessageKnowsWhetherItsURLIsHTTPS() {
         #expect(RequestMessage(url: "https://example.com/").isSecure)
         #expect(RequestMessage(url: "HTTPS://example.com/").isSecure)
