@@ -22,8 +22,8 @@
 #                   cache-hit-100m, or cache-hit-1m with --smoke). Only a run with an
 #                   AsyncHTTPClient client (ahc, ahc-*) builds and needs Benchmarks/AHC.
 #   --instructions  instead of the timed runs: user-space instructions per small GET, one at
-#                   a time, of raw libcurl and CurlXHR (sync and async; and sync with five
-#                   request headers, --headers 5), with callgrind.
+#                   a time, of raw libcurl and CurlXHR (sync, async with callbacks, async/await;
+#                   and sync with five request headers, --headers 5), with callgrind.
 #   --profile       instead of the timed runs: callgrind profiles of CurlXHR (2000 sync GETs
 #                   one at a time; async, 64 in flight; 2000 sync GETs answered from the HTTP
 #                   cache, cache-hit-c1), annotated, in Benchmarks/results/.
@@ -460,7 +460,7 @@ if [ $mode = instructions ]; then
   } > "$output"
   declare -A per_request
   for row in "libcurl threads libcurl-easy 0" "curlxhr-sync threads curlxhr-sync 0" "libcurl async libcurl-multi 0" \
-             "curlxhr async curlxhr 0" "libcurl threads libcurl-easy-headers 5" "curlxhr-sync threads curlxhr-sync-headers 5"; do
+             "curlxhr async curlxhr 0" "curlxhr-await async curlxhr-await 0" "libcurl threads libcurl-easy-headers 5" "curlxhr-sync threads curlxhr-sync-headers 5"; do
     read -r client client_mode label headers <<< "$row"
     client_extra=(--headers "$headers")
     a=$(callgrind_run "$client" "$client_mode" 1 "$n1" "$server_dir/cg.out")
@@ -472,6 +472,8 @@ if [ $mode = instructions ]; then
       curlxhr-sync) text="CurlXHR sync (send() blocks)"
         versus=$(python3 -c "print(f'{${per_request[$label]} / ${per_request[libcurl-easy]}:.2f}')") ;;
       curlxhr) text="CurlXHR async (callbacks on the default queue)"
+        versus=$(python3 -c "print(f'{${per_request[$label]} / ${per_request[libcurl-multi]}:.2f}')") ;;
+      curlxhr-await) text="CurlXHR async/await (\`response()\`, the body read as it arrives)"
         versus=$(python3 -c "print(f'{${per_request[$label]} / ${per_request[libcurl-multi]}:.2f}')") ;;
       libcurl-easy-headers) text="raw libcurl, curl_easy_perform, 5 request headers (one list, set once)"; versus="1.00" ;;
       curlxhr-sync-headers) text="CurlXHR sync, 5 request headers (\`setRequestHeader\` after each \`open\`)"
