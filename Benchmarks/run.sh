@@ -25,8 +25,9 @@
 #                   a time, of raw libcurl and CurlXHR (sync, async with callbacks, async/await;
 #                   and sync with five request headers, --headers 5), with callgrind.
 #   --profile       instead of the timed runs: callgrind profiles of CurlXHR (2000 sync GETs
-#                   one at a time; async, 64 in flight; 2000 sync GETs answered from the HTTP
-#                   cache, cache-hit-c1), annotated, in Benchmarks/results/.
+#                   one at a time; async with callbacks and with async/await, 64 in flight;
+#                   2000 sync GETs answered from the HTTP cache, cache-hit-c1), annotated, in
+#                   Benchmarks/results/.
 #   --memory        instead of the timed runs: resident memory growth over 200 small
 #                   synchronous GETs one at a time (a new HttpRequest each) of CurlXHR
 #                   (curlxhr-memory) and raw libcurl with CurlXHR's engine thread (memory-peer),
@@ -498,7 +499,7 @@ if [ $mode = profile ]; then
   # cache-hit-c1: sync GETs of /cached/100b answered from the cache (a new cache folder; the
   # client's untimed first request stores the response, every later one is a fresh hit).
   rows=("curlxhr-sync threads 1 $n sync-c1" "curlxhr async 64 $((n * 10)) async-c64"
-        "curlxhr-cache-sync threads 1 $n cache-hit-c1")
+        "curlxhr-await async 64 $((n * 10)) await-c64" "curlxhr-cache-sync threads 1 $n cache-hit-c1")
   # The same work by raw libcurl, to compare with: BENCH_PROFILE_PEERS=1.
   [ "${BENCH_PROFILE_PEERS:-0}" = 1 ] && rows+=("libcurl threads 1 $n libcurl-easy-c1" "libcurl async 64 $((n * 10)) libcurl-multi-c64")
   for row in "${rows[@]}"; do
