@@ -45,9 +45,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
                 spareChunk = chunk
                 return chunk
             }
-            // In place when nothing else holds the buffer; else Data copies it first.
-            if chunk.count != bytes.count { chunk.count = bytes.count }
-            chunk.withUnsafeMutableBytes { $0.copyMemory(from: bytes) }
+            chunk.writeOver(with: bytes)
             spareChunk = chunk
             return chunk
         }

@@ -207,8 +207,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
                 // wakes a worker that takes the core from the engine for its one task (1.2
                 // switches a request, measured on one core; from the pool, 0.45: see
                 // BENCHMARKS.md).
-                let batch = StreamBatch(reversed: dueStreams)
-                dueStreams.removeAllKeepingBuffer()
+                let batch = StreamBatch(taking: &dueStreams)
                 DispatchQueue.global().async { batch.wakeAll() }
             }
         }
@@ -574,10 +573,14 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
 
 /// Streams to wake from a job of the pool, each let go of once woken.
 private final class StreamBatch: @unchecked Sendable {
-    private var streams: [ResponseStream]
+    /// Last due first: taken from the end.
+    private var streams: [ResponseStream] = []
 
-    /// `due` in the order they became due (kept last first, taken from the end).
-    init(reversed due: [ResponseStream]) { streams = due.reversed() }
+    /// Takes `due` (in the order they became due) without copying it, and leaves it empty.
+    init(taking due: inout [ResponseStream]) {
+        due.reverse()
+        swap(&streams, &due)
+    }
 
     func wakeAll() {
         while let stream = streams.popLast() { stream.wakeWaiters() }

@@ -81,11 +81,7 @@ struct MemorySink: TransferSink {
             return
         }
         taken = false
-        // Written over: in place when the caller let go of the buffer, else in a copy Data
-        // makes first. (Emptying it would make it an inline `Data` and drop the buffer; so
-        // does a count under 15 bytes.)
-        if buffer.count != bytes.count { buffer.count = bytes.count }
-        buffer.withUnsafeMutableBytes { $0.copyMemory(from: bytes) }
+        buffer.writeOver(with: bytes)
     }
 
     /// Takes `data` as the next bytes of the current response, while it holds none unread.
@@ -111,5 +107,16 @@ struct MemorySink: TransferSink {
             buffer = Data()
             taken = false
         }
+    }
+}
+
+extension Data {
+    /// Becomes `bytes`, written over its own buffer: in place when nothing else holds it (a
+    /// caller let go of the `Data` it was handed), else in a copy `Data` makes first, so a
+    /// caller that kept it still has it as it was. (Emptying it first would make it an inline
+    /// `Data` and drop the buffer; so does a count under 15 bytes.)
+    mutating func writeOver(with bytes: UnsafeRawBufferPointer) {
+        if count != bytes.count { count = bytes.count }
+        withUnsafeMutableBytes { $0.copyMemory(from: bytes) }
     }
 }

@@ -82,6 +82,36 @@ import Testing
         #expect(request.getState() == .opened, "the request is the template, unchanged")
     }
 
+    /// Small chunks are written into the buffer of the last chunk handed out once the
+    /// consumer let go of it: a consumer that keeps its chunks, across the body and into the
+    /// request's next response (which reuses the stream), finds each as it came.
+    @Test func chunksTheConsumerKeepsStayAsTheyCame() async throws {
+        let request = HttpRequest()
+        request.disableCookieHandling()
+        var kept: [(offset: Int, chunk: Data)] = []
+        for round in 0..<2 {
+            #expect(request.open("GET", url: try env.faultURL + "/trickle?key=\(UUID().uuidString)&n=3000&size=100&interval_ms=2"))
+            let response = try await request.response()
+            var offset = 0
+            for try await chunk in response.body {
+                kept.append((offset, chunk))
+                offset += chunk.count
+            }
+            #expect(offset == 3000, "round \(round)")
+        }
+        #expect(kept.count >= 4, "the bodies came in \(kept.count) chunks")
+        let whole = kept.allSatisfy { Self.isPattern($0.chunk, from: $0.offset) }
+        #expect(whole, "a kept chunk was written over")
+        // And a consumer that lets each chunk go (the buffer reused in place) reads it whole.
+        #expect(request.open("GET", url: try env.faultURL + "/trickle?key=\(UUID().uuidString)&n=3000&size=100&interval_ms=2"))
+        var offset = 0, intact = true
+        for try await chunk in try await request.response().body {
+            intact = intact && Self.isPattern(chunk, from: offset)
+            offset += chunk.count
+        }
+        #expect(offset == 3000 && intact)
+    }
+
     @Test func statusHeadersAndRequestBodiesAreTheRequestsOwn() async throws {
         let notFound = try await opened(try env.faultURL + "/status?code=404&reason=Nowhere").response()
         #expect(notFound.status == 404 && notFound.statusText == "Nowhere", "a 404 is a response, not an error")
