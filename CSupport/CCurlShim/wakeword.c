@@ -1,6 +1,9 @@
+#define _GNU_SOURCE
 #include "cwakeword.h"
 
 #include <limits.h>
+#include <pthread.h>
+#include <string.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -24,4 +27,12 @@ void cxhr_wake(uint32_t bits)
 {
   atomic_fetch_add(&epoch, 1);
   syscall(SYS_futex, (uint32_t *)&epoch, FUTEX_WAKE_BITSET_PRIVATE, INT_MAX, NULL, NULL, bits);
+}
+
+void cxhr_name_this_thread(const char *name)
+{
+  char short_name[16];
+  strncpy(short_name, name, sizeof short_name - 1);
+  short_name[sizeof short_name - 1] = 0;
+  pthread_setname_np(pthread_self(), short_name);
 }

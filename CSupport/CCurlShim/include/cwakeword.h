@@ -27,6 +27,12 @@ void cxhr_wake_sleep(uint32_t epoch, uint32_t bits);
 /* Moves the epoch on and wakes every sleeper whose bits meet bits. */
 void cxhr_wake(uint32_t bits);
 
+/* Names the calling thread (the first 15 bytes of name), as top -H, perf and debuggers show
+   it: the library's own threads would otherwise carry the name of the thread that started
+   them, often a Dispatch worker's. (pthread_setname_np, which Swift's Glibc does not
+   declare.) */
+void cxhr_name_this_thread(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

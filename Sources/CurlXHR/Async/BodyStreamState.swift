@@ -89,7 +89,7 @@ struct BodyStreamState<HeadWaiter, BodyWaiter> {
     /// Ready for the next response, as new, but keeping the buffer of the chunk list (a
     /// stream reused from response to response allocates none).
     mutating func reset() {
-        chunks.removeAll(keepingCapacity: true)
+        chunks.removeAllKeepingBuffer()
         self = BodyStreamState(pauseAt: pauseAt, resumeAt: resumeAt, chunks: chunks)
     }
 
@@ -192,7 +192,7 @@ struct BodyStreamState<HeadWaiter, BodyWaiter> {
             first += 1
             keptBytes -= chunk.count
             if first == chunks.count {
-                chunks.removeAll(keepingCapacity: true)
+                chunks.removeAllKeepingBuffer()
                 first = 0
             } else if first >= 64, first * 2 >= chunks.count {
                 chunks.removeFirst(first)

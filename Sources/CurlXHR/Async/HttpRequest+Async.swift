@@ -28,18 +28,18 @@ extension HttpRequest {
     ///   code ``HttpRequestError/Code/transferFailed`` when the transfer fails before its head
     ///   (with ``HttpRequestError/failureKind``). `CancellationError` when the task is cancelled.
     public func response(timeout: Double = 0) async throws -> HttpResponse {
-        try await response(.none, timeout: timeout)
+        try await stream(sending: .none, timeout: timeout).response()
     }
 
     /// Sends `body` byte for byte (no `Content-Type` unless set); see ``response(timeout:)``.
     public func response(sending body: Data, timeout: Double = 0) async throws -> HttpResponse {
-        try await response(.bytes(body, contentType: nil), timeout: timeout)
+        try await stream(sending: .bytes(body, contentType: nil), timeout: timeout).response()
     }
 
     /// Sends `body` as UTF-8 text (`Content-Type: text/plain;charset=UTF-8` unless set); see
     /// ``response(timeout:)``.
     public func response(sending body: String, timeout: Double = 0) async throws -> HttpResponse {
-        try await response(.bytes(Data(body.utf8), contentType: "text/plain;charset=UTF-8"), timeout: timeout)
+        try await stream(sending: .bytes(Data(body.utf8), contentType: "text/plain;charset=UTF-8"), timeout: timeout).response()
     }
 
     /// Streams the file at `path` as the body, as ``sendWithFile(_:timeout:)`` does; see
@@ -49,12 +49,18 @@ extension HttpRequest {
         case .failure(let problem):
             throw HttpRequestError(.fileUnreadable, problem.message)
         case .success(let file):
-            return try await response(.file(path: path), timeout: timeout, fileDescriptor: file.descriptor, fileSize: file.size)
+            return try await stream(sending: .file(path: path), timeout: timeout, fileDescriptor: file.descriptor,
+                                    fileSize: file.size).response()
         }
     }
 
-    private func response(_ body: RequestBody, timeout: Double, fileDescriptor: Int32 = -1, fileSize: Int64 = 0) async throws -> HttpResponse {
-        try Task.checkCancellation()
+    /// The stream of a send of `body`, its transfer prepared (not an `async` function: each
+    /// level of those costs the task a frame and a look at its executor).
+    private func stream(sending body: RequestBody, timeout: Double, fileDescriptor: Int32 = -1, fileSize: Int64 = 0) throws -> ResponseStream {
+        if Task.isCancelled {
+            if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }
+            throw CancellationError()
+        }
         let prepared = withCore { core -> Result<ResponseStream, HttpRequestError> in
             guard core.machine.state == .opened, !core.machine.isWaiting else {
                 return .failure(HttpRequestError(core.machine.rejection(.send)))
@@ -85,7 +91,7 @@ extension HttpRequest {
             if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }
             throw refusal
         case .success(let stream):
-            return try await stream.response()
+            return stream
         }
     }
 }

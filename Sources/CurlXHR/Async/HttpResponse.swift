@@ -71,7 +71,15 @@ extension HttpResponse {
             let reader: BodyReader
 
             public mutating func next() async throws -> Data? {
-                try await reader.stream.nextChunk()
+                if let ready = try reader.stream.readyChunk() { return ready }
+                return try await reader.stream.waitForChunk()
+            }
+
+            /// The next chunk, on the caller's actor: a chunk that is there already is taken
+            /// without leaving it.
+            public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Data? {
+                if let ready = try reader.stream.readyChunk() { return ready }
+                return try await reader.stream.waitForChunk()
             }
         }
 

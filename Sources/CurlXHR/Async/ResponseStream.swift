@@ -37,6 +37,20 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         /// written into its buffer, in place once the consumer let go of it.
         var spareChunk: Data?
 
+        /// As ``fresh(file:contentDecoding:)`` makes it, but keeping the buffers of the last
+        /// response, which nothing else holds now (in place: a `State` is copied only through
+        /// the runtime, `Data` being of a resilient type).
+        mutating func startOver(file: FileSink?, contentDecoding: Bool) {
+            decisions.reset()
+            head?.giveUpStorage(to: &headStorage)
+            head = nil
+            fromCache = false
+            self.file = file
+            waitingSlot = nil
+            launched = false
+            self.contentDecoding = contentDecoding
+        }
+
         /// A chunk of `bytes`, in the spare buffer when it may be used.
         mutating func chunk(_ bytes: UnsafeRawBufferPointer) -> Data {
             guard bytes.count <= MemorySink.keptBufferLimit else { return Data(bytes) }
@@ -78,15 +92,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         guard isKnownUniquelyReferenced(&stream), let reused = stream,
               reused.transfer.isComplete.load(ordering: .acquiring), isKnownUniquelyReferenced(&reused.transfer)
         else { return nil }
-        reused.state.withLock { state in
-            var next = fresh(file: file, contentDecoding: contentDecoding)
-            // The buffers of the last response, which nothing else holds now.
-            swap(&next.decisions, &state.decisions)
-            next.decisions.reset()
-            state.head?.giveUpStorage(to: &next.headStorage)
-            next.spareChunk = state.spareChunk.take()
-            state = next
-        }
+        reused.state.withLock { $0.startOver(file: file, contentDecoding: contentDecoding) }
         return reused
     }
 
@@ -168,19 +174,25 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
 
     // MARK: Reading
 
-    func nextChunk() async throws -> Data? {
-        // Kept bytes, or the end, without a continuation.
+    /// A kept chunk (`.some(chunk)`) or the end (`.some(nil)`) without waiting; nil when
+    /// nothing came yet (then ``waitForChunk()``).
+    func readyChunk() throws -> Data?? {
         switch state.withLock({ $0.decisions.next(nil) }) {
         case .chunk(let chunk, let resume):
             if resume { command { $0.resume(transfer) } }
-            return chunk
+            return .some(chunk)
         case .end(let end):
-            if end.isComplete { return nil }
+            if end.isComplete { return .some(nil) }
             throw Self.error(end)
         case .wait:
-            break
+            return nil
         }
-        return try await withTaskCancellationHandler {
+    }
+
+    /// The next chunk, nil at the end, once it comes (or at once, when it came after
+    /// ``readyChunk()`` looked).
+    func waitForChunk() async throws -> Data? {
+        try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: BodyWaiter) in
                 switch state.withLock({ $0.decisions.next(waiter) }) {
                 case .wait:
@@ -249,8 +261,12 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
 
     /// Resumes the parked waiters that can go on.
     func wakeWaiters() {
-        let (woken, head, fromCache) = state.withLock { state in (state.decisions.wake(), state.head, state.fromCache) }
-        if let (waiter, take) = woken.head {
+        // Each part moved out, not copied (a copy of what holds a `Data` goes through the runtime).
+        let (headWake, bodyWake, head, fromCache) = state.withLock { state in
+            let woken = state.decisions.wake()
+            return (woken.head, woken.body, state.head, state.fromCache)
+        }
+        if let (waiter, take) = consume headWake {
             switch take {
             case .head:
                 if let head { waiter.resume(returning: HttpResponse(head: head, fromCache: fromCache, stream: self)) }
@@ -259,7 +275,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
             case .wait: break
             }
         }
-        if let (waiter, take) = woken.body {
+        if let (waiter, take) = consume bodyWake {
             switch take {
             case .chunk(let chunk, let resume):
                 if resume { command { $0.resume(transfer) } }

@@ -112,6 +112,37 @@ import Testing
         #expect(offset == 3000 && intact)
     }
 
+    /// Responses that end in one round of the engine wake their tasks together, from two
+    /// jobs of the pool taking turns on one list: each task gets its own response, once,
+    /// round after round (each request's stream reused from one response to the next).
+    @Test(.timeLimit(.minutes(1))) func tasksWokenTogetherGetTheirOwnResponses() async throws {
+        struct Echo: Decodable { var target: String }
+        let (tasks, rounds) = (48, 8)
+        let base = try env.faultURL
+        let mismatches = try await withThrowingTaskGroup(of: [String].self) { group in
+            for task in 0..<tasks {
+                group.addTask {
+                    let request = HttpRequest()
+                    request.disableCookieHandling()
+                    var wrong: [String] = []
+                    for round in 0..<rounds {
+                        let target = "/echo?task=\(task)&round=\(round)"
+                        guard request.open("GET", url: base + target) else { return ["task \(task): open refused"] }
+                        let response = try await request.response()
+                        let body = try await response.body.collect(upTo: 1 << 16)
+                        let echo = try JSONDecoder().decode(Echo.self, from: body)
+                        if response.status != 200 || echo.target != target {
+                            wrong.append("task \(task) round \(round): \(response.status) \(echo.target)")
+                        }
+                    }
+                    return wrong
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+    }
+
     @Test func statusHeadersAndRequestBodiesAreTheRequestsOwn() async throws {
         let notFound = try await opened(try env.faultURL + "/status?code=404&reason=Nowhere").response()
         #expect(notFound.status == 404 && notFound.statusText == "Nowhere", "a 404 is a response, not an error")
