@@ -80,9 +80,9 @@ extension HttpRequest {
                 case .success(let admitted): slot = admitted
                 }
             }
-            var message = core.message
-            message.isAsync = true
-            stream.preparedTransfer.prepare(plan, message: message, switches: core.switches,
+            // The message as `open` left it (whether its own sends are async or not: no
+            // synchronous send waits for this one, the stream's completion bit being 0).
+            stream.preparedTransfer.prepare(plan, message: core.message, switches: core.switches,
                                             pipelining: core.enablePipelining, queueSlot: slot)
             return .success(stream)
         }

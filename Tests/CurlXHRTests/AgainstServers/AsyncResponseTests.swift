@@ -243,6 +243,28 @@ import Testing
         }
     }
 
+    /// A task cancelled before its send throws `CancellationError` and leaves no descriptor of
+    /// the body's file open.
+    @Test func aTaskCancelledBeforeItsSendKeepsNoFileOpen() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cxhr-\(UUID().uuidString)").path
+        try Data(repeating: 7, count: 1000).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let request = opened(try env.faultURL + "/sink", method: "PUT")
+        for _ in 0..<3 {
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await request.response(sendingFile: path)
+            }
+            await #expect(throws: CancellationError.self) { _ = try await task.value }
+        }
+        // The process's descriptors that name the file.
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == path
+        }
+        #expect(descriptors.isEmpty, "descriptors \(descriptors) still open on the body's file")
+        #expect(request.getState() == .opened)
+    }
+
     @Test func collectStopsAtItsLimit() async throws {
         let key = UUID().uuidString
         let response = try await opened(try env.faultURL + "/trickle?key=\(key)&n=1000000000&size=10000&interval_ms=5").response()
