@@ -203,9 +203,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
             if dueStreams.count == 1 {
                 dueStreams.removeLast().wakeWaiters()
             } else {
-                // Resumed from the pool, not from this thread: there, each resume wakes a
-                // worker that takes the core from the engine for its one task (1.2 switches a
-                // request, measured on one core; from the pool, 0.09: see StreamBatch.wake).
+                // From the pool, not from this thread (see StreamBatch).
                 StreamBatch(taking: &dueStreams).wake()
             }
         }
@@ -566,49 +564,5 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
     private func recycle(_ handle: EasyHandle) {
         guard idleHandles.count < Self.maxIdleHandles else { return }  // released: cleaned up
         idleHandles.append(handle)
-    }
-}
-
-/// Streams to wake from jobs of the pool, each let go of once woken. Two jobs share one
-/// batch (see `wake()`).
-private final class StreamBatch: @unchecked Sendable {
-    /// Retained streams, in the order they became due; each taken once, by the job that wakes it.
-    private let streams: UnsafeMutableBufferPointer<Unmanaged<ResponseStream>>
-    private let next = Atomic<Int>(0)
-
-    /// Takes `due` and leaves it empty (its buffer kept).
-    init(taking due: inout [ResponseStream]) {
-        streams = .allocate(capacity: due.count)
-        for (index, stream) in due.enumerated() {
-            (streams.baseAddress! + index).initialize(to: Unmanaged.passRetained(stream))
-        }
-        due.removeAllKeepingBuffer()
-    }
-
-    deinit {
-        // Every stream was taken: each job wakes until none is left.
-        streams.deallocate()
-    }
-
-    /// Wakes every stream's waiting task from the pool. A resumed task goes to the pool's
-    /// queue, and a task put on an empty queue wakes a worker that sleeps: sharing a core,
-    /// that worker takes it at once, runs its one task, finds the queue empty and sleeps
-    /// again, to be woken by the next resume (two switches a task, measured on one core). So
-    /// the job's first hand-over is a second job on the same batch: the worker it wakes wakes
-    /// streams too, and no later resume finds a worker asleep (as few switches a request as
-    /// callbacks on the library's own thread; on two free cores, both wake at once).
-    func wake() {
-        DispatchQueue.global().async {
-            DispatchQueue.global().async { self.wakeAll() }
-            self.wakeAll()
-        }
-    }
-
-    private func wakeAll() {
-        while true {
-            let index = next.add(1, ordering: .relaxed).oldValue
-            guard index < streams.count else { return }
-            streams[index].takeRetainedValue().wakeWaiters()
-        }
     }
 }

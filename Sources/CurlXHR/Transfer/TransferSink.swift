@@ -109,14 +109,3 @@ struct MemorySink: TransferSink {
         }
     }
 }
-
-extension Data {
-    /// Becomes `bytes`, written over its own buffer: in place when nothing else holds it (a
-    /// caller let go of the `Data` it was handed), else in a copy `Data` makes first, so a
-    /// caller that kept it still has it as it was. (Emptying it first would make it an inline
-    /// `Data` and drop the buffer; so does a count under 15 bytes.)
-    mutating func writeOver(with bytes: UnsafeRawBufferPointer) {
-        if count != bytes.count { count = bytes.count }
-        withUnsafeMutableBytes { $0.copyMemory(from: bytes) }
-    }
-}
