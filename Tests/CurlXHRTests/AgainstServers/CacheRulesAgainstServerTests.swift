@@ -23,6 +23,9 @@ struct CacheRulesAgainstServerTests {
         var version: Int?
         /// A field the response must carry (name, value), or whose absence (value nil).
         var field: (String, String?)?
+        /// The response carries an `Age` no greater than the seconds the case has taken so far,
+        /// plus one: `Date` counts whole seconds, so a response a moment old may be a second old.
+        var ageSinceTheCaseBegan = false
     }
 
     struct Case: Sendable, CustomTestStringConvertible {
@@ -41,7 +44,7 @@ struct CacheRulesAgainstServerTests {
     static let cases: [Case] = [
         Case(name: "max-age: a fresh hit sends nothing", query: "\(fresh)&\(etag)", steps: [
             Step(fromCache: false, sent: .plain, version: 0),
-            Step(fromCache: true, sent: .nothing, version: 0, field: ("Age", "0")),
+            Step(fromCache: true, sent: .nothing, version: 0, ageSinceTheCaseBegan: true),
         ]),
         Case(name: "stale by Date: one conditional request, the 304 is invisible", query: "\(fresh)&\(etag)&\(staleDate)", steps: [
             Step(fromCache: false, sent: .plain, version: 0),
@@ -201,6 +204,7 @@ struct CacheRulesAgainstServerTests {
     func eachRuleAsTheServerSeesIt(_ testCase: Case) throws {
         CacheFixture.on()
         let key = "rules-\(UUID().uuidString)"
+        let began = Date()
         for (index, step) in testCase.steps.enumerated() {
             let label = "\(testCase.name), step \(index + 1)"
             if step.bump { try CacheFixture.bump(key) }
@@ -227,6 +231,11 @@ struct CacheRulesAgainstServerTests {
             }
             if let (name, value) = step.field {
                 #expect(request.getResponseHeader(name) == value, "\(label): \(request.getAllResponseHeaders() ?? "")")
+            }
+            if step.ageSinceTheCaseBegan {
+                let age = request.getResponseHeader("Age").flatMap { Int($0) }
+                let most = Int(Date().timeIntervalSince(began).rounded(.up)) + 1
+                #expect(age.map { (0...most).contains($0) } == true, "\(label): Age \(age.map(String.init) ?? "missing"), at most \(most)")
             }
         }
     }
