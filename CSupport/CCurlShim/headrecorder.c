@@ -20,6 +20,8 @@ int cxhr_head_record_line(cxhr_head_recorder *recorder, const char *line, size_t
   }
   if(length > 11 && (line[0] | 0x20) == 's' && strncasecmp(line, "set-cookie:", 11) == 0)
     recorder->saw_set_cookie = 1;
+  else if(length > 18 && (line[0] | 0x20) == 't' && strncasecmp(line, "transfer-encoding:", 18) == 0)
+    recorder->has_transfer_encoding = 1;
   memcpy(recorder->bytes + recorder->count, line, length);
   recorder->count += length;
   if(length == 0 || line[length - 1] != '\n')
@@ -31,6 +33,7 @@ void cxhr_head_clear(cxhr_head_recorder *recorder)
 {
   recorder->count = 0;
   recorder->saw_set_cookie = 0;
+  recorder->has_transfer_encoding = 0;
 }
 
 /* "HTTP/x[.y] 401" or "... 407": a status line that carries an authentication challenge. */

@@ -2,8 +2,8 @@
  * The header callback: it records the header lines libcurl hands over and calls back once a
  * head is complete, so the Swift side runs once a head instead of once a line.
  *
- * Recording only: lines are copied, each ending in LF, and a Set-Cookie field is noted; the
- * lines are read (status line, fields) in Swift.
+ * Recording only: lines are copied, each ending in LF, and Set-Cookie and Transfer-Encoding
+ * fields are noted; the lines are read (status line, fields) in Swift.
  */
 #ifndef CHEADRECORDER_H
 #define CHEADRECORDER_H
@@ -21,6 +21,8 @@ typedef struct cxhr_head_recorder {
   size_t capacity;
   /* A Set-Cookie field was recorded since the recorder was last cleared (cxhr_head_clear). */
   int saw_set_cookie;
+  /* A Transfer-Encoding field is among the lines being read (reset with them). */
+  int has_transfer_encoding;
   /* Called with context when the empty line that ends a head arrives (if not NULL); the
      head's lines are in bytes, and the callee empties them (count = 0). Returns 0 to stop
      the transfer. */
@@ -35,7 +37,7 @@ typedef struct cxhr_head_recorder {
    Returns 0 when memory runs out. */
 int cxhr_head_record_line(cxhr_head_recorder *recorder, const char *line, size_t length);
 
-/* Forgets the lines and the Set-Cookie note (a new transfer starts). */
+/* Forgets the lines and both notes (a new transfer starts). */
 void cxhr_head_clear(cxhr_head_recorder *recorder);
 
 /* CURLOPT_HEADERFUNCTION, with CURLOPT_HEADERDATA pointing to a recorder. */

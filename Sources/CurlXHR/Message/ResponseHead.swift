@@ -159,6 +159,9 @@ struct RecordedHead {
     let lines: UnsafeBufferPointer<UInt8>
     /// The protocol the status line names (``HttpRequest/Metrics/httpVersion``).
     var httpVersion: String? = nil
+    /// False when the head surely has no `Transfer-Encoding` field (the header recorder
+    /// notes one as it copies the lines), so that every response need not look for it.
+    var mayHaveTransferEncoding = true
 }
 
 extension RecordedHead {
@@ -177,8 +180,8 @@ extension RecordedHead {
         return String(decoding: bytes[..<end], as: UTF8.self)
     }
 
-    /// Read over the raw bytes (memchr finds each line's end): this runs for every response
-    /// (its `Transfer-Encoding` is looked for), so no generic slicing a byte at a time. A line
+    /// Read over the raw bytes (memchr finds each line's end), with no generic slicing a byte
+    /// at a time: a response with a `Transfer-Encoding` looks it up. A line
     /// is the field when the name, in any case, is followed at once by the colon (no white
     /// space may come between, RFC 9112 5.1); a line folded onto the one before starts with a
     /// space or tab, which no name does.

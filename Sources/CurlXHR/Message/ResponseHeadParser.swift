@@ -23,7 +23,7 @@ final class ResponseHeadParser {
     /// the context); ``finishHead()`` reads the block. The buffer is allocated by the first line.
     init(headEnded: (@convention(c) (UnsafeMutableRawPointer?) -> Int32)? = nil,
          challenged: (@convention(c) (UnsafeMutableRawPointer?) -> Void)? = nil) {
-        recorder.initialize(to: cxhr_head_recorder(bytes: nil, count: 0, capacity: 0, saw_set_cookie: 0,
+        recorder.initialize(to: cxhr_head_recorder(bytes: nil, count: 0, capacity: 0, saw_set_cookie: 0, has_transfer_encoding: 0,
                                                    head_ended: headEnded, challenged: challenged, context: nil))
     }
 
@@ -58,11 +58,14 @@ final class ResponseHeadParser {
     /// line (trailers, or what is left of a block a reset cut). Empties the block.
     func finishHead() -> RecordedHead? {
         let recorded = UnsafeBufferPointer(start: recorder.pointee.bytes, count: recorder.pointee.count)
+        let hasTransferEncoding = recorder.pointee.has_transfer_encoding != 0
         recorder.pointee.count = 0
+        recorder.pointee.has_transfer_encoding = 0
         guard Self.isStatusLine(recorded), let newline = recorded.firstIndex(of: 0x0A) else { return nil }
         let (status, reason) = ResponseHead.statusLine(ResponseHead.withoutCR(recorded[..<newline]))
         return RecordedHead(status: status, reason: reason, lines: UnsafeBufferPointer(rebasing: recorded[(newline + 1)...]),
-                            httpVersion: HttpRequest.Metrics.httpVersion(statusLine: recorded))
+                            httpVersion: HttpRequest.Metrics.httpVersion(statusLine: recorded),
+                            mayHaveTransferEncoding: hasTransferEncoding)
     }
 
     private static func isStatusLine(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

@@ -244,7 +244,8 @@ final class Transfer: @unchecked Sendable {
             if head.status == 401 || head.status == 407 { progress.sawChallenge = true }
             progress.followsRedirect = switches.followLocation && RedirectStep.isRedirect(head.status) && head.hasField("Location")
             if switches.contentDecoding, !progress.undecoded, RetryPolicy.isIdempotent(sentMethod),
-               let codings = head.fieldValue("Transfer-Encoding"), TransferCodings.hasUnknown(codings) {
+               head.mayHaveTransferEncoding, let codings = head.fieldValue("Transfer-Encoding"),
+               TransferCodings.hasUnknown(codings) {
                 progress.retriesUndecoded = true
                 progress.followsRedirect = false
                 progress.pendingHead = nil

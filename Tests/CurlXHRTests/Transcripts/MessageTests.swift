@@ -213,6 +213,28 @@ import Testing
         #expect(!empty.hasField("Location"))
     }
 
+    /// The recorder notes a `Transfer-Encoding` field as it copies a head's lines, so a head
+    /// without one is not searched for it: the note is the head's own, in any case of the
+    /// name, and never set by a longer name or a value that merely mentions it.
+    @Test func theRecorderNotesATransferEncodingOfEachHead() throws {
+        let parser = ResponseHeadParser()
+        let feed = Self.feeder(parser)
+        func block(_ lines: [String]) throws -> Bool {
+            for line in ["HTTP/1.1 200 OK\r\n"] + lines { _ = Array(line.utf8).withUnsafeBytes { parser.consume($0) } }
+            return try #require(parser.finishHead()).mayHaveTransferEncoding
+        }
+        #expect(try block(["Content-Length: 5\r\n", "TRANSFER-encoding: chunked\r\n"]))
+        #expect(try !block(["Content-Length: 5\r\n"]), "the note of the head before is gone")
+        #expect(try !block(["Transfer-Encodings: x\r\n", "X-Why: Transfer-Encoding: chunked\r\n", "Transfer-Encoding : x\r\n"]))
+        _ = feed("HTTP/1.1 302 Found\r\n")
+        _ = feed("Transfer-Encoding: chunked\r\n")
+        let hop = try #require(feed("\r\n"))
+        #expect(hop.value(of: "Transfer-Encoding") == "chunked")
+        #expect(try !block([]), "a redirect hop's field is not the next head's")
+        let replayed = RecordedHead(status: 200, reason: "OK", lines: UnsafeBufferPointer(start: nil, count: 0))
+        #expect(replayed.mayHaveTransferEncoding, "a head not read by the recorder is searched")
+    }
+
     @Test func aMessageKnowsWhetherItsURLIsHTTPS() {
         #expect(RequestMessage(url: "https://example.com/").isSecure)
         #expect(RequestMessage(url: "HTTPS://example.com/").isSecure)
