@@ -69,10 +69,9 @@ extension HttpRequest {
 
         static let staleFailure = TransferFailure(kind: .aborted, text: "Request aborted by open()")
 
-        /// Opens with `message`: aborts what is in flight, forgets the last response. The
-        /// message is swapped in, not copied; `message` leaves with the previous one, to be
-        /// dropped outside the lock.
-        mutating func open(_ message: inout RequestMessage, async: Bool) -> Effects {
+        /// Opens with a new message (the arguments of `open`, ``RequestMessage/reopen(method:url:isAsync:credentials:urlHasUser:)``):
+        /// aborts what is in flight, forgets the last response.
+        mutating func open(method: String, url: String, async: Bool, credentials: Credentials?, urlHasUser: Bool) -> Effects {
             var effects = Effects()
             let action = machine.open()
             if action == .abortThenOpen || action == .leaveQueueThenOpen {
@@ -80,7 +79,7 @@ extension HttpRequest {
             }
             scheduler.opened()
             sink.reservationLimit = async ? ReportScheduler.pauseThreshold : MemorySink.maxReservation
-            swap(&self.message, &message)
+            message.reopen(method: method, url: url, isAsync: async, credentials: credentials, urlHasUser: urlHasUser)
             forgetResponse()
             failure = nil
             responseFromCache = false

@@ -224,8 +224,6 @@ public final class HttpRequest: Sendable {
         case .success((_, let parsed)): credentials = parsed
         }
         let url = MessageValidation.percentEncodingNonASCII(url)
-        // Swapped into the lock, not copied.
-        var message = RequestMessage(method: method, url: url, isAsync: async, credentials: credentials)
         // The URL of the previous open passed already: re-opening it skips libcurl's parser
         // (a new request's message has the URL "", which never passes). Else the URL is
         // parsed outside the lock, and the lock taken again.
@@ -234,8 +232,10 @@ public final class HttpRequest: Sendable {
             let opened = withCore { core -> (effects: Effects, generation: Int)? in
                 guard let urlHasUser = parsedURLHasUser ?? (!url.isEmpty && core.message.url == url ? core.message.urlHasUser : nil)
                 else { return nil }
-                message.urlHasUser = urlHasUser
-                return (core.open(&message, async: async), core.scheduler.generation)
+                // The request's message is changed in place: a new one made here and moved in
+                // was copied on the way (a retain of every field, and a release after).
+                let effects = core.open(method: method, url: url, async: async, credentials: credentials, urlHasUser: urlHasUser)
+                return (effects, core.scheduler.generation)
             }
             if let (effects, generation) = opened {
                 // A callback of this request that opens it sees OPENED (and the new open's

@@ -55,6 +55,20 @@ struct RequestMessage: Sendable {
         isSecure = Self.isHTTPS(url)
     }
 
+    /// Becomes the message of a new `open`, field by field: a new message made and moved in
+    /// was copied on the way (Swift retained every field of it and released them after).
+    mutating func reopen(method: String, url: String, isAsync: Bool, credentials: Credentials?, urlHasUser: Bool) {
+        self.method = method
+        self.url = url
+        self.isAsync = isAsync
+        self.credentials = credentials
+        self.urlHasUser = urlHasUser
+        if !headers.isEmpty { headers = [] }
+        if !formValues.isEmpty { formValues = [] }
+        if !formFiles.isEmpty { formFiles = [] }
+        multipartForm = false
+    }
+
     private static func isHTTPS(_ url: String) -> Bool {
         url.utf8.withContiguousStorageIfAvailable { bytes in
             bytes.count >= 6 && bytes[0] | 0x20 == 0x68 && bytes[1] | 0x20 == 0x74 && bytes[2] | 0x20 == 0x74

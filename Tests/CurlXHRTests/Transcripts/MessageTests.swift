@@ -235,6 +235,26 @@ import Testing
         #expect(replayed.mayHaveTransferEncoding, "a head not read by the recorder is searched")
     }
 
+    /// `open` gives its request a new message by changing the old one in place: nothing of
+    /// the previous open is left, and a copy taken before (a transfer's) keeps it all.
+    @Test func reopeningLeavesNothingOfThePreviousMessage() {
+        var message = RequestMessage(method: "POST", url: "https://a/", isAsync: true,
+                                     credentials: Credentials(user: "u", password: "p", scheme: .basic))
+        message.urlHasUser = true
+        message.setHeader("X-A", value: "1")
+        message.setFormValue("v", forKey: "k")
+        message.formFiles.append(FormFile(key: "f", path: "/p"))
+        message.multipartForm = true
+        let kept = message
+        message.reopen(method: "GET", url: "http://b/", isAsync: false, credentials: nil, urlHasUser: false)
+        #expect(message.method == "GET" && message.url == "http://b/" && !message.isSecure && !message.isAsync)
+        #expect(message.credentials == nil && !message.urlHasUser && !message.multipartForm)
+        #expect(message.headers.isEmpty && message.formValues.isEmpty && message.formFiles.isEmpty)
+        #expect(kept.method == "POST" && kept.isSecure && kept.isAsync && kept.urlHasUser && kept.credentials?.user == "u")
+        #expect(kept.headers == [HeaderField(name: "X-A", value: "1")] && kept.formValues.count == 1)
+        #expect(kept.formFiles.count == 1 && kept.multipartForm)
+    }
+
     @Test func aMessageKnowsWhetherItsURLIsHTTPS() {
         #expect(RequestMessage(url: "https://example.com/").isSecure)
         #expect(RequestMessage(url: "HTTPS://example.com/").isSecure)
