@@ -66,10 +66,9 @@ extension HttpRequest {
                 return .failure(HttpRequestError(core.machine.rejection(.send)))
             }
             let plan: SendPlan
-            switch core.plan(body, timeout: timeout, fileDescriptor: fileDescriptor, fileSize: fileSize) {
-            case .failure(let refusal): return .failure(refusal)
-            case .success(let planned): plan = planned
-            }
+            do throws(HttpRequestError) {
+                plan = try core.plan(body, timeout: timeout, fileDescriptor: fileDescriptor, fileSize: fileSize)
+            } catch { return .failure(error) }
             let stream = ResponseStream.reusing(&core.lastStream, file: plan.file, contentDecoding: core.switches.contentDecoding)
                 ?? ResponseStream(runner: runner, file: plan.file, contentDecoding: core.switches.contentDecoding)
             core.lastStream = stream

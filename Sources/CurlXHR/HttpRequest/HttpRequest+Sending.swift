@@ -60,11 +60,10 @@ extension HttpRequest {
     func start(_ body: RequestBody, timeout: Double, fileDescriptor: Int32 = -1, fileSize: Int64 = 0,
                into chosenQueue: RequestQueue? = nil, atFront: Bool = false) -> Bool {
         let outcome = withCore { core -> Result<(Transfer, Effects, waits: Bool, here: Bool), HttpRequestError> in
-            let plan: SendPlan
-            switch core.plan(body, timeout: timeout, fileDescriptor: fileDescriptor, fileSize: fileSize) {
-            case .failure(let refusal): return .failure(refusal)
-            case .success(let planned): plan = planned
-            }
+            var plan: SendPlan
+            do throws(HttpRequestError) {
+                plan = try core.plan(body, timeout: timeout, fileDescriptor: fileDescriptor, fileSize: fileSize)
+            } catch { return .failure(error) }
             guard core.machine.mayStart else { return .failure(HttpRequestError(core.machine.rejection(.send))) }
             // The queue's answer last: once admitted, the send goes ahead.
             var slot: QueueSlot?
@@ -81,7 +80,7 @@ extension HttpRequest {
             _ = core.machine.send(waitingFor: waits ? slot?.number : nil)
             let transfer = core.reusableTransfer() ?? Transfer(owner: self)
             transfer.prepare(plan, message: core.message, switches: core.switches, pipelining: core.enablePipelining, queueSlot: slot)
-            core.fileSink = plan.file
+            core.fileSink = plan.file.take()  // moved, not copied
             core.switches.freshConnection = false
             core.transfer = transfer
             sentBytes.store(0, ordering: .relaxed)
@@ -207,42 +206,44 @@ struct SendPlan {
 
 extension HttpRequest.Core {
     /// Checks a send of `body` against the request's message and switches (not its state).
-    func plan(_ body: RequestBody, timeout: Double, fileDescriptor: Int32, fileSize: Int64) -> Result<SendPlan, HttpRequestError> {
+    /// Throws rather than returning a `Result`: a plan taken out of one was copied (and the
+    /// `Result` released after).
+    func plan(_ body: RequestBody, timeout: Double, fileDescriptor: Int32, fileSize: Int64) throws(HttpRequestError) -> SendPlan {
         guard timeout.isFinite, timeout >= 0 else {
-            return .failure(HttpRequestError(.invalidArgument, "the timeout must be 0 or more seconds"))
+            throw HttpRequestError(.invalidArgument, "the timeout must be 0 or more seconds")
         }
         var body = body
         if !message.formValues.isEmpty || !message.formFiles.isEmpty {
             guard case .none = body else {
-                return .failure(HttpRequestError(.invalidArgument, "a body cannot be sent together with form values"))
+                throw HttpRequestError(.invalidArgument, "a body cannot be sent together with form values")
             }
             if message.formFiles.isEmpty, !message.multipartForm {
                 body = .bytes(Data(message.formBody), contentType: "application/x-www-form-urlencoded")
             } else {
                 // The files must still be there: libcurl opens them as it sends.
                 if let problem = message.formFiles.lazy.compactMap({ ReadableFile.problem($0.path) }).first {
-                    return .failure(HttpRequestError(.fileUnreadable, problem))
+                    throw HttpRequestError(.fileUnreadable, problem)
                 }
                 body = .multipart(values: message.formValues, files: message.formFiles)
             }
         }
         if message.method == "HEAD", case .bytes = body {
-            return .failure(HttpRequestError(.invalidArgument, "a HEAD request cannot carry a body"))
+            throw HttpRequestError(.invalidArgument, "a HEAD request cannot carry a body")
         }
         // A response file (not for HEAD, which has no body), resumed where its .part ends.
         let file = responseFile.flatMap { message.method == "HEAD" ? nil : FileSink($0) }
         if switches.range != nil, Transfer.sendsBody(message.method, body) {
             // libcurl would turn the range into the body's Content-Range.
-            return .failure(HttpRequestError(.invalidArgument, "a range asks for part of a response: not for a request that sends a body"))
+            throw HttpRequestError(.invalidArgument, "a range asks for part of a response: not for a request that sends a body")
         }
         if let file, file.resumeOffset > 0, switches.range != nil {
-            return .failure(HttpRequestError(.invalidArgument, "a range cannot be combined with resuming a response file"))
+            throw HttpRequestError(.invalidArgument, "a range cannot be combined with resuming a response file")
         }
         // A resumed response file asks for a range of its own: the cache stays out of it.
         let cache = file?.resumeOffset ?? 0 > 0 ? nil : HttpCache.exchange(for: message, switches: switches, policy: cachePolicy)
         // A send's own timeout replaces the total of `setTimeouts` for that send.
-        return .success(SendPlan(body: body, file: file, timeout: timeout > 0 ? timeout : switches.timeouts.total,
-                                 fileDescriptor: fileDescriptor, fileSize: fileSize, cache: cache))
+        return SendPlan(body: body, file: file, timeout: timeout > 0 ? timeout : switches.timeouts.total,
+                        fileDescriptor: fileDescriptor, fileSize: fileSize, cache: cache)
     }
 }
 
