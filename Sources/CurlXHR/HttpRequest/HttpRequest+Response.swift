@@ -102,9 +102,13 @@ extension HttpRequest {
     public func getMetrics() -> Metrics {
         withCore { core in
             if isStale(core) { return Metrics() }
-            var metrics = Metrics(core.lastSend, openedURL: core.message.url)
-            if !core.lastSend.ended { metrics.httpVersion = core.response?.httpVersion }
-            return metrics
+            guard core.lastSend.ended else { return Metrics(httpVersion: core.response?.httpVersion) }
+            let record = core.lastSend
+            return Metrics(httpVersion: record.httpVersion, effectiveURL: record.redirectedURL ?? core.message.url,
+                           redirectCount: record.redirectCount,
+                           connectTime: Double(record.connectMicroseconds) / 1_000_000,
+                           startTransferTime: Double(record.startTransferMicroseconds) / 1_000_000,
+                           totalTime: Double(record.totalMicroseconds) / 1_000_000)
         }
     }
 

@@ -31,18 +31,6 @@ extension HttpRequest {
             self.totalTime = totalTime
         }
 
-        /// The metrics of a send as the request keeps them (``SendRecord``), with the URL
-        /// `open` was given.
-        init(_ record: SendRecord, openedURL: String) {
-            guard record.ended else { return }
-            httpVersion = record.httpVersion
-            effectiveURL = record.redirectedURL ?? openedURL
-            redirectCount = record.redirectCount
-            connectTime = Double(record.connectMicroseconds) / 1_000_000
-            startTransferTime = Double(record.startTransferMicroseconds) / 1_000_000
-            totalTime = Double(record.totalMicroseconds) / 1_000_000
-        }
-
         /// The protocol named by a status line's first bytes (`HTTP/1.1 …`, `HTTP/2 …`).
         static func httpVersion(statusLine bytes: UnsafeBufferPointer<UInt8>) -> String? {
             guard bytes.count >= 6 else { return nil }
