@@ -69,8 +69,8 @@ extension HttpRequest {
 
         static let staleFailure = TransferFailure(kind: .aborted, text: "Request aborted by open()")
 
-        /// Opens with a new message (the arguments of `open`, ``RequestMessage/reopen(method:url:isAsync:credentials:urlHasUser:)``):
-        /// aborts what is in flight, forgets the last response.
+        /// Opens: aborts what is in flight, forgets the last response, and makes the message
+        /// that of the arguments of `open` (changed in place: `RequestMessage.reopen`).
         mutating func open(method: String, url: String, async: Bool, credentials: Credentials?, urlHasUser: Bool) -> Effects {
             var effects = Effects()
             let action = machine.open()
