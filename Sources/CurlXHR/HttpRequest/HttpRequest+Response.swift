@@ -103,12 +103,12 @@ extension HttpRequest {
         withCore { core in
             if isStale(core) { return Metrics() }
             guard core.lastSend.ended else { return Metrics(httpVersion: core.response?.httpVersion) }
-            let record = core.lastSend
-            return Metrics(httpVersion: record.httpVersion, effectiveURL: record.redirectedURL ?? core.message.url,
-                           redirectCount: record.redirectCount,
-                           connectTime: Double(record.connectMicroseconds) / 1_000_000,
-                           startTransferTime: Double(record.startTransferMicroseconds) / 1_000_000,
-                           totalTime: Double(record.totalMicroseconds) / 1_000_000)
+            // Read in place: a copy of the record would retain its strings once more.
+            return Metrics(httpVersion: core.lastSend.httpVersion, effectiveURL: core.lastSend.redirectedURL ?? core.message.url,
+                           redirectCount: core.lastSend.redirectCount,
+                           connectTime: Double(core.lastSend.connectMicroseconds) / 1_000_000,
+                           startTransferTime: Double(core.lastSend.startTransferMicroseconds) / 1_000_000,
+                           totalTime: Double(core.lastSend.totalMicroseconds) / 1_000_000)
         }
     }
 

@@ -232,8 +232,6 @@ public final class HttpRequest: Sendable {
             let opened = withCore { core -> (effects: Effects, generation: Int)? in
                 guard let urlHasUser = parsedURLHasUser ?? (!url.isEmpty && core.message.url == url ? core.message.urlHasUser : nil)
                 else { return nil }
-                // The request's message is changed in place: a new one made here and moved in
-                // was copied on the way (a retain of every field, and a release after).
                 let effects = core.open(method: method, url: url, async: async, credentials: credentials, urlHasUser: urlHasUser)
                 return (effects, core.scheduler.generation)
             }

@@ -181,10 +181,9 @@ extension RecordedHead {
     }
 
     /// Read over the raw bytes (memchr finds each line's end), with no generic slicing a byte
-    /// at a time: a response with a `Transfer-Encoding` looks it up. A line
-    /// is the field when the name, in any case, is followed at once by the colon (no white
-    /// space may come between, RFC 9112 5.1); a line folded onto the one before starts with a
-    /// space or tab, which no name does.
+    /// at a time. A line is the field when the name, in any case, is followed at once by the
+    /// colon (no white space may come between, RFC 9112 5.1); a line folded onto the one
+    /// before starts with a space or tab, which no name does.
     private func fieldValueBytes(_ name: String) -> Slice<UnsafeBufferPointer<UInt8>>? {
         guard let base = lines.baseAddress else { return nil }
         var name = name
