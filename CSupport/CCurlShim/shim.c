@@ -61,6 +61,25 @@ CURLcode cxhr_easy_set_socket_functions(CURL *handle, curl_opensocket_callback o
   return code != CURLE_OK ? code : curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, close);
 }
 
+/* Each attempt at a request starts with an empty text (CURLOPT_PREREQFUNCTION). */
+static int cxhr_clear_error_buffer(void *buffer, char *primary_ip, char *local_ip, int primary_port, int local_port)
+{
+  (void)primary_ip;
+  (void)local_ip;
+  (void)primary_port;
+  (void)local_port;
+  ((char *)buffer)[0] = 0;
+  return CURL_PREREQFUNC_OK;
+}
+
+CURLcode cxhr_easy_set_error_buffer(CURL *handle, char *buffer)
+{
+  CURLcode code = curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, buffer);
+  if(code == CURLE_OK)
+    code = curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, cxhr_clear_error_buffer);
+  return code != CURLE_OK ? code : curl_easy_setopt(handle, CURLOPT_PREREQDATA, buffer);
+}
+
 CURLcode cxhr_easy_get_long(CURL *handle, CURLINFO info, long *value)
 {
   return curl_easy_getinfo(handle, info, value);

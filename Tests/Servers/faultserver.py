@@ -27,6 +27,11 @@ Besides the fault routes:
       /trickle-open?key=K, up to 300 s), watching the connection all along: /trickle-log?key=K
       says when (epoch seconds) it started and ended and the client closed it ("closedAt"), and
       how many bytes went out ("sent").
+  /own-port   {"port": P}: a new listener serving these routes, for a test whose connections no
+      other test may reuse (each call one more).
+  reset_if_reused=K on any request: read, then answered with an RST, when it is not the first
+      request on its connection (a kept-alive connection the server dropped just as the client
+      reused it); /reuse-resets?key=K says how many were ({"count": N}).
   /echo and /echo/ANY/PATH   the request as received, as JSON: "method", "target" (path and
       query as sent), "path", "query" (decoded [name, value] pairs in order), "headers" ([name,
       value] pairs in order), "body" (UTF-8, undecodable bytes replaced), "bodyLength",
@@ -99,6 +104,7 @@ RETRIES = {}  # key: {"count", "methods"}
 ENCODED = {}  # (coding, n): encoded body; (None, n): SHA-256 of the identity body
 BLACKHOLE = {}  # "port", "listener", "fillers"
 TRICKLES = {}  # key: {"closedAt", "sent", "complete"}
+REUSE_RESETS = {}  # reset_if_reused key: how many requests were reset
 BEARER_ATTEMPTS = {}  # key: [Authorization value or None, ...]
 CACHES = {}  # /cache key: {"version", "born": {version: epoch s it appeared}, "log": [request, ...]}
 STATE_LOCK = threading.Lock()
@@ -183,6 +189,7 @@ class Handler(socketserver.StreamRequestHandler):
     def setup(self):
         super().setup()
         self.socket_writer = self.wfile
+        self.served = 0  # requests read on this connection
 
     def finish(self):
         self.wfile = self.socket_writer
@@ -207,6 +214,13 @@ class Handler(socketserver.StreamRequestHandler):
         request = Request(parts[0], parts[1], headers)
         self.method = request.method
         log(f"{request.method} {request.target}")
+        self.served += 1
+        reuse_key = request.arg("reset_if_reused")
+        if reuse_key is not None and self.served > 1:
+            with STATE_LOCK:
+                REUSE_RESETS[reuse_key] = REUSE_RESETS.get(reuse_key, 0) + 1
+            self.reset()
+            return False
         route = ROUTES.get(request.path) or (record if request.path.startswith("/record/") else
                                              echo if request.path.startswith("/echo/") else
                                              cache if request.path.startswith("/cache/") else None)
@@ -729,6 +743,22 @@ def blackhole(handler, request):
     handler.send_json(200, {"port": port})
 
 
+def own_port(handler, request):
+    """A new listener with these routes, on a port of its own: {"port": P}."""
+    handler.discard_body(request)
+    server = Server(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    handler.send_json(200, {"port": server.server_address[1]})
+
+
+def reuse_resets(handler, request):
+    """How many requests with reset_if_reused=key were reset."""
+    handler.discard_body(request)
+    with STATE_LOCK:
+        count = REUSE_RESETS.get(request.arg("key", ""), 0)
+    handler.send_json(200, {"count": count})
+
+
 def header_params(value):
     """The parameters of a header value such as `form-data; name="a"; filename="b.txt"`."""
     params = {}
@@ -1153,7 +1183,7 @@ ROUTES = {
     "/file": file, "/file-log": file_log, "/retry": retry, "/retry-count": retry_count,
     "/encoded": encoded, "/stall": stall, "/blackhole": blackhole, "/multipart": multipart,
     "/trickle": trickle, "/trickle-log": trickle_log, "/trickle-open": trickle_open,
-    "/echo": echo, "/respond": respond, "/bearer": bearer,
+    "/echo": echo, "/respond": respond, "/bearer": bearer, "/own-port": own_port, "/reuse-resets": reuse_resets,
     "/cache": cache, "/cache-log": cache_log, "/cache-bump": cache_bump_route,
 }
 

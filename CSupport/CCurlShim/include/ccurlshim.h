@@ -29,6 +29,11 @@ CURLcode cxhr_easy_set_seek_function(CURL *handle, curl_seek_callback fn);
 CURLcode cxhr_easy_set_xferinfo_function(CURL *handle, curl_xferinfo_callback fn);
 /* CURLOPT_OPENSOCKETFUNCTION and CURLOPT_CLOSESOCKETFUNCTION together. */
 CURLcode cxhr_easy_set_socket_functions(CURL *handle, curl_opensocket_callback open, curl_closesocket_callback close);
+/* CURLOPT_ERRORBUFFER, emptied as each attempt at the request starts: libcurl writes only a
+   transfer's first failure there, and when a kept-alive connection it reused turns out dead
+   it sends the request again on a new one, so the dead one's text would stand for a later
+   failure of the retry. A failure after that is told by its code (curl_easy_strerror). */
+CURLcode cxhr_easy_set_error_buffer(CURL *handle, char *buffer);
 
 /* Typed curl_easy_getinfo. */
 CURLcode cxhr_easy_get_long(CURL *handle, CURLINFO info, long *value);

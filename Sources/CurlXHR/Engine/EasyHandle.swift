@@ -23,7 +23,8 @@ final class EasyHandle {
     /// The transfer the handle carries, from `Transfer.configure` until the engine ends it;
     /// libcurl's callbacks find it here. The engine holds the transfer meanwhile.
     @exclusivity(unchecked) var transfer: Unmanaged<Transfer>?
-    /// libcurl's text for a failure of the current transfer (CURLOPT_ERRORBUFFER).
+    /// libcurl's text for a failure of the current attempt at the transfer (CURLOPT_ERRORBUFFER,
+    /// emptied as each attempt starts: `cxhr_easy_set_error_buffer`).
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     /// Reads the response heads of the current transfer; its recorder is libcurl's header
     /// callback's context, and calls back with this handle.

@@ -67,7 +67,7 @@ extension EasyProfile.Fields {
         let easy = options.easy
         handle.isPristine = false
         options.set(share: share)
-        options.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(handle.errorBuffer))
+        options.check(cxhr_easy_set_error_buffer(easy, handle.errorBuffer))
         // Every callback, and the engine when a transfer is done, reaches the transfer through
         // the handle (`EasyHandle.transfer`), so these are set once, not for every transfer.
         let context = Unmanaged.passUnretained(handle).toOpaque()

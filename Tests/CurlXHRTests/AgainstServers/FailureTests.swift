@@ -41,7 +41,27 @@ import Testing
         #expect(seen.statusAtHeaders == 200)
         #expect(statuses.withLock { $0 }.first == 200, "LOADING saw the 200")
         #expect(seen.body.count == 5000, "the bytes that arrived are not lost")
-        expectFailure(request, seen, .connection, mentioning: ["reset", "recv", "connection", "transfer closed"])
+        // "receiving": libcurl's words for the code alone (``Transfer/failure(_:)``).
+        expectFailure(request, seen, .connection, mentioning: ["reset", "recv", "receiving", "connection", "transfer closed"])
+    }
+
+    /// libcurl sends a request again on a new connection when the kept-alive one it reused
+    /// turns out dropped before any byte of a response (a race with the server closing it).
+    /// If the second attempt fails too, the text tells that failure, not the one libcurl mended.
+    @Test(arguments: ["/delay?ms=5000", "/stall?n=1000&after_head_ms=5000"])
+    func aFailureAfterLibcurlSentTheRequestAgainIsToldByItsOwnText(path: String) throws {
+        // A listener of this test's own: no other test takes the connection it leaves idle.
+        let (_, portBody) = fetchSync("GET", try env.faultURL + "/own-port")
+        let port = try #require(try JSONSerialization.jsonObject(with: portBody) as? [String: Int])["port"] ?? 0
+        let base = "http://127.0.0.1:\(port)"
+        let key = UUID().uuidString
+        #expect(fetchSync("GET", base + "/status?code=200").0.getStatus() == 200, "a connection kept alive")
+        let (request, seen) = fetchAsync("GET", base + path + "&reset_if_reused=\(key)", timeout: 1)
+        let (_, countBody) = fetchSync("GET", base + "/reuse-resets?key=\(key)")
+        let count = try #require(try JSONSerialization.jsonObject(with: countBody) as? [String: Int])["count"]
+        #expect(count == 1, "sent on the reused connection, reset there, then sent on a new one")
+        expectFailure(request, seen, .timeout, mentioning: ["timed out", "timeout"])
+        #expect(request.getStatusText()?.lowercased().contains("reset") == false, "\(request.getStatusText() ?? "")")
     }
 
     @Test func timeoutCountsTheWholeRequest() throws {
