@@ -25,8 +25,8 @@ Besides the fault routes:
   /trickle?key=K&n=N[&size=S][&interval_ms=I][&head_ms=H][&gate=1]   N pattern bytes, S at a
       time every I ms, after H ms before the head (with gate=1 the body waits for
       /trickle-open?key=K, up to 300 s), watching the connection all along: /trickle-log?key=K
-      says when (epoch seconds) it started and ended and the client closed it ("closedAt"), and
-      how many bytes went out ("sent").
+      says when (epoch seconds) it started, ended (as its last piece began to go out) and the
+      client closed it ("closedAt"), and how many bytes went out ("sent").
   /own-port   {"port": P}: a new listener serving these routes, for a test whose connections no
       other test may reuse (each call one more).
   reset_if_reused=K on any request: read, then answered with an RST, when it is not the first
@@ -899,6 +899,10 @@ def trickle(handler, request):
         if not pause(handler, interval):
             return closed()
         piece = min(size, n - entry["sent"])
+        if entry["sent"] + piece == n:
+            # Taken before the last piece goes out: the client may have it, end the response
+            # and send its next request before this thread runs again.
+            entry["endedAt"] = time.time()
         try:
             handler.wfile.write(pattern(entry["sent"], piece))
             handler.wfile.flush()
@@ -906,7 +910,6 @@ def trickle(handler, request):
             return closed()
         entry["sent"] += piece
     entry["complete"] = True
-    entry["endedAt"] = time.time()
 
 
 def trickle_log(handler, request):
