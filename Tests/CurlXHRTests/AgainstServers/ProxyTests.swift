@@ -39,12 +39,13 @@ import Testing
         return Outcome(request: request, body: request.getReceiveBuffer(), states: [])
     }
 
-    /// Whether squid's access log has a line containing `text`, waiting a little for squid
-    /// to write it.
-    func accessLogMentions(_ text: String) throws -> Bool {
+    /// Whether squid's access log has a line containing every one of `texts`, waiting a little
+    /// for squid to write it.
+    func accessLogHasLine(with texts: [String]) throws -> Bool {
         let path = try env["TESTENV_SQUID_ACCESS_LOG"]
         for _ in 0..<50 {
-            if ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").contains(text) { return true }
+            let lines = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n")
+            if lines.contains(where: { line in texts.allSatisfy { line.contains($0) } }) { return true }
             Thread.sleep(forTimeInterval: 0.1)
         }
         return false
@@ -70,8 +71,11 @@ import Testing
                 #expect(echo.json["query"] as? String == "via=\(marker)-\(async)", sourceLocation: sourceLocation)
                 #expect(echo.header("Proxy-Authorization") == nil, "proxy credentials reached the origin", sourceLocation: sourceLocation)
                 if origin.hasPrefix("https") {
-                    // A tunnel: the origin sees the client's bytes; squid logged the CONNECT.
-                    #expect(try accessLogMentions("CONNECT localhost:\(try env["TESTENV_HTTPS_PORT"])"), sourceLocation: sourceLocation)
+                    // A tunnel: the origin sees the client's bytes. squid logs the CONNECT when
+                    // the tunnel ends, which close() makes happen now.
+                    #expect(ok.request.close(), sourceLocation: sourceLocation)
+                    let tunnel = ["TCP_TUNNEL/200", "CONNECT localhost:\(try env["TESTENV_HTTPS_PORT"]) \(auth == nil ? "-" : try proxyUser) "]
+                    #expect(try accessLogHasLine(with: tunnel), "\(context): no \(tunnel) in squid's log", sourceLocation: sourceLocation)
                 } else {
                     #expect(echo.header("Via")?.contains("squid") == true, "\(context): \(echo.headers)", sourceLocation: sourceLocation)
                     if auth != nil {
