@@ -909,6 +909,8 @@ def trickle(handler, request):
         except OSError:
             return closed()
         entry["sent"] += piece
+    if entry["endedAt"] is None:  # n=0: no piece went out
+        entry["endedAt"] = time.time()
     entry["complete"] = True
 
 
