@@ -81,7 +81,8 @@ private func checkURL(_ url: String) {
     switch MessageValidation.parseURL(url) {
     case .failure:
         break
-    case .success(let hasUser):
+    case .success(let parsed):
+        let hasUser = parsed.hasUser
         check(!bytes.contains { $0 <= 0x20 || $0 == 0x7F }, "\(url.debugDescription) passes with a control character or space")
         check(!hasUser || bytes.contains(0x40), "\(url.debugDescription) names a user without an @")
         guard let parts = URLParts(url) else { fatalError("property violated: \(url.debugDescription) passes, URLParts refuses it") }

@@ -20,6 +20,9 @@ final class EasyHandle {
     @exclusivity(unchecked) var runningIndex = -1
     /// The URL last set (`CURLOPT_URL`), kept by libcurl until a reset.
     @exclusivity(unchecked) var url: String?
+    /// The parsed URL last set (`CURLOPT_CURLU`), which libcurl uses in place of `url` when
+    /// set: kept alive here while libcurl holds it.
+    @exclusivity(unchecked) var parsedURL: ParsedURL?
     /// The transfer the handle carries, from `Transfer.configure` until the engine ends it;
     /// libcurl's callbacks find it here. The engine holds the transfer meanwhile.
     @exclusivity(unchecked) var transfer: Unmanaged<Transfer>?
@@ -77,12 +80,15 @@ final class EasyHandle {
         // curl_easy_reset (libcurl 7.88) drops the list of cookie files without freeing it;
         // clearing it first frees it.
         _ = cxhr_easy_set_string(easy, CURLOPT_COOKIEFILE, nil)
+        // libcurl forgets the parsed URL in the reset; let go of it only once it has.
+        _ = cxhr_easy_set_pointer(easy, CURLOPT_CURLU, nil)
         curl_easy_reset(easy)
         setReceiveBufferSize()
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
         hopContentType = nil
         url = nil
+        parsedURL = nil
         profile = nil
         isPristine = true
     }

@@ -71,7 +71,7 @@ extension HttpRequest {
 
         /// Opens: aborts what is in flight, forgets the last response, and makes the message
         /// that of the arguments of `open` (changed in place: `RequestMessage.reopen`).
-        mutating func open(method: String, url: String, async: Bool, credentials: Credentials?, urlHasUser: Bool) -> Effects {
+        mutating func open(method: String, url: ParsedURL, text: String, async: Bool, credentials: Credentials?) -> Effects {
             var effects = Effects()
             let action = machine.open()
             if action == .abortThenOpen || action == .leaveQueueThenOpen {
@@ -79,7 +79,8 @@ extension HttpRequest {
             }
             scheduler.opened()
             sink.reservationLimit = async ? ReportScheduler.pauseThreshold : MemorySink.maxReservation
-            message.reopen(method: method, url: url, isAsync: async, credentials: credentials, urlHasUser: urlHasUser)
+            message.reopen(method: method, url: text, isAsync: async, credentials: credentials, urlHasUser: url.hasUser,
+                           parsedURL: url)
             forgetResponse()
             failure = nil
             responseFromCache = false

@@ -224,15 +224,15 @@ public final class HttpRequest: Sendable {
         case .success((_, let parsed)): credentials = parsed
         }
         let url = MessageValidation.percentEncodingNonASCII(url)
-        // The URL of the previous open passed already: re-opening it skips libcurl's parser
-        // (a new request's message has the URL "", which never passes). Else the URL is
-        // parsed outside the lock, and the lock taken again.
-        var parsedURLHasUser: Bool?
+        // The URL of the previous open passed already: re-opening it reuses what libcurl's
+        // parser made of it (a new request's message has the URL "", which never passes).
+        // Else the URL is parsed outside the lock, and the lock taken again.
+        var parsed: ParsedURL?
         while true {
             let opened = withCore { core -> (effects: Effects, generation: Int)? in
-                guard let urlHasUser = parsedURLHasUser ?? (!url.isEmpty && core.message.url == url ? core.message.urlHasUser : nil)
+                guard let parsedURL = parsed ?? (!url.isEmpty && core.message.url == url ? core.message.parsedURL : nil)
                 else { return nil }
-                let effects = core.open(method: method, url: url, async: async, credentials: credentials, urlHasUser: urlHasUser)
+                let effects = core.open(method: method, url: parsedURL, text: url, async: async, credentials: credentials)
                 return (effects, core.scheduler.generation)
             }
             if let (effects, generation) = opened {
@@ -244,7 +244,7 @@ public final class HttpRequest: Sendable {
             }
             switch MessageValidation.parseURL(url) {
             case .failure(let problem): return refuse(.invalidArgument, problem.message)
-            case .success(let hasUser): parsedURLHasUser = hasUser
+            case .success(let parsedURL): parsed = parsedURL
             }
         }
     }

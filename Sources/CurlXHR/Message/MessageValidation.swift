@@ -119,11 +119,12 @@ package enum MessageValidation {
     }
 
     /// What libcurl's own URL parser makes of `url`: only absolute http and https URLs with a
-    /// host pass. Succeeds with whether the URL carries a user name.
-    static func parseURL(_ url: String) -> Result<Bool, URLProblem> {
+    /// host pass. Succeeds with the parsed URL, which the engine hands to libcurl for each send.
+    static func parseURL(_ url: String) -> Result<ParsedURL, URLProblem> {
         guard !url.utf8.contains(0) else { return .failure(URLProblem("the URL contains a NUL byte")) }
         guard let handle = curl_url() else { return .failure(URLProblem("out of memory parsing the URL")) }
-        defer { curl_url_cleanup(handle) }
+        var keeps = false
+        defer { if !keeps { curl_url_cleanup(handle) } }
         let code = curl_url_set(handle, CURLUPART_URL, url, 0)
         guard code == CURLUE_OK else {
             return .failure(URLProblem("malformed URL '\(url)': \(String(cString: curl_url_strerror(code)))"))
@@ -140,7 +141,8 @@ package enum MessageValidation {
         var user: UnsafeMutablePointer<CChar>?
         let hasUser = curl_url_get(handle, CURLUPART_USER, &user, 0) == CURLUE_OK && user != nil
         curl_free(user)
-        return .success(hasUser)
+        keeps = true
+        return .success(ParsedURL(handle: handle, hasUser: hasUser))
     }
 
     /// Why `url` cannot be opened, or nil when it can.

@@ -29,8 +29,14 @@ struct RequestMessage: Sendable {
 
     var method = "GET"
     var url = "" {
-        didSet { isSecure = Self.isHTTPS(url) }
+        didSet {
+            isSecure = Self.isHTTPS(url)
+            parsedURL = nil
+        }
     }
+    /// `url` as libcurl parsed it, when `open` did (nil after any other change of `url`):
+    /// handed to libcurl with it, so libcurl does not parse the text again for each send.
+    private(set) var parsedURL: ParsedURL?
     /// The URL is https (`open` accepts only http and https); found once, when it is set.
     private(set) var isSecure = false
     var isAsync = false
@@ -57,9 +63,12 @@ struct RequestMessage: Sendable {
 
     /// Becomes the message of a new `open`, field by field: a new message made and moved in
     /// was copied on the way (Swift retained every field of it and released them after).
-    mutating func reopen(method: String, url: String, isAsync: Bool, credentials: Credentials?, urlHasUser: Bool) {
+    /// `parsedURL`: `url` as `MessageValidation.parseURL` parsed it (nil: not parsed).
+    mutating func reopen(method: String, url: String, isAsync: Bool, credentials: Credentials?, urlHasUser: Bool,
+                         parsedURL: ParsedURL? = nil) {
         self.method = method
         self.url = url
+        self.parsedURL = parsedURL
         self.isAsync = isAsync
         self.credentials = credentials
         self.urlHasUser = urlHasUser

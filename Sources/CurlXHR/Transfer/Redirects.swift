@@ -168,6 +168,11 @@ extension Transfer {
         var options = EasyOptions(handle.easy)
         options.set(CURLOPT_URL, url)
         handle.url = url
+        if handle.parsedURL != nil {
+            // libcurl would use the first URL's parts in place of the text.
+            options.set(CURLOPT_CURLU, pointer: nil)
+            handle.parsedURL = nil
+        }
         if methodChanged {
             // To GET, without the body (HEAD never changes).
             handle.profile = nil

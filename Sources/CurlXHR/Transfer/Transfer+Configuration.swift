@@ -111,6 +111,13 @@ extension Transfer {
             options.set(CURLOPT_URL, message.url)
             handle.url = message.url
         }
+        if handle.parsedURL !== message.parsedURL {
+            // The same URL, parsed: libcurl takes its parts instead of parsing the text again.
+            // (libcurl 7.88 reports the text set above as the effective URL: it does not
+            // write the parsed one out.)
+            options.set(CURLOPT_CURLU, pointer: message.parsedURL?.option)
+            handle.parsedURL = message.parsedURL
+        }
         switch profile.fields.body {
         case .none:
             break

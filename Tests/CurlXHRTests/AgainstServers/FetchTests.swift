@@ -427,6 +427,51 @@ import Testing
         #expect(seen.filter { $0 == .opened }.count == 2)
         #expect(seen.filter { $0 == .done }.count == 2)
     }
+
+    /// libcurl is handed each URL as `open` parsed it, on handles that go from request to
+    /// request: every send must still go to its own URL, whatever the handle carried before
+    /// (another URL, a redirect's next hop, a user in the URL). Against the fault server's
+    /// echo, which answers with the request's target and header fields.
+    @Test func everySendGoesToTheURLItsRequestWasOpenedWith() throws {
+        let base = try env.faultURL
+        let host = try #require(URL(string: base)?.host)
+        let withUser = base.replacingOccurrences(of: "://\(host)", with: "://u:p@\(host)")
+        let redirect = base + "/redirect/to?url=" + (base + "/echo/hop?n=3").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        /// The target and whether an Authorization field came, from an echo's JSON.
+        func echoed(_ body: Data) throws -> (target: String?, authorized: Bool) {
+            let json = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+            let fields = json["headers"] as? [[String]] ?? []
+            return (json["target"] as? String, fields.contains { $0.first?.lowercased() == "authorization" })
+        }
+        let steps: [(url: String, target: String)] = [
+            (base + "/echo/a?n=1", "/echo/a?n=1"), (base + "/echo/b?n=2", "/echo/b?n=2"), (redirect, "/echo/hop?n=3"),
+            (base + "/echo/a?n=1", "/echo/a?n=1"), (withUser + "/echo/user?n=4", "/echo/user?n=4"),
+            (base + "/echo/b?n=2", "/echo/b?n=2"), (redirect, "/echo/hop?n=3"), (redirect, "/echo/hop?n=3"),
+        ]
+        let request = HttpRequest()
+        for (index, step) in steps.enumerated() {
+            #expect(request.open("GET", url: step.url))
+            #expect(request.send())
+            #expect(request.getStatus() == 200, "step \(index)")
+            let echo = try echoed(request.getReceiveBuffer())
+            #expect(echo.target == step.target, "step \(index): \(step.url)")
+            #expect(echo.authorized == step.url.hasPrefix(withUser), "step \(index)")
+        }
+        // Many at once, on alternating URLs, so the engine's handles change URL while others run.
+        let targets = (0..<24).map { "/echo/many\($0 % 3)?i=\($0)" }
+        let requests = targets.map { _ in HttpRequest() }
+        let done = DispatchSemaphore(value: 0)
+        for (request, target) in zip(requests, targets) {
+            request.onStatusChange = { if $0.getState() == .done { done.signal() } }
+            #expect(request.open("GET", url: base + target, async: true))
+            #expect(request.send())
+        }
+        for _ in targets { #expect(done.wait(timeout: .now() + 30) == .success) }
+        for (request, target) in zip(requests, targets) {
+            #expect(request.getStatus() == 200)
+            #expect(try echoed(request.getReceiveBuffer()).target == target)
+        }
+    }
 }
 
 /// A thread-safe list of states for closure-based callbacks.
