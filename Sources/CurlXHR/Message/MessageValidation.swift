@@ -37,6 +37,9 @@ package enum MessageValidation {
 
     /// `value` without its optional white space; the string itself when it has none.
     static func trimmedFieldValue(_ value: String) -> String {
+        // As usually given: neither end is white space, so there is nothing to scan.
+        func isWhiteSpace(_ byte: UInt8?) -> Bool { byte == 0x20 || byte == 0x09 }
+        if !isWhiteSpace(value.utf8.first), !isWhiteSpace(value.utf8.last) { return value }
         let trimmed = withoutOptionalWhiteSpace(value.utf8)
         if trimmed.startIndex == value.utf8.startIndex && trimmed.endIndex == value.utf8.endIndex { return value }
         return String(Substring(trimmed))

@@ -72,7 +72,9 @@ struct RequestMessage: Sendable {
         self.isAsync = isAsync
         self.credentials = credentials
         self.urlHasUser = urlHasUser
-        if !headers.isEmpty { headers = [] }
+        // Keeping the capacity: the same fields usually follow, set one at a time (one
+        // buffer of that size, not one growth after another).
+        if !headers.isEmpty { headers.removeAll(keepingCapacity: true) }
         if !formValues.isEmpty { formValues = [] }
         if !formFiles.isEmpty { formFiles = [] }
         multipartForm = false

@@ -45,6 +45,8 @@ import Testing
         #expect(MessageValidation.trimmedFieldValue(" \t value with  inner  spaces\t ") == "value with  inner  spaces")
         #expect(MessageValidation.trimmedFieldValue("grüße ") == "grüße")
         #expect(MessageValidation.trimmedFieldValue("untouched") == "untouched")
+        #expect(MessageValidation.trimmedFieldValue("\tleading") == "leading")
+        #expect(MessageValidation.trimmedFieldValue("") == "" && MessageValidation.trimmedFieldValue(" ") == "")
         #expect(MessageValidation.trimmedFieldValue(" \t ") == "")
         var message = RequestMessage()
         message.setHeader("X-Multi", value: "a")
