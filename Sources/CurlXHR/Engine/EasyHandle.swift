@@ -19,10 +19,10 @@ final class EasyHandle {
     /// Where the engine lists the handle while libcurl runs a transfer on it; -1 when not.
     @exclusivity(unchecked) var runningIndex = -1
     /// The URL last set (`CURLOPT_URL`), kept by libcurl until a reset.
-    @exclusivity(unchecked) var url: String?
+    private(set) var url: String?
     /// The parsed URL last set (`CURLOPT_CURLU`), which libcurl uses in place of `url` when
     /// set: kept alive here while libcurl holds it.
-    @exclusivity(unchecked) var parsedURL: ParsedURL?
+    private var parsedURL: ParsedURL?
     /// The transfer the handle carries, from `Transfer.configure` until the engine ends it;
     /// libcurl's callbacks find it here. The engine holds the transfer meanwhile.
     @exclusivity(unchecked) var transfer: Unmanaged<Transfer>?
@@ -56,6 +56,23 @@ final class EasyHandle {
         curl_easy_cleanup(easy)
         if let headerList { curl_slist_free_all(headerList) }
         errorBuffer.deallocate()
+    }
+
+    /// Sets the URL the next transfer starts from (libcurl starts every transfer from the URL
+    /// set, not where a redirect led): its text (`CURLOPT_URL`, which libcurl 7.88 reports as
+    /// the effective URL) and, when `open` parsed it, the parse (`CURLOPT_CURLU`: libcurl then
+    /// copies its parts instead of parsing the text again). A URL without a parse takes the
+    /// last one off, since libcurl would use its parts in place of the text. Sets only what
+    /// changed.
+    func setURL(_ text: String, parsed: ParsedURL?, with options: inout EasyOptions) {
+        if url != text {
+            options.set(CURLOPT_URL, text)
+            url = text
+        }
+        if parsedURL !== parsed {
+            options.set(CURLOPT_CURLU, pointer: parsed?.option)
+            parsedURL = parsed
+        }
     }
 
     /// Whether the handle carries `profile`'s options.

@@ -79,8 +79,7 @@ extension HttpRequest {
             }
             scheduler.opened()
             sink.reservationLimit = async ? ReportScheduler.pauseThreshold : MemorySink.maxReservation
-            message.reopen(method: method, url: text, isAsync: async, credentials: credentials, urlHasUser: url.hasUser,
-                           parsedURL: url)
+            message.reopen(method: method, url: text, parsedURL: url, isAsync: async, credentials: credentials)
             forgetResponse()
             failure = nil
             responseFromCache = false

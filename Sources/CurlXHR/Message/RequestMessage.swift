@@ -63,15 +63,15 @@ struct RequestMessage: Sendable {
 
     /// Becomes the message of a new `open`, field by field: a new message made and moved in
     /// was copied on the way (Swift retained every field of it and released them after).
-    /// `parsedURL`: `url` as `MessageValidation.parseURL` parsed it (nil: not parsed).
-    mutating func reopen(method: String, url: String, isAsync: Bool, credentials: Credentials?, urlHasUser: Bool,
-                         parsedURL: ParsedURL? = nil) {
+    /// `parsedURL`: `url` as `MessageValidation.parseURL` parsed it (nil: not parsed, and
+    /// taken as carrying no user name).
+    mutating func reopen(method: String, url: String, parsedURL: ParsedURL?, isAsync: Bool, credentials: Credentials?) {
         self.method = method
         self.url = url
         self.parsedURL = parsedURL
         self.isAsync = isAsync
         self.credentials = credentials
-        self.urlHasUser = urlHasUser
+        urlHasUser = parsedURL?.hasUser ?? false
         // Keeping the capacity: the same fields usually follow, set one at a time (one
         // buffer of that size, not one growth after another).
         if !headers.isEmpty { headers.removeAll(keepingCapacity: true) }

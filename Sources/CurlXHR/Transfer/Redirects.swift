@@ -166,13 +166,7 @@ extension Transfer {
     /// changed beyond the URL is set up afresh for its next transfer.
     private func configureHop(_ handle: EasyHandle, url: String, step: RedirectStep, methodChanged: Bool) -> String? {
         var options = EasyOptions(handle.easy)
-        options.set(CURLOPT_URL, url)
-        handle.url = url
-        if handle.parsedURL != nil {
-            // libcurl would use the first URL's parts in place of the text.
-            options.set(CURLOPT_CURLU, pointer: nil)
-            handle.parsedURL = nil
-        }
+        handle.setURL(url, parsed: nil, with: &options)
         if methodChanged {
             // To GET, without the body (HEAD never changes).
             handle.profile = nil

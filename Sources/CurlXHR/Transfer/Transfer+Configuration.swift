@@ -106,18 +106,7 @@ extension Transfer {
         handle.errorBuffer[0] = 0
         handle.headParser.reset()
         handle.transfer = Unmanaged.passUnretained(self)
-        if handle.url != message.url {
-            // libcurl starts every transfer from the URL set (not where a redirect led).
-            options.set(CURLOPT_URL, message.url)
-            handle.url = message.url
-        }
-        if handle.parsedURL !== message.parsedURL {
-            // The same URL, parsed: libcurl takes its parts instead of parsing the text again.
-            // (libcurl 7.88 reports the text set above as the effective URL: it does not
-            // write the parsed one out.)
-            options.set(CURLOPT_CURLU, pointer: message.parsedURL?.option)
-            handle.parsedURL = message.parsedURL
-        }
+        handle.setURL(message.url, parsed: message.parsedURL, with: &options)
         switch profile.fields.body {
         case .none:
             break

@@ -455,6 +455,8 @@ import Testing
             #expect(request.getStatus() == 200, "step \(index)")
             let echo = try echoed(request.getReceiveBuffer())
             #expect(echo.target == step.target, "step \(index): \(step.url)")
+            // Where the response came from: the URL opened, or the redirect's hop.
+            #expect(request.getMetrics().effectiveURL == (step.url == redirect ? base + step.target : step.url), "step \(index)")
             #expect(echo.authorized == step.url.hasPrefix(withUser), "step \(index)")
         }
         // Many at once, on alternating URLs, so the engine's handles change URL while others run.

@@ -248,7 +248,7 @@ import Testing
         message.formFiles.append(FormFile(key: "f", path: "/p"))
         message.multipartForm = true
         let kept = message
-        message.reopen(method: "GET", url: "http://b/", isAsync: false, credentials: nil, urlHasUser: false)
+        message.reopen(method: "GET", url: "http://b/", parsedURL: nil, isAsync: false, credentials: nil)
         #expect(message.method == "GET" && message.url == "http://b/" && !message.isSecure && !message.isAsync)
         #expect(message.credentials == nil && !message.urlHasUser && !message.multipartForm)
         #expect(message.headers.isEmpty && message.formValues.isEmpty && message.formFiles.isEmpty)
