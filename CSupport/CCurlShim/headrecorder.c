@@ -4,7 +4,8 @@
 #include <string.h>
 #include <strings.h>
 
-int cxhr_head_record_line(cxhr_head_recorder *recorder, const char *line, size_t length)
+/* Inlined into the header callback, which libcurl calls for every header line. */
+static inline int record(cxhr_head_recorder *recorder, const char *line, size_t length)
 {
   size_t needed = recorder->count + length + 1;
   if(needed > recorder->capacity) {
@@ -27,6 +28,11 @@ int cxhr_head_record_line(cxhr_head_recorder *recorder, const char *line, size_t
   if(length == 0 || line[length - 1] != '\n')
     recorder->bytes[recorder->count++] = '\n';
   return 1;
+}
+
+int cxhr_head_record_line(cxhr_head_recorder *recorder, const char *line, size_t length)
+{
+  return record(recorder, line, length);
 }
 
 void cxhr_head_clear(cxhr_head_recorder *recorder)
@@ -59,5 +65,5 @@ size_t cxhr_head_callback(char *data, size_t size, size_t count, void *userdata)
   }
   if(recorder->count == 0 && recorder->challenged && is_challenge(data, length))
     recorder->challenged(recorder->context);
-  return cxhr_head_record_line(recorder, data, length) ? length : 0;
+  return record(recorder, data, length) ? length : 0;
 }

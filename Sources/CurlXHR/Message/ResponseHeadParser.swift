@@ -61,7 +61,8 @@ final class ResponseHeadParser {
         let hasTransferEncoding = recorder.pointee.has_transfer_encoding != 0
         recorder.pointee.count = 0
         recorder.pointee.has_transfer_encoding = 0
-        guard Self.isStatusLine(recorded), let newline = recorded.firstIndex(of: 0x0A) else { return nil }
+        guard Self.isStatusLine(recorded), let found = memchr(recorded.baseAddress!, 0x0A, recorded.count) else { return nil }
+        let newline = UnsafePointer(found.assumingMemoryBound(to: UInt8.self)) - recorded.baseAddress!
         let (status, reason) = ResponseHead.statusLine(ResponseHead.withoutCR(recorded[..<newline]))
         return RecordedHead(status: status, reason: reason, lines: UnsafeBufferPointer(rebasing: recorded[(newline + 1)...]),
                             httpVersion: HttpRequest.Metrics.httpVersion(statusLine: recorded),
