@@ -1,7 +1,7 @@
 /*
  * Raw libcurl as the baseline benchmark client.
  *
- *   curl-bench --workload NAME --url URL [--mode async|threads|handoff] [--concurrency N]
+ *   curl-bench --workload NAME --url URL [--mode async|threads|handoff|xhr] [--concurrency N]
  *              [--requests N] [--expect-bytes N] [--post-bytes N] [--headers N]
  *              [--max-seconds S] [--output-file PATH] [--mime-file PATH]... [--mime-files A,B]
  *              [--cacert PATH] [--expect-http-version 1.1|2] [--header "NAME: VALUE"]...
@@ -20,6 +20,8 @@
  *                 once after a hand-off that left nothing in flight, as CurlXHR's does).
  *                 What the hand-off costs in plain C, as a peer for CurlXHR async. Client name
  *                 "libcurl-handoff" unless --client.
+ * --mode xhr:     the handoff mode plus an XHR-style request's least duties in plain C (see
+ *                 "Xhr" below). Client name "xhr-in-c" unless --client.
  * The write callback counts body bytes and keeps none; with --output-file PATH (concurrency 1
  * only) it also writes each chunk to PATH, as a program saving a download does: PATH is
  * opened with O_TRUNC before each request (the previous download's pages are dropped) and
@@ -66,6 +68,7 @@
  * Build: cc -O2 -o curl-bench curl-bench.c -lcurl -lpthread
  */
 #include <curl/curl.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -79,7 +82,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum mode { MODE_ASYNC, MODE_THREADS, MODE_HANDOFF };
+enum mode { MODE_ASYNC, MODE_THREADS, MODE_HANDOFF, MODE_XHR };
 
 struct options {
     const char *client, *workload, *url; /* client NULL: by the mode (see main) */
@@ -279,6 +282,8 @@ struct slot {
     /* Handoff mode: how the transfer ended, read by the engine thread for the callback thread. */
     CURLcode result;
     long status, version, connects;
+    /* Xhr mode: the request object (see "Xhr" below). */
+    struct xhr *xhr;
 };
 
 static size_t discard(char *data, size_t size, size_t count, void *context)
@@ -550,6 +555,279 @@ static void post_start(struct slot *slot)
         curl_multi_wakeup(handoff.multi);
 }
 
+/*
+ * Xhr (--mode xhr): the handoff's threads and transfers, plus what an XHR-style request must
+ * do besides its transfer, in plain C and at its least: a floor under CurlXHR's own cost.
+ * Each slot is a request object with its own mutex, a ready state and a queue of reports:
+ *   - open (callback thread): the URL checked for bytes outside ASCII and the method for a
+ *     token, the last response forgotten (its buffers kept), OPENED; send: SENT, and the start
+ *     posted to the engine. Both reports are delivered on the callback thread, as CurlXHR's.
+ *   - the engine copies the header lines libcurl hands its header callback into a buffer
+ *     (Set-Cookie noted, Content-Length read); at the head's end (interim 1xx heads skipped) it reads the status and copies the head into the request (HEADERS_RECEIVED); body bytes are copied into the request's
+ *     buffer, sized from Content-Length (LOADING, one report while one waits); at the end it
+ *     reads the metrics CurlXHR keeps (connect, first byte and total times, the connection's
+ *     two ports) and marks DONE.
+ *   - each round the engine hands the requests with new reports to the callback thread (each
+ *     queued once), which takes a request's reports under its lock and calls the
+ *     application's callback for each, through a pointer; at DONE the callback reads the
+ *     status and the body's length under the lock, then opens and sends the request again.
+ * Nothing else CurlXHR does (cookies, the cache, redirects, timeouts, error texts, checks of
+ * header values) is done here: what this mode costs over handoff is a lower bound of what
+ * CurlXHR's request costs over it. Client name "xhr-in-c" unless --client.
+ */
+
+enum { XHR_UNSENT, XHR_OPENED, XHR_SENT, XHR_HEADERS_RECEIVED, XHR_LOADING, XHR_DONE };
+#define XHR_MAX_REPORTS 8
+
+struct xhr {
+    pthread_mutex_t lock;
+    int state;
+    unsigned char reports[XHR_MAX_REPORTS];
+    int report_count;
+    /* The response: its head's lines, status and announced length (-1: none), its body. */
+    char *head;
+    size_t head_length, head_capacity;
+    long status, content_length;
+    char *body;
+    size_t body_length, body_capacity;
+    curl_off_t connect_time, first_byte_time, total_time;
+    long local_port, remote_port;
+    /* Engine thread: the head being read (its Content-Length, -1: none), and whether the
+     * request is due this round. */
+    char *lines;
+    size_t lines_length, lines_capacity;
+    long announced;
+    int saw_set_cookie, due;
+    /* In the callback thread's queue (under handoff.done_lock). */
+    int queued;
+    /* The application's callback, and the state it is called for. */
+    void (*callback)(struct slot *slot);
+    int callback_state;
+};
+
+/* Room for `more` bytes after `length` in *buffer (the capacity doubles); 0: out of memory. */
+static int reserve(char **buffer, size_t *capacity, size_t length, size_t more)
+{
+    if (length + more <= *capacity)
+        return 1;
+    size_t larger = *capacity ? *capacity * 2 : 1024;
+    if (larger < length + more)
+        larger = length + more;
+    char *grown = realloc(*buffer, larger);
+    if (!grown)
+        return 0;
+    *buffer = grown;
+    *capacity = larger;
+    return 1;
+}
+
+/* Under the request's lock: the new state, and its report (a LOADING waiting takes the next). */
+static void xhr_report(struct xhr *x, int state)
+{
+    x->state = state;
+    if (state == XHR_LOADING && x->report_count > 0 && x->reports[x->report_count - 1] == XHR_LOADING)
+        return;
+    if (x->report_count < XHR_MAX_REPORTS)
+        x->reports[x->report_count++] = (unsigned char)state;
+}
+
+/* Engine thread: the requests with new reports this round (each once). */
+static struct slot **xhr_due;
+static long xhr_due_count;
+
+static void xhr_mark_due(struct slot *slot)
+{
+    if (slot->xhr->due)
+        return;
+    slot->xhr->due = 1;
+    xhr_due[xhr_due_count++] = slot;
+}
+
+static size_t xhr_header(char *data, size_t size, size_t count, void *context)
+{
+    struct slot *slot = context;
+    struct xhr *x = slot->xhr;
+    size_t length = size * count;
+    if (length > 0 && data[0] != '\r' && data[0] != '\n') {
+        if (!reserve(&x->lines, &x->lines_capacity, x->lines_length, length))
+            return 0;
+        /* Lines end in CRLF: strtol stops there. */
+        if (length > 11 && (data[0] | 0x20) == 's' && strncasecmp(data, "set-cookie:", 11) == 0)
+            x->saw_set_cookie = 1;
+        else if (length > 15 && (data[0] | 0x20) == 'c' && strncasecmp(data, "content-length:", 15) == 0)
+            x->announced = strtol(data + 15, NULL, 10);
+        memcpy(x->lines + x->lines_length, data, length);
+        x->lines_length += length;
+        return length;
+    }
+    /* The head ended: its status ("HTTP/1.1 200 OK"). */
+    long status = 0;
+    const char *space = memchr(x->lines, ' ', x->lines_length);
+    if (space && x->lines + x->lines_length - space > 3)
+        status = (space[1] - '0') * 100 + (space[2] - '0') * 10 + (space[3] - '0');
+    long announced = x->announced;
+    x->announced = -1;
+    if (status >= 100 && status < 200) {
+        x->lines_length = 0;
+        return length;
+    }
+    pthread_mutex_lock(&x->lock);
+    int ok = reserve(&x->head, &x->head_capacity, 0, x->lines_length);
+    if (ok) {
+        memcpy(x->head, x->lines, x->lines_length);
+        x->head_length = x->lines_length;
+        x->status = status;
+        x->content_length = announced;
+        xhr_report(x, XHR_HEADERS_RECEIVED);
+    }
+    pthread_mutex_unlock(&x->lock);
+    x->lines_length = 0;
+    if (!ok)
+        return 0;
+    xhr_mark_due(slot);
+    return length;
+}
+
+static size_t xhr_write(char *data, size_t size, size_t count, void *context)
+{
+    struct slot *slot = context;
+    struct xhr *x = slot->xhr;
+    size_t length = size * count;
+    pthread_mutex_lock(&x->lock);
+    size_t wanted = length;
+    if (x->content_length > 0 && (size_t)x->content_length > x->body_length + length)
+        wanted = (size_t)x->content_length - x->body_length;
+    int ok = reserve(&x->body, &x->body_capacity, x->body_length, wanted);
+    if (ok) {
+        memcpy(x->body + x->body_length, data, length);
+        x->body_length += length;
+        xhr_report(x, XHR_LOADING);
+    }
+    pthread_mutex_unlock(&x->lock);
+    if (!ok)
+        return 0;
+    xhr_mark_due(slot);
+    return length;
+}
+
+/* Engine thread: a send starts. (Its URL is the one the handle has: an implementation that
+ * remembers a handle's URL sets it only when it changes.) */
+static void xhr_begin(struct slot *slot)
+{
+    slot->xhr->lines_length = 0;
+    slot->xhr->announced = -1;
+    slot->xhr->saw_set_cookie = 0;
+}
+
+/* Engine thread: a send ended (its handle out of the multi handle). */
+static void xhr_end(struct slot *slot, CURLcode result)
+{
+    struct xhr *x = slot->xhr;
+    curl_off_t connect = 0, first_byte = 0, total = 0;
+    long local = 0, remote = 0;
+    curl_easy_getinfo(slot->easy, CURLINFO_CONNECT_TIME_T, &connect);
+    curl_easy_getinfo(slot->easy, CURLINFO_STARTTRANSFER_TIME_T, &first_byte);
+    curl_easy_getinfo(slot->easy, CURLINFO_TOTAL_TIME_T, &total);
+    curl_easy_getinfo(slot->easy, CURLINFO_LOCAL_PORT, &local);
+    curl_easy_getinfo(slot->easy, CURLINFO_PRIMARY_PORT, &remote);
+    pthread_mutex_lock(&x->lock);
+    x->connect_time = connect;
+    x->first_byte_time = first_byte;
+    x->total_time = total;
+    x->local_port = local;
+    x->remote_port = remote;
+    slot->result = result;
+    if (result != CURLE_OK)
+        x->status = 0;
+    xhr_report(x, XHR_DONE);
+    pthread_mutex_unlock(&x->lock);
+    xhr_mark_due(slot);
+}
+
+/* Engine thread, under handoff.done_lock: queues this round's due requests for the callback
+ * thread (those not queued already). */
+static void xhr_hand_over(void)
+{
+    for (long i = 0; i < xhr_due_count; i++) {
+        struct slot *slot = xhr_due[i];
+        slot->xhr->due = 0;
+        if (slot->xhr->queued)
+            continue;
+        slot->xhr->queued = 1;
+        handoff.done[handoff.done_count++] = slot;
+    }
+    xhr_due_count = 0;
+}
+
+/* open: 0 when refused (a URL with bytes outside ASCII, a method that is not a token). */
+static int xhr_open(struct slot *slot, const char *method, const char *url)
+{
+    for (const unsigned char *c = (const unsigned char *)url; *c; c++)
+        if (*c >= 0x80)
+            return 0;
+    for (const char *c = method; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr("!#$%&'*+-.^_`|~", *c))
+            return 0;
+    struct xhr *x = slot->xhr;
+    pthread_mutex_lock(&x->lock);
+    x->head_length = 0;
+    x->body_length = 0;
+    x->status = 0;
+    x->content_length = -1;
+    xhr_report(x, XHR_OPENED);
+    pthread_mutex_unlock(&x->lock);
+    return 1;
+}
+
+/* send: 0 unless OPENED. */
+static int xhr_send(struct slot *slot)
+{
+    struct xhr *x = slot->xhr;
+    pthread_mutex_lock(&x->lock);
+    int ok = x->state == XHR_OPENED;
+    if (ok)
+        xhr_report(x, XHR_SENT);
+    pthread_mutex_unlock(&x->lock);
+    if (ok)
+        post_start(slot);
+    return ok;
+}
+
+/* The application's callback: at DONE it counts the response, then sends the next request. */
+static void xhr_on_state(struct slot *slot)
+{
+    struct xhr *x = slot->xhr;
+    if (x->callback_state != XHR_DONE)
+        return;
+    pthread_mutex_lock(&x->lock);
+    long status = x->status, bytes = (long)x->body_length;
+    pthread_mutex_unlock(&x->lock);
+    finish(slot->result, status, bytes, slot->version, slot->connects);
+    if (!(claim() && xhr_open(slot, "GET", opt.url) && xhr_send(slot)))
+        handoff.in_flight--;
+}
+
+/* Callback thread: the request's reports, taken under its lock, a callback each, until none
+ * is left (a callback's open and send add theirs). */
+static void xhr_deliver(struct slot *slot)
+{
+    struct xhr *x = slot->xhr;
+    unsigned char taken[XHR_MAX_REPORTS];
+    for (;;) {
+        pthread_mutex_lock(&x->lock);
+        int count = x->report_count;
+        memcpy(taken, x->reports, (size_t)count);
+        x->report_count = 0;
+        pthread_mutex_unlock(&x->lock);
+        if (count == 0)
+            return;
+        for (int i = 0; i < count; i++) {
+            x->callback_state = taken[i];
+            x->callback(slot);
+        }
+    }
+}
+
 static void *engine_loop(void *unused)
 {
     (void)unused;
@@ -563,8 +841,11 @@ static void *engine_loop(void *unused)
         handoff.loop_waits = 0;
         int stopping = handoff.stopping;
         pthread_mutex_unlock(&handoff.commands_lock);
-        for (long i = 0; i < count; i++)
+        for (long i = 0; i < count; i++) {
+            if (opt.mode == MODE_XHR)
+                xhr_begin(pending[i]);
             curl_multi_add_handle(handoff.multi, pending[i]->easy);
+        }
         if (stopping)
             break;
 
@@ -578,6 +859,14 @@ static void *engine_loop(void *unused)
             CURL *easy = message->easy_handle;
             struct slot *slot;
             curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&slot);
+            if (opt.mode == MODE_XHR) {
+                CURLcode result = message->data.result;
+                slot->version = version_of(easy);
+                slot->connects = connects_of(easy);
+                curl_multi_remove_handle(handoff.multi, easy);
+                xhr_end(slot, result);
+                continue;
+            }
             slot->result = message->data.result;
             slot->status = status_of(easy);
             slot->version = version_of(easy);
@@ -585,13 +874,17 @@ static void *engine_loop(void *unused)
             curl_multi_remove_handle(handoff.multi, easy);
             batch[finished_now++] = slot;
         }
-        if (finished_now > 0) {
+        if (finished_now > 0 || xhr_due_count > 0) {
             /* The callback thread sleeps only on an empty queue: wake it only then (after
              * unlocking, so it does not wake only to wait for the lock). */
             pthread_mutex_lock(&handoff.done_lock);
             int was_empty = handoff.done_count == 0;
-            memcpy(handoff.done + handoff.done_count, batch, (size_t)finished_now * sizeof *batch);
-            handoff.done_count += finished_now;
+            if (opt.mode == MODE_XHR) {
+                xhr_hand_over();
+            } else {
+                memcpy(handoff.done + handoff.done_count, batch, (size_t)finished_now * sizeof *batch);
+                handoff.done_count += finished_now;
+            }
             pthread_mutex_unlock(&handoff.done_lock);
             if (was_empty)
                 pthread_cond_signal(&handoff.done_posted);
@@ -623,9 +916,16 @@ static void *callback_loop(void *unused)
         long count = handoff.done_count;
         memcpy(batch, handoff.done, (size_t)count * sizeof *batch);
         handoff.done_count = 0;
+        if (opt.mode == MODE_XHR)
+            for (long i = 0; i < count; i++)
+                batch[i]->xhr->queued = 0;
         pthread_mutex_unlock(&handoff.done_lock);
         for (long i = 0; i < count; i++) {
             struct slot *slot = batch[i];
+            if (opt.mode == MODE_XHR) {
+                xhr_deliver(slot);
+                continue;
+            }
             finish(end_request(slot, slot->result), slot->status, slot->received, slot->version,
                    slot->connects);
             if (claim()) {
@@ -640,6 +940,22 @@ static void *callback_loop(void *unused)
     return NULL;
 }
 
+/* Xhr mode: the slot's request object, and libcurl's callbacks pointed at it. */
+static void xhr_set_up(struct slot *slot)
+{
+    slot->xhr = calloc(1, sizeof *slot->xhr);
+    if (!slot->xhr) {
+        fprintf(stderr, "curl-bench: out of memory\n");
+        exit(1);
+    }
+    pthread_mutex_init(&slot->xhr->lock, NULL);
+    slot->xhr->content_length = -1;
+    slot->xhr->callback = xhr_on_state;
+    curl_easy_setopt(slot->easy, CURLOPT_HEADERFUNCTION, xhr_header);
+    curl_easy_setopt(slot->easy, CURLOPT_HEADERDATA, slot);
+    curl_easy_setopt(slot->easy, CURLOPT_WRITEFUNCTION, xhr_write);
+}
+
 static void run_handoff(void)
 {
     handoff.multi = new_multi();
@@ -647,8 +963,12 @@ static void run_handoff(void)
     handoff.done = calloc((size_t)opt.concurrency, sizeof *handoff.done);
     struct slot *slots = calloc((size_t)opt.concurrency, sizeof *slots);
     long claimed = 0;
+    if (opt.mode == MODE_XHR)
+        xhr_due = calloc((size_t)opt.concurrency, sizeof *xhr_due);
     for (long i = 0; i < opt.concurrency; i++) {
         set_up(&slots[i]);
+        if (opt.mode == MODE_XHR)
+            xhr_set_up(&slots[i]);
         if (claim())
             claimed++;
     }
@@ -660,6 +980,13 @@ static void run_handoff(void)
         exit(1);
     }
     for (long i = 0; i < claimed; i++) {
+        if (opt.mode == MODE_XHR) {
+            if (!xhr_open(&slots[i], "GET", opt.url) || !xhr_send(&slots[i])) {
+                fprintf(stderr, "curl-bench: open or send refused\n");
+                exit(1);
+            }
+            continue;
+        }
         start_request(&slots[i]);
         post_start(&slots[i]);
     }
@@ -672,8 +999,18 @@ static void run_handoff(void)
     curl_multi_wakeup(handoff.multi);
     pthread_join(engine, NULL);
 
-    for (long i = 0; i < opt.concurrency; i++)
+    for (long i = 0; i < opt.concurrency; i++) {
         curl_easy_cleanup(slots[i].easy);
+        struct xhr *x = slots[i].xhr;
+        if (x) {
+            pthread_mutex_destroy(&x->lock);
+            free(x->head);
+            free(x->body);
+            free(x->lines);
+            free(x);
+        }
+    }
+    free(xhr_due);
     curl_multi_cleanup(handoff.multi);
     free(slots);
     free(handoff.commands);
@@ -685,7 +1022,7 @@ static void run_handoff(void)
 static void usage(const char *problem)
 {
     fprintf(stderr,
-            "%s\nusage: curl-bench --workload NAME --url URL [--mode async|threads|handoff] "
+            "%s\nusage: curl-bench --workload NAME --url URL [--mode async|threads|handoff|xhr] "
             "[--concurrency N] [--requests N] [--expect-bytes N] [--post-bytes N] "
             "[--headers N] [--max-seconds S] [--output-file PATH] [--mime-file PATH]... "
             "[--mime-files A,B] [--cacert PATH] [--expect-http-version 1.1|2] "
@@ -713,6 +1050,8 @@ int main(int argc, char **argv)
             opt.mode = MODE_THREADS;
         else if (!strcmp(name, "--mode") && !strcmp(value, "handoff"))
             opt.mode = MODE_HANDOFF;
+        else if (!strcmp(name, "--mode") && !strcmp(value, "xhr"))
+            opt.mode = MODE_XHR;
         else if (!strcmp(name, "--concurrency"))
             opt.concurrency = atol(value) > 0 ? atol(value) : 1;
         else if (!strcmp(name, "--requests"))
@@ -765,7 +1104,7 @@ int main(int argc, char **argv)
         mime_bytes += (long)info.st_size;
     }
     if (!opt.client)
-        opt.client = opt.mode == MODE_HANDOFF ? "libcurl-handoff" : "libcurl";
+        opt.client = opt.mode == MODE_HANDOFF ? "libcurl-handoff" : opt.mode == MODE_XHR ? "xhr-in-c" : "libcurl";
 
     curl_global_init(CURL_GLOBAL_DEFAULT);
     for (long i = 0; i < opt.headers; i++)
@@ -794,7 +1133,7 @@ int main(int argc, char **argv)
 
     if (opt.mode == MODE_THREADS)
         run_threads();
-    else if (opt.mode == MODE_HANDOFF)
+    else if (opt.mode == MODE_HANDOFF || opt.mode == MODE_XHR)
         run_handoff();
     else
         run_multi();
