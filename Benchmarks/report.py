@@ -55,14 +55,14 @@ BASELINE = "libcurl"  # matched by exact name: "libcurl-handoff" is a client lik
 DOWNLOAD_RSS_MARGIN_KIB = 16 * 1024
 FILE_RSS_MARGIN_KIB = 4 * 1024
 TARGETS = [
-    # The thread structure in plain C (libcurl-handoff) and an XHR-style request's least
-    # duties on it in plain C (xhr-in-c): shown, not judged.
-    ("get-c64", "curlxhr", "async small GETs, 64 in flight", 0.90, None, {"libcurl-handoff": None, "xhr-in-c": None}),
+    # The thread structure in plain C (libcurl-handoff), and an XHR-style request's least
+    # duties on it in plain C (xhr-in-c) and in lean Swift (xhr-in-swift): shown, not judged.
+    ("get-c64", "curlxhr", "async small GETs, 64 in flight", 0.90, None, {"libcurl-handoff": None, "xhr-in-c": None, "xhr-in-swift": None}),
     ("get-c64", "curlxhr-await", "async small GETs, 64 in flight, with async/await (response())", None, None,
      {"curlxhr": 0.95, "ahc": 2.0}),
-    ("get-c16", "curlxhr", "async small GETs, 16 in flight", 0.90, None, {"libcurl-handoff": None, "xhr-in-c": None}),
+    ("get-c16", "curlxhr", "async small GETs, 16 in flight", 0.90, None, {"libcurl-handoff": None, "xhr-in-c": None, "xhr-in-swift": None}),
     ("get-c1", "curlxhr", "small GETs one at a time", 0.85, None),
-    ("get-h2-c64", "curlxhr", "async small GETs over HTTP/2 + TLS, 64 streams on one connection", 0.95, None, {"ahc": 2.0, "xhr-in-c": None}),
+    ("get-h2-c64", "curlxhr", "async small GETs over HTTP/2 + TLS, 64 streams on one connection", 0.95, None, {"ahc": 2.0, "xhr-in-c": None, "xhr-in-swift": None}),
     ("get-t16", "curlxhr-sync", "sync small GETs from 16 threads", 0.90, None),
     ("get-t64", "curlxhr-sync", "sync small GETs from 64 threads", 0.90, None),
     ("download-100m", "curlxhr", "100 MiB download drained in LOADING", 0.90, DOWNLOAD_RSS_MARGIN_KIB),

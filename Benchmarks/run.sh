@@ -107,7 +107,7 @@ started_at=$SECONDS
 # curlxhr-sync and ahc-wait always run in threads mode (blocking calls); libcurl runs in the
 # workload's mode; libcurl-handoff (raw libcurl with CurlXHR's engine and callback threads)
 # in handoff mode; xhr-in-c (those threads, plus an XHR-style request's least duties in
-# plain C) in xhr mode; the others are async.
+# plain C) in xhr mode; xhr-in-swift (the same in lean Swift) and the others are async.
 # download-file-*: the body written to a file, one request at a time (see file_options).
 # upload-multipart-*: a form of two files of upload_file_bytes each POSTed to the sink, one
 # request at a time (see upload_options); post-bytes 0, the clients count the files' bytes.
@@ -137,10 +137,10 @@ else
   cache_big="cache-hit-100m cached/100m async 1 50 20 104857600 0"
 fi
 workloads=(
-  "get-c64 100b async 64 50000 300 100 0 libcurl libcurl-handoff xhr-in-c curlxhr curlxhr-await urlsession ahc"
-  "get-c16 100b async 16 50000 300 100 0 libcurl libcurl-handoff xhr-in-c curlxhr urlsession ahc"
+  "get-c64 100b async 64 50000 300 100 0 libcurl libcurl-handoff xhr-in-c xhr-in-swift curlxhr curlxhr-await urlsession ahc"
+  "get-c16 100b async 16 50000 300 100 0 libcurl libcurl-handoff xhr-in-c xhr-in-swift curlxhr urlsession ahc"
   "get-c1 100b async 1 20000 200 100 0 libcurl libcurl-handoff curlxhr urlsession ahc"
-  "get-h2-c64 h2/100b async 64 50000 300 100 0 libcurl libcurl-handoff xhr-in-c curlxhr ahc"
+  "get-h2-c64 h2/100b async 64 50000 300 100 0 libcurl libcurl-handoff xhr-in-c xhr-in-swift curlxhr ahc"
   "get-t16 100b threads 16 50000 300 100 0 libcurl curlxhr-sync ahc-wait"
   "get-t64 100b threads 64 50000 300 100 0 libcurl curlxhr-sync ahc-wait"
   "$download libcurl curlxhr curlxhr-sync urlsession ahc ahc-collect"
@@ -233,7 +233,7 @@ if [ $skip_build -eq 0 ]; then
   log "all builds took $((SECONDS - build_started)) s (swift build -j $jobs)"
 fi
 needed=("$curl_bin" "$clients_bin/curlxhr-bench")
-[ $mode = timed ] && needed+=("$clients_bin/urlsession-bench" "$clients_bin/curlxhr-client-bench")
+[ $mode = timed ] && needed+=("$clients_bin/urlsession-bench" "$clients_bin/curlxhr-client-bench" "$clients_bin/xhr-in-swift")
 [ $uses_ahc -eq 1 ] && needed+=("$ahc_bin/ahc-bench")
 # The memory programs: --memory, and the smoke run's check that they complete.
 if [ $mode = memory ] || { [ $mode = timed ] && [ $smoke -eq 1 ]; }; then
@@ -395,6 +395,7 @@ client_command() {  # client workload-mode -> the command, one word a line
     libcurl) printf '%s\n' "$curl_bin" --mode "$mode" ;;
     libcurl-handoff) printf '%s\n' "$curl_bin" --mode handoff ;;
     xhr-in-c) printf '%s\n' "$curl_bin" --mode xhr ;;
+    xhr-in-swift) printf '%s\n' "$clients_bin/xhr-in-swift" --mode async ;;
     curlxhr) printf '%s\n' "$clients_bin/curlxhr-bench" --mode async ;;
     curlxhr-sync) printf '%s\n' "$clients_bin/curlxhr-bench" --mode threads --client curlxhr-sync ;;
     curlxhr-await) printf '%s\n' "$clients_bin/curlxhr-bench" --mode async --await ;;

@@ -1,5 +1,5 @@
 // swift-tools-version: 6.1
-// The CurlXHR (HttpRequest, and the HttpClient layer) and URLSession benchmark clients, and
+// The CurlXHR (HttpRequest, and the HttpClient layer), URLSession and xhr-in-swift benchmark clients, and
 // CurlXHR's memory benchmark. A package of its own that uses the root package by path, so the
 // library never depends on anything here.
 import PackageDescription
@@ -37,6 +37,17 @@ let package = Package(
             name: "curlxhr-memory",
             dependencies: [
                 .product(name: "CurlXHR", package: "CurlXHR"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // curl-bench's xhr mode in Swift (xhr-in-swift): the same least duties of an XHR-style
+        // request, written directly over libcurl, with no library between.
+        .systemLibrary(name: "CCurlBench", path: "Sources/CCurlBench"),
+        .executableTarget(
+            name: "xhr-in-swift",
+            dependencies: [
+                "CCurlBench",
+                .product(name: "BenchSupport", package: "BenchSupport"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
