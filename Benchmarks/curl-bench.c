@@ -563,10 +563,11 @@ static void post_start(struct slot *slot)
  *     token, the last response forgotten (its buffers kept), OPENED; send: SENT, and the start
  *     posted to the engine. Both reports are delivered on the callback thread, as CurlXHR's.
  *   - the engine copies the header lines libcurl hands its header callback into a buffer
- *     (Set-Cookie noted, Content-Length read); at the head's end (interim 1xx heads skipped) it reads the status and copies the head into the request (HEADERS_RECEIVED); body bytes are copied into the request's
- *     buffer, sized from Content-Length (LOADING, one report while one waits); at the end it
- *     reads the metrics CurlXHR keeps (connect, first byte and total times, the connection's
- *     two ports) and marks DONE.
+ *     (Set-Cookie noted, Content-Length read); at the head's end (interim 1xx heads skipped)
+ *     it reads the status and copies the head into the request (HEADERS_RECEIVED); body bytes
+ *     are copied into the request's buffer, sized from Content-Length (LOADING, one report
+ *     while one waits); at the end it reads the metrics CurlXHR keeps (connect, first byte and
+ *     total times, the connection's two ports) and marks DONE.
  *   - each round the engine hands the requests with new reports to the callback thread (each
  *     queued once), which takes a request's reports under its lock and calls the
  *     application's callback for each, through a pointer; at DONE the callback reads the
@@ -654,7 +655,8 @@ static size_t xhr_header(char *data, size_t size, size_t count, void *context)
         /* Lines end in CRLF: strtol stops there. */
         if (length > 11 && (data[0] | 0x20) == 's' && strncasecmp(data, "set-cookie:", 11) == 0)
             x->saw_set_cookie = 1;
-        else if (length > 15 && (data[0] | 0x20) == 'c' && strncasecmp(data, "content-length:", 15) == 0)
+        else if (length > 15 && (data[0] | 0x20) == 'c'
+                 && strncasecmp(data, "content-length:", 15) == 0)
             x->announced = strtol(data + 15, NULL, 10);
         memcpy(x->lines + x->lines_length, data, length);
         x->lines_length += length;
