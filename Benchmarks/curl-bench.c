@@ -622,14 +622,17 @@ static int reserve(char **buffer, size_t *capacity, size_t length, size_t more)
     return 1;
 }
 
-/* Under the request's lock: the new state, and its report (a LOADING waiting takes the next). */
+/* Under the request's lock: the new state, and its report (a LOADING waiting takes the next).
+ * A full queue (many redirects' heads and bodies) keeps its newest report last, so DONE is
+ * never lost. */
 static void xhr_report(struct xhr *x, int state)
 {
     x->state = state;
     if (state == XHR_LOADING && x->report_count > 0 && x->reports[x->report_count - 1] == XHR_LOADING)
         return;
-    if (x->report_count < XHR_MAX_REPORTS)
-        x->reports[x->report_count++] = (unsigned char)state;
+    if (x->report_count == XHR_MAX_REPORTS)
+        x->report_count--;
+    x->reports[x->report_count++] = (unsigned char)state;
 }
 
 /* Engine thread: the requests with new reports this round (each once). */
