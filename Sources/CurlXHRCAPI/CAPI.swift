@@ -285,6 +285,13 @@ public func cxhr_get_response_header(_ handle: OpaquePointer?, _ name: UnsafePoi
 }
 
 @c @implementation
+public func cxhr_get_response_trailer(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> UnsafePointer<CChar>? {
+    guard let request = CRequest.find(handle), let name else { return nil }
+    let field = String(cString: name)
+    return request.keep(request.request.getResponseTrailer(field) ?? "", as: "trailer " + field.lowercased())
+}
+
+@c @implementation
 public func cxhr_get_all_response_headers(_ handle: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let request = CRequest.find(handle) else { return nil }
     return request.keep(request.request.getAllResponseHeaders(), as: "all headers")

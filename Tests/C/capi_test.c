@@ -3,7 +3,8 @@
  * the store file before DONE, proxies are used and dropped, failures have their kind, sent
  * bytes are counted, sends are measured, phases are timed out, ranges and encoded bodies
  * arrive as asked, the cookie jar is listed, set and deleted, from many threads too, and
- * queues hold requests back, refuse beyond their limit and end their waiting ones.
+ * queues hold requests back, refuse beyond their limit and end their waiting ones, trailers
+ * are read, and credentials, methods and URLs that would split the request are refused.
  *   capi_test HTTP_URL FAULT_URL [SELF_SIGNED_HTTPS_URL]     (the loopback servers' URLs)
  * Prints one line per failed check and a last line "N passed, M failed". */
 #define _GNU_SOURCE /* memmem */
@@ -74,6 +75,17 @@ static void misuse_is_refused(void)
   CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_NONE);
   CHECK(!cxhr_set_request_header(request, NULL, "v"));
   CHECK(!cxhr_set_request_header(request, "X-Bad", "a\r\nInjected: 1"));
+  /* Nothing that goes into the request's head may split it; the request stays OPENED. */
+  CHECK(!cxhr_open(request, "GET", url(http_url, "/"), false, "alice\r\nX-Injected: 1", "p", "DIGEST"));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(cxhr_get_last_error(request), "\\r\\n") != NULL && strchr(cxhr_get_last_error(request), '\n') == NULL);
+  CHECK(!cxhr_open(request, "GET", url(http_url, "/"), false, "alice", "p\nq", NULL));
+  CHECK(!cxhr_open(request, "TRACE", url(http_url, "/"), false, NULL, NULL, NULL));
+  CHECK(!cxhr_open(request, "connect", url(http_url, "/"), false, NULL, NULL, NULL));
+  CHECK(!cxhr_open(request, "GET", "http://a.example:80\\@b.example/", false, NULL, NULL, NULL));
+  CHECK(!cxhr_open(request, "GET", "http://127.0.0.1/a\r\nX-Injected: 1", false, NULL, NULL, NULL));
+  CHECK(!cxhr_enable_http_proxy(request, "127.0.0.1", 3128, "bob\r\nX-Injected: 1", "p", "BASIC"));
+  CHECK(cxhr_get_state(request) == CXHR_OPENED);
   CHECK(!cxhr_send(request, NULL, 5, 0));                         /* NULL data, non-zero length */
   CHECK(!cxhr_send_file(request, "/nonexistent/file", 0));
   CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_FILE_UNREADABLE);
@@ -452,6 +464,24 @@ static void metrics(void)
   CHECK(measured.http_version == NULL && measured.redirect_count == 0);
   cxhr_request_destroy(request);
   CHECK(!cxhr_get_metrics(request, &measured));                          /* destroyed */
+}
+
+/* A chunked response's trailer fields are readable once it is DONE, never taken for a head. */
+static void trailers(void)
+{
+  cxhr_request *request = cxhr_request_create();
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/trailers?n=3000&name=X-Checksum&value=abc"), false, NULL, NULL, NULL));
+  CHECK(cxhr_get_response_trailer(request, "X-Checksum") != NULL && strcmp(cxhr_get_response_trailer(request, "X-Checksum"), "") == 0);
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 200);
+  size_t length = 0;
+  CHECK(cxhr_get_receive_buffer(request, &length) != NULL && length == 3000);
+  CHECK(strcmp(cxhr_get_response_trailer(request, "x-checksum"), "abc") == 0);
+  CHECK(strcmp(cxhr_get_response_trailer(request, "X-Absent"), "") == 0);
+  CHECK(strcmp(cxhr_get_response_header(request, "X-Checksum"), "") == 0);
+  CHECK(cxhr_get_response_trailer(request, NULL) == NULL);
+  CHECK(cxhr_get_response_trailer(NULL, "X-Checksum") == NULL);
+  cxhr_request_destroy(request);
 }
 
 static const cxhr_cookie *find_cookie(const cxhr_cookie *cookies, size_t count, const char *name, const char *domain)
@@ -973,6 +1003,7 @@ int main(int argc, char **argv)
   bytes_sent();
   impossible_lengths_are_refused_in_every_state();
   metrics();
+  trailers();
   transfer_control();
   cookie_store(store);
   cookie_store_from_threads();

@@ -63,6 +63,16 @@ Besides the fault routes:
       is logged under its key, /cache-log?key=K[&clear=1] lists them: {"count", "requests": [{"method",
       "target", "headers": [[name, value], ...], "status", "time", "version"}, ...]};
       /cache-bump?key=K[&version=V]: the resource changes, its version goes up by one (or to V).
+  /trailers?n=N[&name=NAME&value=VALUE]...   N pattern bytes chunked (in pieces of up to 1000),
+      announced with a Trailer field and followed, after the last chunk, by trailer fields
+      (default X-Checksum: the body's SHA-256, and X-Count: N); repeated name/value pairs replace
+      them; http2=... is ignored.
+  /two-lengths?a=A&b=B[&n=N][&form=fields|list]   a response with two Content-Length values
+      (two fields, or form=list one field "A, B") and N pattern bytes (default max(A, B)), then
+      the connection closes.
+  /zeros?n=N[&enc=gzip|deflate|raw]   N zero bytes (any size: made as they go out, never held),
+      gzip-encoded by default (Content-Encoding, chunked, no Content-Length; X-Identity-Length), raw:
+      as they are, with Content-Length.
 """
 import calendar
 import email.utils
@@ -1180,6 +1190,65 @@ def cache_bump_route(handler, request):
     handler.send_json(200, {"version": version})
 
 
+def trailers(handler, request):
+    handler.discard_body(request)
+    n = request.int_arg("n", 100)
+    body = pattern(0, n)
+    names, values = request.query.get("name", []), request.query.get("value", [])
+    fields = list(zip(names, values)) or [("X-Checksum", hashlib.sha256(body).hexdigest()), ("X-Count", str(n))]
+    handler.send_head(200, "OK", [("Content-Type", "application/octet-stream"), ("Transfer-Encoding", "chunked"),
+                                  ("Trailer", ", ".join(name for name, _ in fields))])
+    for start in range(0, n, 1000):
+        piece = body[start:start + 1000]
+        handler.wfile.write(b"%x\r\n" % len(piece) + piece + b"\r\n")
+    handler.wfile.write(b"0\r\n" + b"".join(f"{name}: {value}\r\n".encode("latin-1") for name, value in fields) + b"\r\n")
+    handler.wfile.flush()
+
+
+def two_lengths(handler, request):
+    handler.discard_body(request)
+    a, b = request.int_arg("a", 5), request.int_arg("b", 7)
+    n = request.int_arg("n", max(a, b))
+    if request.arg("form", "fields") == "list":
+        fields = [("Content-Length", f"{a}, {b}")]
+    else:
+        fields = [("Content-Length", str(a)), ("Content-Length", str(b))]
+    handler.send_head(200, "OK", [("Content-Type", "text/plain")] + fields, close=True)
+    handler.wfile.write(pattern(0, n))
+    handler.wfile.flush()
+    return False
+
+
+def zeros(handler, request):
+    handler.discard_body(request)
+    n = request.int_arg("n", 1 << 20)
+    enc = request.arg("enc", "gzip")
+    if enc == "raw":
+        handler.send_head(200, "OK", [("Content-Type", "application/octet-stream")], length=n)
+        block = bytes(1 << 16)
+        while n > 0:
+            handler.wfile.write(block[:min(n, len(block))])
+            n -= len(block)
+        handler.wfile.flush()
+        return
+    wbits = 31 if enc == "gzip" else 15
+    encoder = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    handler.send_head(200, "OK", [("Content-Type", "application/octet-stream"), ("Content-Encoding", enc),
+                                  ("Transfer-Encoding", "chunked"), ("X-Identity-Length", str(n))])
+    block = bytes(1 << 20)
+
+    def chunk(data):
+        if data:
+            handler.wfile.write(b"%x\r\n" % len(data) + data + b"\r\n")
+    left = n
+    while left > 0:
+        chunk(encoder.compress(block[:min(left, len(block))]))
+        left -= len(block)
+    chunk(encoder.flush())
+    handler.wfile.write(b"0\r\n\r\n")
+    handler.wfile.flush()
+
+
 ROUTES = {
     "/delay": delay, "/drip": drip, "/bytes": send_bytes, "/reset": reset, "/malformed": malformed,
     "/hugeheader": huge_header, "/cuthead": cut_head, "/continue": continue_, "/sink": sink, "/redirect/chain": chain,
@@ -1190,6 +1259,7 @@ ROUTES = {
     "/trickle": trickle, "/trickle-log": trickle_log, "/trickle-open": trickle_open,
     "/echo": echo, "/respond": respond, "/bearer": bearer, "/own-port": own_port, "/reuse-resets": reuse_resets,
     "/cache": cache, "/cache-log": cache_log, "/cache-bump": cache_bump_route,
+    "/trailers": trailers, "/two-lengths": two_lengths, "/zeros": zeros,
 }
 
 

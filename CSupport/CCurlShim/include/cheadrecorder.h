@@ -3,7 +3,8 @@
  * head is complete, so the Swift side runs once a head instead of once a line.
  *
  * Recording only: lines are copied, each ending in LF, and Set-Cookie and Transfer-Encoding
- * fields are noted; the lines are read (status line, fields) in Swift.
+ * fields are noted, and Content-Length fields counted; the lines are read (status line,
+ * fields) in Swift.
  */
 #ifndef CHEADRECORDER_H
 #define CHEADRECORDER_H
@@ -23,6 +24,9 @@ typedef struct cxhr_head_recorder {
   int saw_set_cookie;
   /* A Transfer-Encoding field is among the lines being read (reset with them). */
   int has_transfer_encoding;
+  /* At least how many values Content-Length fields of those lines hold (a line with a comma
+     counts 2): more than one needs a look (reset with the lines). */
+  int content_length_values;
   /* Called with context when the empty line that ends a head arrives (if not NULL); the
      head's lines are in bytes, and the callee empties them (count = 0). Returns 0 to stop
      the transfer. */
@@ -37,7 +41,7 @@ typedef struct cxhr_head_recorder {
    Returns 0 when memory runs out. */
 int cxhr_head_record_line(cxhr_head_recorder *recorder, const char *line, size_t length);
 
-/* Forgets the lines and both notes (a new transfer starts). */
+/* Forgets the lines and the notes (a new transfer starts). */
 void cxhr_head_clear(cxhr_head_recorder *recorder);
 
 /* CURLOPT_HEADERFUNCTION, with CURLOPT_HEADERDATA pointing to a recorder. */

@@ -495,6 +495,11 @@ CXHR_EXTERN const char *_Nullable cxhr_get_status_text(cxhr_request *_Nullable r
 CXHR_EXTERN const char *_Nullable cxhr_get_response_header(cxhr_request *_Nullable request,
                                                            const char *_Nullable name);
 
+/* A trailer field (sent after a chunked body's last chunk), case-insensitive; "" when absent or
+   before DONE. NULL only for bad arguments. */
+CXHR_EXTERN const char *_Nullable cxhr_get_response_trailer(cxhr_request *_Nullable request,
+                                                            const char *_Nullable name);
+
 /* All headers of the final response, "Name: value" lines joined by "\n"; NULL before. */
 CXHR_EXTERN const char *_Nullable cxhr_get_all_response_headers(cxhr_request *_Nullable request);
 

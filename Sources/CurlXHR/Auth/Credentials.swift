@@ -50,11 +50,13 @@ struct Credentials: Sendable, Equatable {
 
     /// Why `user` and `password` cannot be used with `scheme`, or nil when they can.
     static func problem(user: String, password: String?, scheme: AuthScheme) -> String? {
-        if user.utf8.contains(0) || (password ?? "").utf8.contains(0) {
-            return "the user name or password contains a NUL byte"
+        // They go into the request's head (Basic, Digest, NTLM): a line break would split it.
+        guard MessageValidation.isFieldValue(user) else {
+            return "the user name '\(MessageValidation.escaped(user))' contains CR, LF or NUL"
         }
+        guard MessageValidation.isFieldValue(password ?? "") else { return "the password contains CR, LF or NUL" }
         if scheme == .negotiate, !user.isEmpty, user.contains("\\") || !user.contains("@") {
-            return "Kerberos needs a user@REALM name, not '\(user)'"
+            return "Kerberos needs a user@REALM name, not '\(MessageValidation.escaped(user))'"
         }
         return nil
     }

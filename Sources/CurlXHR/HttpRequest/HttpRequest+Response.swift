@@ -48,6 +48,13 @@ extension HttpRequest {
         withCore { isStale($0) ? nil : $0.response?.value(of: name) }
     }
 
+    /// The value of a trailer field, sent after a chunked body's last chunk (or in HTTP/2's
+    /// trailing HEADERS frame), matched case-insensitively; repeated fields are joined with
+    /// ", ". `nil` when absent or before the response has ended (read it at DONE).
+    public func getResponseTrailer(_ name: String) -> String? {
+        withCore { isStale($0) || !$0.lastSend.ended ? nil : $0.lastSend.trailers?.value(of: name) }
+    }
+
     /// All headers of the final response as `Name: value` lines joined by `\n`; `nil` before
     /// HEADERS_RECEIVED and after a failure.
     public func getAllResponseHeaders() -> String? {

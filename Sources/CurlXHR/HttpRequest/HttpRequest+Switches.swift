@@ -195,10 +195,10 @@ extension HttpRequest {
     @discardableResult
     public func setRequestHeader(_ name: String, value: String) -> Bool {
         guard MessageValidation.isToken(name) else {
-            return refuse(.invalidArgument, "'\(name.debugDescription)' is not a valid header name")
+            return refuse(.invalidArgument, "'\(MessageValidation.escaped(name))' is not a valid header name")
         }
         guard MessageValidation.isFieldValue(value) else {
-            return refuse(.invalidArgument, "the value of header '\(name)' contains CR, LF or NUL")
+            return refuse(.invalidArgument, "the value of header '\(MessageValidation.escaped(name))' contains CR, LF or NUL")
         }
         guard !MessageValidation.derivedFieldNames.contains(where: { MessageValidation.sameFieldName($0.utf8, name.utf8) }) else {
             return refuse(.invalidArgument, "\(name) is set by the library from the body")

@@ -211,13 +211,17 @@ public final class HttpRequest: Sendable {
     ///   - user: the user name for server authentication.
     ///   - password: the password for server authentication.
     ///   - auth: `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"` or `"NEGOTIATE"`, case-insensitive.
-    /// - Returns: `false` with ``lastError`` for a malformed method or URL or an unknown scheme.
+    /// - Returns: `false` with ``lastError`` for a malformed method or URL, an unknown scheme,
+    ///   the methods `CONNECT`, `TRACE` and `TRACK` (refused as XMLHttpRequest refuses them), a
+    ///   URL with CR, LF, NUL or a backslash in its authority, or a user name or password with
+    ///   CR, LF or NUL (which would split the request's head).
     @discardableResult
     public func open(_ method: String, url: String, async: Bool = false,
                      user: String? = nil, password: String? = nil, auth: String? = nil) -> Bool {
         guard let method = MessageValidation.normalizedMethod(method) else {
-            return refuse(.invalidArgument, "'\(method)' is not a valid HTTP method")
+            return refuse(.invalidArgument, "'\(MessageValidation.escaped(method))' is not a valid HTTP method")
         }
+        if let problem = MessageValidation.methodProblem(method) { return refuse(.invalidArgument, problem) }
         let credentials: Credentials?
         switch Credentials.parse(user: user, password: password, auth: auth) {
         case .failure(let problem): return refuse(.invalidArgument, problem.message)

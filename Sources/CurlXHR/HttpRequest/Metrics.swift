@@ -57,4 +57,6 @@ struct SendRecord {
     var connectMicroseconds: Int64 = 0
     var startTransferMicroseconds: Int64 = 0
     var totalMicroseconds: Int64 = 0
+    /// The trailer fields after the body (``HttpRequest/getResponseTrailer(_:)``).
+    var trailers: ResponseHead?
 }

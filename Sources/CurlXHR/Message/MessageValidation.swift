@@ -62,9 +62,56 @@ package enum MessageValidation {
         }
     }
 
-    /// Header values may not contain CR, LF or NUL.
+    /// Header values may not contain CR, LF or NUL; nor may anything else that goes into a
+    /// request's head (user names, passwords, URLs).
     static func isFieldValue(_ text: String) -> Bool {
         allBytes(of: text) { $0 != 0x0D && $0 != 0x0A && $0 != 0x00 }
+    }
+
+    /// `text` for a message that quotes it: control characters written as escapes (`\r`,
+    /// `\n`, `\t`, `\0`, `\u{1B}`), so that refused input cannot forge lines of a log.
+    package static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\r": out += "\\r"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\0": out += "\\0"
+            case _ where isControl(scalar): out += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
+    }
+
+    /// Why `method` may not be sent, or nil: `CONNECT`, `TRACE` and `TRACK` in any case, as
+    /// XMLHttpRequest refuses them (a tunnel, and echoes that reveal credentials to scripts).
+    static func methodProblem(_ method: String) -> String? {
+        let upper = method.uppercased()
+        guard upper == "CONNECT" || upper == "TRACE" || upper == "TRACK" else { return nil }
+        return "the method '\(upper)' is forbidden (as in XMLHttpRequest)"
+    }
+
+    /// Why the authority of `url` (from "//" to the first "/", "?" or "#") cannot be sent,
+    /// or nil: a backslash there, which libcurl reads as part of a user name or password
+    /// (`http://a.example\@b.example/` goes to b.example) where a browser reads a path.
+    static func authorityProblem(_ url: String) -> String? {
+        let bytes = Array(url.utf8)
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[(colon + 1)...].starts(with: "//".utf8) else { return nil }
+        var index = colon + 3
+        while index < bytes.count, !"/?#".utf8.contains(bytes[index]) {
+            if bytes[index] == UInt8(ascii: "\\") {
+                return "the URL '\(escaped(url))' has a backslash in its authority (its host, port, user or password)"
+            }
+            index += 1
+        }
+        return nil
     }
 
     /// Whether every UTF-8 byte of `text` satisfies `predicate`: over the string's own
@@ -125,21 +172,23 @@ package enum MessageValidation {
     /// host pass. Succeeds with the parsed URL, which the engine hands to libcurl for each send.
     static func parseURL(_ url: String) -> Result<ParsedURL, URLProblem> {
         guard !url.utf8.contains(0) else { return .failure(URLProblem("the URL contains a NUL byte")) }
+        guard isFieldValue(url) else { return .failure(URLProblem("the URL '\(escaped(url))' contains CR or LF")) }
+        if let problem = authorityProblem(url) { return .failure(URLProblem(problem)) }
         guard let handle = curl_url() else { return .failure(URLProblem("out of memory parsing the URL")) }
         var keeps = false
         defer { if !keeps { curl_url_cleanup(handle) } }
         let code = curl_url_set(handle, CURLUPART_URL, url, 0)
         guard code == CURLUE_OK else {
-            return .failure(URLProblem("malformed URL '\(url)': \(String(cString: curl_url_strerror(code)))"))
+            return .failure(URLProblem("malformed URL '\(escaped(url))': \(String(cString: curl_url_strerror(code)))"))
         }
         var scheme: UnsafeMutablePointer<CChar>?
         guard curl_url_get(handle, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK, let scheme else {
-            return .failure(URLProblem("the URL '\(url)' has no scheme"))
+            return .failure(URLProblem("the URL '\(escaped(url))' has no scheme"))
         }
         defer { curl_free(scheme) }
         let name = String(cString: scheme).lowercased()
         guard name == "http" || name == "https" else {
-            return .failure(URLProblem("unsupported scheme '\(name)': only http and https are supported"))
+            return .failure(URLProblem("unsupported scheme '\(escaped(name))': only http and https are supported"))
         }
         var user: UnsafeMutablePointer<CChar>?
         let hasUser = curl_url_get(handle, CURLUPART_USER, &user, 0) == CURLUE_OK && user != nil

@@ -162,9 +162,21 @@ struct RecordedHead {
     /// False when the head surely has no `Transfer-Encoding` field (the header recorder
     /// notes one as it copies the lines), so that every response need not look for it.
     var mayHaveTransferEncoding = true
+    /// False when the head surely has at most one `Content-Length` value (the recorder counts
+    /// them): only a head with more is checked for ``lengthsDisagree``.
+    var mayHaveSeveralLengths = true
 }
 
 extension RecordedHead {
+    /// The head's `Content-Length` values (several fields, or a list in one) are not all the
+    /// same, and no `Transfer-Encoding` overrides them: its framing is invalid, and the
+    /// response an error (RFC 9112, 6.3).
+    var lengthsDisagree: Bool {
+        guard mayHaveSeveralLengths, !hasField("Transfer-Encoding") else { return false }
+        let values = Array((ResponseHead(self).value(of: "Content-Length") ?? "").utf8)
+        return Set(values.split(separator: 0x2C).map { Array(MessageValidation.withoutOptionalWhiteSpace($0)) }).count > 1
+    }
+
     /// Whether a field named `name` (case-insensitive) is among the head's lines, read in
     /// place.
     func hasField(_ name: String) -> Bool {

@@ -24,6 +24,7 @@ final class ResponseHeadParser {
     init(headEnded: (@convention(c) (UnsafeMutableRawPointer?) -> Int32)? = nil,
          challenged: (@convention(c) (UnsafeMutableRawPointer?) -> Void)? = nil) {
         recorder.initialize(to: cxhr_head_recorder(bytes: nil, count: 0, capacity: 0, saw_set_cookie: 0, has_transfer_encoding: 0,
+                                                   content_length_values: 0,
                                                    head_ended: headEnded, challenged: challenged, context: nil))
     }
 
@@ -32,8 +33,28 @@ final class ResponseHeadParser {
         recorder.deallocate()
     }
 
-    /// Lines of a block arrived that no empty line ended yet.
-    var hasUnfinishedBlock: Bool { recorder.pointee.count > 0 }
+    /// What a transfer's end left unfinished in the recorder: nothing, trailer fields, or a
+    /// head the connection cut off.
+    enum Leftover {
+        case nothing
+        /// The fields after a chunked body's last chunk (or HTTP/2's trailing HEADERS): libcurl
+        /// hands them to the header callback without the empty line that would end a head.
+        case trailers(ResponseHead)
+        case cutHead
+    }
+
+    /// Takes the block no empty line ended (``Leftover``) and empties the recorder's block.
+    /// A block that is no status line, after a final head (`afterHead`), is the trailer
+    /// fields; anything else left is a head cut off.
+    func takeLeftover(afterHead: Bool) -> Leftover {
+        let recorded = UnsafeBufferPointer(start: recorder.pointee.bytes, count: recorder.pointee.count)
+        guard !recorded.isEmpty else { return .nothing }
+        recorder.pointee.count = 0
+        recorder.pointee.has_transfer_encoding = 0
+        recorder.pointee.content_length_values = 0
+        guard afterHead, !Self.isStatusLine(recorded) else { return .cutHead }
+        return .trailers(ResponseHead(RecordedHead(status: 0, reason: "", lines: recorded)))
+    }
 
     /// A `Set-Cookie` field arrived since the last ``reset()``, in any block.
     var sawSetCookie: Bool { recorder.pointee.saw_set_cookie != 0 }
@@ -59,14 +80,16 @@ final class ResponseHeadParser {
     func finishHead() -> RecordedHead? {
         let recorded = UnsafeBufferPointer(start: recorder.pointee.bytes, count: recorder.pointee.count)
         let hasTransferEncoding = recorder.pointee.has_transfer_encoding != 0
+        let severalLengths = recorder.pointee.content_length_values > 1
         recorder.pointee.count = 0
         recorder.pointee.has_transfer_encoding = 0
+        recorder.pointee.content_length_values = 0
         guard Self.isStatusLine(recorded), let found = memchr(recorded.baseAddress!, 0x0A, recorded.count) else { return nil }
         let newline = UnsafePointer(found.assumingMemoryBound(to: UInt8.self)) - recorded.baseAddress!
         let (status, reason) = ResponseHead.statusLine(ResponseHead.withoutCR(recorded[..<newline]))
         return RecordedHead(status: status, reason: reason, lines: UnsafeBufferPointer(rebasing: recorded[(newline + 1)...]),
                             httpVersion: HttpRequest.Metrics.httpVersion(statusLine: recorded),
-                            mayHaveTransferEncoding: hasTransferEncoding)
+                            mayHaveTransferEncoding: hasTransferEncoding, mayHaveSeveralLengths: severalLengths)
     }
 
     private static func isStatusLine(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

@@ -35,9 +35,9 @@ final class ProxySetting: Sendable, Equatable {
     static func problem(host: String, port: Int) -> String? {
         guard (1...65535).contains(port) else { return "proxy port \(port) is not between 1 and 65535" }
         guard !host.isEmpty, host.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F && !"/?#@".utf8.contains($0) }) else {
-            return "'\(host)' is not a proxy host name or address"
+            return "'\(MessageValidation.escaped(host))' is not a proxy host name or address"
         }
         let candidate = ProxySetting(host: host, port: port)
-        return MessageValidation.urlProblem(candidate.url + "/").map { _ in "'\(host)' is not a proxy host name or address" }
+        return MessageValidation.urlProblem(candidate.url + "/").map { _ in "'\(MessageValidation.escaped(host))' is not a proxy host name or address" }
     }
 }

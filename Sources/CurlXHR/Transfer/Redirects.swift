@@ -226,6 +226,7 @@ extension Transfer {
         let offset = progress.hopOffset
         return SendRecord(ended: true, httpVersion: progress.httpVersion, redirectedURL: progress.hopURL,
                           redirectCount: progress.redirectCount, connectMicroseconds: offset + Int64(connect),
-                          startTransferMicroseconds: offset + Int64(start), totalMicroseconds: offset + Int64(total))
+                          startTransferMicroseconds: offset + Int64(start), totalMicroseconds: offset + Int64(total),
+                          trailers: progress.trailers)
     }
 }

@@ -27,8 +27,7 @@ extension Transfer {
     /// Called by the header callback (`cxhr_head_callback`) when a block of header lines
     /// ended, with the easy handle as context.
     static let headEndedCallback: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { context in
-        with(context) { transfer, handle in transfer.headEnded(handle.headParser.finishHead()) }
-        return 1
+        with(context) { transfer, handle in transfer.headEnded(handle.headParser.finishHead()) } ? 1 : 0
     }
 
     /// Called by the header callback when a 401 or 407 status line arrives, before libcurl

@@ -117,6 +117,11 @@ final class Transfer: @unchecked Sendable {
         var hopOffset: Int64 = 0
         /// The protocol of the last head.
         var httpVersion: String?
+        /// The transfer stopped itself, refusing the response (its framing, its size): how it
+        /// ended, whatever libcurl says of the stop.
+        var refusal: TransferFailure?
+        /// The trailer fields after the last head's body, if it had any.
+        var trailers: ResponseHead?
         /// The connection of the last hop, and those of the hops before it (redirects).
         var lastConnection: ConnectionID?
         var hopConnections: [ConnectionID] = []
@@ -231,16 +236,22 @@ final class Transfer: @unchecked Sendable {
     }
 
     /// A head (or a block that is none) ended; `head` is what the parser made of it.
-    func headEnded(_ head: RecordedHead?) {
-        guard let head else { return }
+    /// Returns false to stop the transfer: the head is refused (``Progress/refusal``).
+    func headEnded(_ head: RecordedHead?) -> Bool {
+        guard let head else { return true }
         progress.sawHead = true
         switch head.status {
         case 100..<200 where head.status != 101:
-            return  // 100-continue and other interim responses
+            return true  // 100-continue and other interim responses
         default:
+            if head.lengthsDisagree {
+                progress.refusal = TransferFailure(kind: .response, text: "The response is malformed: its Content-Length fields disagree (\(MessageValidation.escaped(ResponseHead(head).value(of: "Content-Length") ?? "")))")
+                return false
+            }
             progress.lastStatus = head.status
             progress.headsSeen += 1
             progress.httpVersion = head.httpVersion
+            progress.trailers = nil
             if head.status == 401 || head.status == 407 { progress.sawChallenge = true }
             progress.followsRedirect = switches.followLocation && RedirectStep.isRedirect(head.status) && head.hasField("Location")
             if switches.contentDecoding, !progress.undecoded, RetryPolicy.isIdempotent(sentMethod),
@@ -263,6 +274,7 @@ final class Transfer: @unchecked Sendable {
                 reportFinalHead(head)
             }
         }
+        return true
     }
 
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> BodyDisposition {

@@ -13,10 +13,15 @@ extension Transfer {
     /// How a finished transfer ended: a failure, or nil and the status when the response is
     /// the outcome (including a proxy refusing the `CONNECT` tunnel, which libcurl reports as
     /// a receive error).
+    /// Takes the trailer fields the response ended with (``Progress/trailers``).
     func outcome(_ code: CURLcode, easy: UnsafeMutableRawPointer) -> (failure: TransferFailure?, status: Int) {
         var status = 0
+        if let refusal = progress.refusal { return (refusal, 0) }
         if code == CURLE_OK {
-            if handle?.headParser.hasUnfinishedBlock == true {
+            switch handle?.headParser.takeLeftover(afterHead: progress.headsSeen > 0) ?? .nothing {
+            case .nothing: break
+            case .trailers(let fields): progress.trailers = fields
+            case .cutHead:
                 // libcurl 7.88 ends a response cut off within its head without an error.
                 return (TransferFailure(kind: .response, text: "The response ended inside its head: the connection closed before the empty line that ends the header fields"), 0)
             }
