@@ -140,3 +140,9 @@ const char *cxhr_libcurl_version(void)
 {
   return curl_version_info(CURLVERSION_NOW)->version;
 }
+
+int cxhr_libcurl_decodes(int which)
+{
+  int features = curl_version_info(CURLVERSION_NOW)->features;
+  return (features & (which == 'b' ? CURL_VERSION_BROTLI : which == 'z' ? CURL_VERSION_ZSTD : CURL_VERSION_LIBZ)) != 0;
+}

@@ -79,6 +79,10 @@ extern const long cxhr_global_default;
  * resident memory for a User-Agent string. */
 const char *cxhr_libcurl_version(void);
 
+/* Whether this libcurl decodes a content coding: 'g' gzip and deflate (zlib), 'b' brotli,
+ * 'z' zstd. */
+int cxhr_libcurl_decodes(int which);
+
 #ifdef __cplusplus
 }
 #endif

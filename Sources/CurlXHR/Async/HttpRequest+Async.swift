@@ -61,30 +61,37 @@ extension HttpRequest {
             if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }
             throw CancellationError()
         }
-        let prepared = withCore { core -> Result<ResponseStream, HttpRequestError> in
-            guard core.machine.state == .opened, !core.machine.isWaiting else {
-                return .failure(HttpRequestError(core.machine.rejection(.send)))
-            }
-            let plan: SendPlan
-            do throws(HttpRequestError) {
-                plan = try core.plan(body, timeout: timeout, fileDescriptor: fileDescriptor, fileSize: fileSize)
-            } catch { return .failure(error) }
-            let stream = ResponseStream.reusing(&core.lastStream, file: plan.file, contentDecoding: core.switches.contentDecoding)
-                ?? ResponseStream(runner: runner, file: plan.file, contentDecoding: core.switches.contentDecoding)
-            core.lastStream = stream
-            var slot: QueueSlot?
-            if let queue = core.queue {
-                switch stream.admit(to: queue, priority: core.priority) {
-                case .failure(let refusal): return .failure(refusal)
-                case .success(let admitted): slot = admitted
+        var jar: JarCookies?
+        var prepared: Result<ResponseStream, HttpRequestError>
+        repeat {
+            prepared = withCore { core -> Result<ResponseStream, HttpRequestError> in
+                guard core.machine.state == .opened, !core.machine.isWaiting else {
+                    return .failure(HttpRequestError(core.machine.rejection(.send)))
                 }
+                let plan: SendPlan
+                do throws(HttpRequestError) {
+                    plan = try core.plan(body, timeout: timeout, fileDescriptor: fileDescriptor, fileSize: fileSize, jar: jar)
+                } catch { return .failure(error) }
+                let stream = ResponseStream.reusing(&core.lastStream, file: plan.file, contentDecoding: core.switches.contentDecoding)
+                    ?? ResponseStream(runner: runner, file: plan.file, contentDecoding: core.switches.contentDecoding)
+                core.lastStream = stream
+                var slot: QueueSlot?
+                if let queue = core.queue {
+                    switch stream.admit(to: queue, priority: core.priority) {
+                    case .failure(let refusal): return .failure(refusal)
+                    case .success(let admitted): slot = admitted
+                    }
+                }
+                // The message as `open` left it (whether its own sends are async or not: no
+                // synchronous send waits for this one, the stream's completion bit being 0).
+                stream.preparedTransfer.prepare(plan, message: core.message, switches: core.switches,
+                                                pipelining: core.enablePipelining, queueSlot: slot)
+                return .success(stream)
             }
-            // The message as `open` left it (whether its own sends are async or not: no
-            // synchronous send waits for this one, the stream's completion bit being 0).
-            stream.preparedTransfer.prepare(plan, message: core.message, switches: core.switches,
-                                            pipelining: core.enablePipelining, queueSlot: slot)
-            return .success(stream)
-        }
+            // The cache needs the jar's cookies, read without the lock; then plan again.
+            guard case .failure(let error) = prepared, error.code == .jarNeeded else { break }
+            jar = JarCookies(for: error.message)
+        } while true
         switch prepared {
         case .failure(let refusal):
             if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }

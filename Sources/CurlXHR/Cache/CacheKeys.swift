@@ -31,6 +31,48 @@ enum CacheKeys {
     /// Scheme, host and port of an absolute URL (the scheme's default port when none is given).
     static func origin(of url: String) -> String? { RedirectStep.origin(of: url) }
 
+    /// The fields of `message` as they go out, for `Vary` (section 4.1 compares the fields the
+    /// request sent): the caller's, and what libcurl adds: the `Cookie` of the jar (`jar`, ""
+    /// for none; only with cookie handling on), an `Authorization` for credentials (a tag of
+    /// them, ``credentialTag(_:)``: stored, it must not reveal the password), and the
+    /// `Accept-Encoding` of content decoding.
+    static func fieldsAsSent(_ message: RequestMessage, switches: TransferSwitches, jar: String) -> CacheRules.Fields {
+        var fields = message.headers.map { (name: $0.name, value: $0.value) }
+        if switches.cookies, !jar.isEmpty { fields.append((name: "Cookie", value: jar)) }
+        // Credentials count as an Authorization field (RFC 9111, 3.5); so does an
+        // authentication round (``CacheExchange/headArrived(_:afterRedirect:afterChallenge:decoded:)``).
+        if message.credentials != nil || message.urlHasUser, HeaderFieldNames.first("Authorization", in: fields) == nil {
+            fields.append((name: "Authorization", value: credentialTag(message.credentials, url: message.url)))
+        }
+        if switches.contentDecoding, HeaderFieldNames.first("Accept-Encoding", in: fields) == nil {
+            fields.append((name: "Accept-Encoding", value: TransferCodings.acceptedEncodings))
+        }
+        return fields
+    }
+
+    /// What stands for credentials among the fields `Vary` compares: the same for the same
+    /// scheme, user and password (or URL with its user), different otherwise, and of no use
+    /// to whoever reads the cache's index: keyed with a secret of the process (so a response
+    /// that varies on them is served only within the process that stored it).
+    static func credentialTag(_ credentials: Credentials?, url: String) -> String {
+        var hasher = Hasher()
+        hasher.combine(processSecret.0)
+        hasher.combine(processSecret.1)
+        if let credentials {
+            hasher.combine(credentials.scheme.rawValue)
+            hasher.combine(credentials.user)
+            hasher.combine(credentials.password)
+        } else {
+            hasher.combine(url)
+        }
+        return "credentials " + String(UInt64(bitPattern: Int64(hasher.finalize())), radix: 16)
+    }
+
+    private static let processSecret: (UInt64, UInt64) = {
+        var random = SystemRandomNumberGenerator()
+        return (random.next(), random.next())
+    }()
+
     /// The field names a response's `Vary` lists, lower-cased, in order, without repeats.
     static func varyNames(_ responseFields: CacheRules.Fields) -> [String] {
         var names: [String] = []

@@ -61,35 +61,43 @@ final class HttpCache: Sendable {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    /// The exchange of a send of `message` under `policy`, or nil when the cache takes no
-    /// part in it (no cache, an empty policy, a scheme other than http and https).
-    static func exchange(for message: RequestMessage, switches: TransferSwitches, policy: HttpRequest.CachePolicy) -> CacheExchange? {
-        guard !policy.isEmpty, let cache = shared else { return nil }
-        if let scope = scope.withLock({ $0 }), !scope.contains(where: { message.url.contains($0) }) { return nil }
+    /// The cache's part in a send.
+    enum Part {
+        case none
+        case exchange(CacheExchange)
+        /// The cookies the jar adds for the URL are needed first (``CookieStore/cookieHeader(for:)``,
+        /// read outside any request's lock: it waits for the engine thread).
+        case needsJar
+    }
+
+    /// The exchange of a send of `message` under `policy` (`jar`: the `Cookie` value the jar
+    /// adds for the message's URL, when read), or none when the cache takes no part in it (no
+    /// cache, an empty policy, a scheme other than http and https).
+    static func exchange(for message: RequestMessage, switches: TransferSwitches, policy: HttpRequest.CachePolicy,
+                         jar: String?) -> Part {
+        guard !policy.isEmpty, let cache = shared else { return .none }
+        if let scope = scope.withLock({ $0 }), !scope.contains(where: { message.url.contains($0) }) { return .none }
         // A plain GET of a URL answered lately (the memo): no index, no rules, no body file.
+        // (The memo keeps no response with `Vary`, so the jar's cookies do not matter to it.)
         let plain = message.method == "GET" && policy.contains(.read) && !policy.contains(.readForced) && switches.range == nil
             && message.credentials == nil && !message.urlHasUser && CacheMemo.isPlain(message.headers)
-        if plain, let answer = cache.memoAnswer(message.url, decodes: switches.contentDecoding) { return answer }
-        guard let key = CacheKeys.primary(message.url) else { return nil }
-        var fields = message.headers.map { (name: $0.name, value: $0.value) }
-        // Credentials libcurl adds count as an Authorization field (RFC 9111, 3.5); so does an
-        // authentication round (``CacheExchange/headArrived(_:afterRedirect:afterChallenge:)``).
-        if message.credentials != nil || message.urlHasUser, HeaderFieldNames.first("Authorization", in: fields) == nil {
-            fields.append((name: "Authorization", value: ""))
-        }
+        if plain, let answer = cache.memoAnswer(message.url, decodes: switches.contentDecoding) { return .exchange(answer) }
+        guard let key = CacheKeys.primary(message.url) else { return .none }
+        if switches.cookies, jar == nil, CacheRules.safeMethods.contains(message.method) { return .needsJar }
+        let fields = CacheKeys.fieldsAsSent(message, switches: switches, jar: jar ?? "")
         let request = CacheDecision.Request(method: message.method, fields: fields, policy: policy,
                                             range: switches.range != nil || HeaderFieldNames.first("Range", in: fields) != nil,
                                             decodes: switches.contentDecoding)
         let now = now()
         let candidates = request.reads && !request.range ? cache.store.entries(for: key) : []
         let plan = CacheDecision.plan(request, candidates: candidates, now: now)
-        if case .forward(false, .none) = plan, CacheRules.safeMethods.contains(request.method) { return nil }
+        if case .forward(false, .none) = plan, CacheRules.safeMethods.contains(request.method) { return .none }
         if case .serve(let entry, _, _) = plan { cache.store.touch(entry, now: now) }
         if plain, case .serve(let entry, _, false) = plan, let item = cache.memoItem(entry, now: now) {
             cache.memo.withLock { $0.keep(item, for: message.url, stamp: cache.store.changeStamp()) }
-            return CacheExchange(cache: cache, request: request, memo: item, now: now)
+            return .exchange(CacheExchange(cache: cache, request: request, memo: item, now: now))
         }
-        return CacheExchange(cache: cache, request: request, key: key, plan: plan, requestTime: now)
+        return .exchange(CacheExchange(cache: cache, request: request, key: key, plan: plan, requestTime: now))
     }
 
     /// The answer from the memo to a plain GET of `url`, or nil.

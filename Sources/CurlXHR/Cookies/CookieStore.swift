@@ -79,6 +79,14 @@ public final class CookieStore: Sendable {
         return allCookies().filter { $0.matches(parts, at: now) }
     }
 
+    /// The `Cookie` value the jar adds to a request to `url` ("" for none): its cookies as
+    /// `name=value` pairs joined by "; ", longer paths first (as libcurl orders them), then by
+    /// name. Waits for the engine thread: never call it holding a request's lock.
+    func cookieHeader(for url: String) -> String {
+        cookies(for: url).sorted { ($0.path.utf8.count, $1.name) > ($1.path.utf8.count, $0.name) }
+            .map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
+    }
+
     /// Adds a cookie, or replaces the one with the same domain, path and name. A persistent
     /// cookie is on disk when this returns.
     /// - Returns: `false` for a cookie that could not be sent as given (control characters,

@@ -59,60 +59,65 @@ extension HttpRequest {
     /// request's queue (`into`, else ``queue``) to wait for a slot.
     func start(_ body: RequestBody, timeout: Double, fileDescriptor: Int32 = -1, fileSize: Int64 = 0,
                into chosenQueue: RequestQueue? = nil, atFront: Bool = false) -> Bool {
-        let outcome = withCore { core -> Result<(Transfer, Effects, waits: Bool, here: Bool), HttpRequestError> in
-            var plan: SendPlan
-            do throws(HttpRequestError) {
-                plan = try core.plan(body, timeout: timeout, fileDescriptor: fileDescriptor, fileSize: fileSize)
-            } catch { return .failure(error) }
-            guard core.machine.mayStart else { return .failure(HttpRequestError(core.machine.rejection(.send))) }
-            // The queue's answer last: once admitted, the send goes ahead.
-            var slot: QueueSlot?
-            var waits = false
-            if let queue = chosenQueue ?? core.queue {
-                // A synchronous send inside a callback on the default queue would block the
-                // callbacks the requests holding the slots may wait for.
-                let mayWait = core.message.isAsync || DispatchQueue.getSpecific(key: Self.defaultQueueKey) == nil
-                switch queue.admit(self, priority: core.priority, atFront: atFront, mayWait: mayWait) {
-                case .failure(let refusal): return .failure(refusal)
-                case .success(let admitted): (slot, waits) = admitted
+        var jar: JarCookies?
+        while true {
+            let outcome = withCore { core -> Result<(Transfer, Effects, waits: Bool, here: Bool), HttpRequestError> in
+                var plan: SendPlan
+                do throws(HttpRequestError) {
+                    plan = try core.plan(body, timeout: timeout, fileDescriptor: fileDescriptor, fileSize: fileSize, jar: jar)
+                } catch { return .failure(error) }
+                guard core.machine.mayStart else { return .failure(HttpRequestError(core.machine.rejection(.send))) }
+                // The queue's answer last: once admitted, the send goes ahead.
+                var slot: QueueSlot?
+                var waits = false
+                if let queue = chosenQueue ?? core.queue {
+                    // A synchronous send inside a callback on the default queue would block the
+                    // callbacks the requests holding the slots may wait for.
+                    let mayWait = core.message.isAsync || DispatchQueue.getSpecific(key: Self.defaultQueueKey) == nil
+                    switch queue.admit(self, priority: core.priority, atFront: atFront, mayWait: mayWait) {
+                    case .failure(let refusal): return .failure(refusal)
+                    case .success(let admitted): (slot, waits) = admitted
+                    }
                 }
+                _ = core.machine.send(waitingFor: waits ? slot?.number : nil)
+                let transfer = core.reusableTransfer() ?? Transfer(owner: self)
+                transfer.prepare(plan, message: core.message, switches: core.switches, pipelining: core.enablePipelining, queueSlot: slot)
+                core.fileSink = plan.file.take()  // moved, not copied
+                core.switches.freshConnection = false
+                core.transfer = transfer
+                sentBytes.store(0, ordering: .relaxed)
+                bytesToSend.store(Self.size(of: plan.body, fileSize: fileSize), ordering: .relaxed)
+                core.lastError = nil
+                var effects = Effects()
+                if !waits { launch(transfer, core: &core, effects: &effects, here: true) }
+                // Read now: once the engine has the transfer, only the engine may.
+                return .success((transfer, effects, waits, !waits && answersHere(transfer)))
             }
-            _ = core.machine.send(waitingFor: waits ? slot?.number : nil)
-            let transfer = core.reusableTransfer() ?? Transfer(owner: self)
-            transfer.prepare(plan, message: core.message, switches: core.switches, pipelining: core.enablePipelining, queueSlot: slot)
-            core.fileSink = plan.file.take()  // moved, not copied
-            core.switches.freshConnection = false
-            core.transfer = transfer
-            sentBytes.store(0, ordering: .relaxed)
-            bytesToSend.store(Self.size(of: plan.body, fileSize: fileSize), ordering: .relaxed)
-            core.lastError = nil
-            var effects = Effects()
-            if !waits { launch(transfer, core: &core, effects: &effects, here: true) }
-            // Read now: once the engine has the transfer, only the engine may.
-            return .success((transfer, effects, waits, !waits && answersHere(transfer)))
-        }
-        switch outcome {
-        case .failure(let error):
-            if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }
-            withCore { $0.lastError = error }
-            return false
-        case .success(let (transfer, effects, waits, here)):
-            // Tests force an abort into the window between the lock and the start command.
-            startWindowHook?()
-            perform(effects)
-            if here {
-                answerFromCache(transfer)
-            } else if effects.start == nil, !waits {
-                if transfer.message.isAsync {
-                    DispatchQueue.global().async { self.obtainTicketsThenStart(transfer) }
-                } else {
-                    obtainTicketsThenStart(transfer)
+            switch outcome {
+            case .failure(let error) where error.code == .jarNeeded:
+                jar = JarCookies(for: error.message)  // without the lock; then plan again
+            case .failure(let error):
+                if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }
+                withCore { $0.lastError = error }
+                return false
+            case .success(let (transfer, effects, waits, here)):
+                // Tests force an abort into the window between the lock and the start command.
+                startWindowHook?()
+                perform(effects)
+                if here {
+                    answerFromCache(transfer)
+                } else if effects.start == nil, !waits {
+                    if transfer.message.isAsync {
+                        DispatchQueue.global().async { self.obtainTicketsThenStart(transfer) }
+                    } else {
+                        obtainTicketsThenStart(transfer)
+                    }
                 }
+                if !transfer.message.isAsync {
+                    Wakeups.sleep(completionBit) { transfer.isComplete.load(ordering: .acquiring) }
+                }
+                return true
             }
-            if !transfer.message.isAsync {
-                Wakeups.sleep(completionBit) { transfer.isComplete.load(ordering: .acquiring) }
-            }
-            return true
         }
     }
 
@@ -192,6 +197,18 @@ extension HttpRequest {
 
 /// What a send carries, once its arguments and the request's settings were checked: the
 /// same for ``HttpRequest``'s sends and its `async` responses.
+/// The `Cookie` value the jar adds to a request to `url` (``CookieStore/cookieHeader(for:)``).
+struct JarCookies {
+    var url: String
+    var cookies: String
+
+    /// Read now: waits for the engine thread, so never under a request's lock.
+    init(for url: String) {
+        self.url = url
+        cookies = CookieStore.shared.cookieHeader(for: url)
+    }
+}
+
 struct SendPlan {
     var body: RequestBody
     /// Where the body of the response goes, when a response file is set.
@@ -207,8 +224,11 @@ struct SendPlan {
 extension HttpRequest.Core {
     /// Checks a send of `body` against the request's message and switches (not its state).
     /// Throws rather than returning a `Result`: a plan taken out of one was copied (and the
-    /// `Result` released after).
-    func plan(_ body: RequestBody, timeout: Double, fileDescriptor: Int32, fileSize: Int64) throws(HttpRequestError) -> SendPlan {
+    /// `Result` released after). `jar`: the jar's `Cookie` value for the message's URL, if
+    /// read; when the cache needs it first, throws ``HttpRequestError/jarNeeded(for:)`` (read
+    /// it outside the lock, and plan again).
+    func plan(_ body: RequestBody, timeout: Double, fileDescriptor: Int32, fileSize: Int64,
+              jar: JarCookies? = nil) throws(HttpRequestError) -> SendPlan {
         guard timeout.isFinite, timeout >= 0 else {
             throw HttpRequestError(.invalidArgument, "the timeout must be 0 or more seconds")
         }
@@ -240,7 +260,15 @@ extension HttpRequest.Core {
             throw HttpRequestError(.invalidArgument, "a range cannot be combined with resuming a response file")
         }
         // A resumed response file asks for a range of its own: the cache stays out of it.
-        let cache = file?.resumeOffset ?? 0 > 0 ? nil : HttpCache.exchange(for: message, switches: switches, policy: cachePolicy)
+        var cache: CacheExchange?
+        if file?.resumeOffset ?? 0 == 0 {
+            switch HttpCache.exchange(for: message, switches: switches, policy: cachePolicy,
+                                      jar: jar.flatMap { $0.url == message.url ? $0.cookies : nil }) {
+            case .none: break
+            case .exchange(let exchange): cache = exchange
+            case .needsJar: throw HttpRequestError.jarNeeded(for: message.url)
+            }
+        }
         // A send's own timeout replaces the total of `setTimeouts` for that send.
         return SendPlan(body: body, file: file, timeout: timeout > 0 ? timeout : switches.timeouts.total,
                         fileDescriptor: fileDescriptor, fileSize: fileSize, cache: cache)

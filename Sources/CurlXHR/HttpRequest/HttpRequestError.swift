@@ -24,6 +24,10 @@ public struct HttpRequestError: Error, Sendable, Equatable, CustomStringConverti
         /// A body is larger than the limit it was collected to.
         public static let tooLarge = Code("tooLarge")
 
+        /// Internal: a send's plan needs the jar's cookies for the URL in the message, read
+        /// without the request's lock (``HttpRequestError/jarNeeded(for:)``); never reported.
+        static let jarNeeded = Code("jarNeeded")
+
         public var description: String { name }
     }
 
@@ -53,4 +57,7 @@ public struct HttpRequestError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     public var description: String { message }
+
+    /// The send is planned again once the jar's cookies for `url` are read (``JarCookies``).
+    static func jarNeeded(for url: String) -> HttpRequestError { HttpRequestError(.jarNeeded, url) }
 }

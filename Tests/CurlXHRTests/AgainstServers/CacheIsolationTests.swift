@@ -1,0 +1,111 @@
+@testable import CurlXHR
+import Foundation
+import Testing
+
+/// A response stored for one user is never served to another: `Vary` is matched against the
+/// fields the request really sent, the jar's cookies, credentials and the `Accept-Encoding`
+/// of decoding included.
+struct CacheIsolationTests {
+    static let fresh = CacheFixture.h("Cache-Control", "public, max-age=600")
+
+    /// A cookie of the jar sent only to this test's URLs (its own path).
+    static func jarCookie(_ value: String, path: String) -> Cookie {
+        Cookie(name: "sid", value: value, domain: "127.0.0.1", path: path)
+    }
+
+    /// GETs `url` and returns whether the cache answered and what the server echoed.
+    func get(_ url: String, _ configure: (HttpRequest) -> Void = { _ in }) -> (fromCache: Bool, body: String) {
+        let (request, body) = fetchSync("GET", url, configure: configure)
+        #expect(request.getStatus() == 200, "\(request.getStatusText() ?? "")")
+        return (request.isResponseFromCache(), String(decoding: body, as: UTF8.self))
+    }
+
+    @Test func varyCookieMatchesTheJarsCookiesNotOnlyTheCallersFields() throws {
+        CacheFixture.on()
+        let key = "iso-cookie-\(UUID().uuidString)"
+        let path = "/cache/\(key)"
+        let url = try TestEnvironment.get().faultURL + path + "?key=\(key)&\(Self.fresh)&\(CacheFixture.h("Vary", "Cookie"))&echo=Cookie"
+        defer { CookieStore.shared.deleteCookie(Self.jarCookie("", path: path)) }
+
+        #expect(CookieStore.shared.setCookie(Self.jarCookie("alice", path: path)))
+        let alice = get(url)
+        #expect(!alice.fromCache && alice.body.hasSuffix("Cookie: sid=alice"), "\(alice.body)")
+
+        #expect(CookieStore.shared.setCookie(Self.jarCookie("bob", path: path)))
+        let bob = get(url)
+        #expect(!bob.fromCache, "alice's response is not bob's")
+        #expect(bob.body.hasSuffix("Cookie: sid=bob"), "\(bob.body)")
+
+        // Without cookie handling the request sends none: neither stored response is its.
+        let none = get(url) { #expect($0.disableCookieHandling()) }
+        #expect(!none.fromCache)
+        #expect(!none.body.contains("sid="), "\(none.body)")
+
+        // Each variant still answers its own user.
+        #expect(CookieStore.shared.setCookie(Self.jarCookie("alice", path: path)))
+        let aliceAgain = get(url)
+        #expect(aliceAgain.fromCache && aliceAgain.body == alice.body)
+        #expect(try CacheFixture.log(key).count == 3)
+        let sent = try CacheFixture.log(key).map { $0.header("Cookie") }
+        #expect(sent == ["sid=alice", "sid=bob", nil])
+    }
+
+    @Test func asynchronousAndAwaitedSendsMatchTheJarToo() async throws {
+        CacheFixture.on()
+        let key = "iso-async-\(UUID().uuidString)"
+        let path = "/cache/\(key)"
+        let url = try TestEnvironment.get().faultURL + path + "?key=\(key)&\(Self.fresh)&\(CacheFixture.h("Vary", "Cookie"))&echo=Cookie"
+        defer { CookieStore.shared.deleteCookie(Self.jarCookie("", path: path)) }
+        #expect(CookieStore.shared.setCookie(Self.jarCookie("alice", path: path)))
+        let (first, _) = fetchAsync("GET", url)
+        #expect(!first.isResponseFromCache())
+        #expect(CookieStore.shared.setCookie(Self.jarCookie("bob", path: path)))
+        let (second, seen) = fetchAsync("GET", url)
+        #expect(!second.isResponseFromCache())
+        #expect(String(decoding: seen.body, as: UTF8.self).hasSuffix("sid=bob"))
+        let request = HttpRequest()
+        #expect(request.open("GET", url: url))
+        let response = try await request.response()
+        #expect(response.isFromCache)
+        let body = try await response.body.collect(upTo: 1 << 16)
+        #expect(String(decoding: body, as: UTF8.self).hasSuffix("sid=bob"))
+        #expect(try CacheFixture.log(key).count == 2)
+    }
+
+    @Test func varyAuthorizationTellsCredentialsApart() throws {
+        CacheFixture.on()
+        let key = "iso-auth-\(UUID().uuidString)"
+        let url = try CacheFixture.url(key, "\(Self.fresh)&\(CacheFixture.h("Vary", "Authorization"))&echo=Authorization")
+        func get(_ user: String, _ password: String) -> (fromCache: Bool, body: String) {
+            let request = HttpRequest()
+            #expect(request.open("GET", url: url, user: user, password: password))
+            #expect(request.send())
+            return (request.isResponseFromCache(), String(decoding: request.getReceiveBuffer(), as: UTF8.self))
+        }
+        let alice = get("alice", "one")
+        let bob = get("bob", "two")
+        let alicesOtherPassword = get("alice", "three")
+        let aliceAgain = get("alice", "one")
+        #expect(!alice.fromCache && !bob.fromCache && !alicesOtherPassword.fromCache)
+        #expect(aliceAgain.fromCache && aliceAgain.body == alice.body)
+        #expect(bob.body != alice.body)
+        #expect(try CacheFixture.log(key).count == 3)
+        // What the index keeps stands for the credentials without revealing them.
+        let tag = CacheKeys.credentialTag(Credentials(user: "alice", password: "one", scheme: .basic), url: url)
+        #expect(!tag.contains("alice") && !tag.contains("one"))
+        #expect(tag == CacheKeys.credentialTag(Credentials(user: "alice", password: "one", scheme: .basic), url: url))
+        #expect(tag != CacheKeys.credentialTag(Credentials(user: "alice", password: "one", scheme: .digest), url: url))
+    }
+
+    @Test func varyAcceptEncodingTellsDecodingApart() throws {
+        CacheFixture.on()
+        let key = "iso-encoding-\(UUID().uuidString)"
+        let url = try CacheFixture.url(key, "\(Self.fresh)&\(CacheFixture.h("Vary", "Accept-Encoding"))&echo=Accept-Encoding")
+        let decoding = get(url)
+        let raw = get(url) { #expect($0.disableContentDecoding()) }
+        #expect(!decoding.fromCache && !raw.fromCache, "a request without Accept-Encoding is not answered with one's response")
+        #expect(decoding.body.contains("Accept-Encoding: \(TransferCodings.acceptedEncodings)"), "\(decoding.body)")
+        #expect(get(url).fromCache && get(url) { _ = $0.disableContentDecoding() }.fromCache)
+        #expect(try CacheFixture.log(key).count == 2)
+    }
+}
