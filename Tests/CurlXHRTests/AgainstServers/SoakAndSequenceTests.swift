@@ -130,6 +130,120 @@ import Testing
     }
 }
 
+extension SoakAndSequenceTests {
+    /// Every accepted asynchronous send ends in exactly one DONE callback, whoever ends it:
+    /// eight threads call `open`, `send`, `abort`, `close`, the switches and replace the
+    /// receivers on requests of their own and shared ones, and the callbacks do the same on
+    /// their own request, for about 15 seconds (`CURLXHR_SEQUENCE_SECONDS`, seed
+    /// `CURLXHR_SEQUENCE_SEED`). Counted per request object: sends that returned true, DONE
+    /// callbacks; at the end, after every request is aborted and the callbacks are delivered,
+    /// the two agree for each.
+    @Test func everyAcceptedAsynchronousSendEndsInExactlyOneDone() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let seed = UInt64(environment["CURLXHR_SEQUENCE_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
+        let seconds = Double(environment["CURLXHR_SEQUENCE_SECONDS"] ?? "") ?? 15
+        print("one DONE per send: seed \(seed) (CURLXHR_SEQUENCE_SEED=\(seed) replays the calls each thread makes)")
+        let fault = try env.faultURL
+        let urls = [fault + "/bytes?n=5000", fault + "/drip?chunks=4&size=200&interval_ms=10", fault + "/delay?ms=30",
+                    fault + "/redirect/chain?n=2", fault + "/status?code=503", fault + "/reset?after=100&wait_ms=10",
+                    fault + "/cuthead?at=field", fault + "/trailers?n=300", "http://127.0.0.1:1/refused", fault + "/bytes?n=0"]
+        // Two of its own for each thread (0-15), four shared (16-19). Each keeps one mode:
+        // asynchronous (counted), or synchronous (12, 13, 14, 15 and 19: sends that block
+        // beside the others, never counted).
+        let requests = (0..<20).map { _ in HttpRequest() }
+        let synchronous: Set<Int> = [12, 13, 14, 15, 19]
+        let files = try env.scratchPath("one-done")
+        try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
+        let queues = [DispatchQueue(label: "done-a"), DispatchQueue(label: "done-b", attributes: .concurrent)]
+        let accepted = Locked([Int](repeating: 0, count: 20))
+        let dones = Locked([Int](repeating: 0, count: 20))
+        let callbackCalls = Atomic<Int>(0)
+        let stopping = Atomic<Bool>(false)
+        @Sendable func index(of request: HttpRequest) -> Int { requests.firstIndex { $0 === request }! }
+        @Sendable func send(_ request: HttpRequest, _ data: Bool, _ pick: Int) {
+            let sent = data ? request.sendData(Data(count: pick * 997 % 20_000), timeout: 2) : request.send(timeout: 2)
+            if sent, !synchronous.contains(index(of: request)) { accepted.withLock { $0[index(of: request)] += 1 } }
+        }
+        // The receiver counts DONE, and now and then acts on its own request from inside.
+        @Sendable func receiver(_ salt: Int) -> @Sendable (HttpRequest) -> Void {
+            { request in
+                let state = request.getState()
+                if state == .done { dones.withLock { $0[index(of: request)] += 1 } }
+                _ = request.getReceiveBuffer()
+                let call = callbackCalls.add(1, ordering: .relaxed).newValue &+ salt
+                guard !stopping.load(ordering: .relaxed) else { return }
+                switch call % 23 {
+                case 0: request.abort()
+                case 1:
+                    if request.open("GET", url: urls[call % urls.count], async: !synchronous.contains(index(of: request))) {
+                        send(request, false, call)
+                    }
+                case 2: send(request, true, call)
+                case 3: request.close()
+                case 4: request.onStatusChange = receiver(call)
+                case 5: request.delegate = call % 2 == 0 ? nil : Recorder()  // a delegate too, not counting
+                case 6: request.callbackQueue = queues[call % 2]
+                default: break
+                }
+            }
+        }
+        for request in requests { request.onStatusChange = receiver(0) }
+        let deadline = Date().addingTimeInterval(seconds)
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            var random = SplitMix64(seed: seed &+ UInt64(thread))
+            while Date() < deadline {
+                let pick = random.next(below: 4)
+                let request = requests[pick < 2 ? 2 * thread + pick : 16 + pick - 2]
+                switch random.next(below: 12) {
+                case 0, 1, 2:
+                    _ = request.open(["GET", "POST", "HEAD"][random.next(below: 3)], url: urls[random.next(below: urls.count)],
+                                     async: !synchronous.contains(index(of: request)))
+                case 3, 4: send(request, false, 0)
+                case 5: send(request, true, random.next(below: 50))
+                case 6: request.abort()
+                case 7: request.close()
+                case 8:
+                    switch random.next(below: 9) {
+                    case 0: _ = request.disableFollowLocation()
+                    case 1: _ = request.disableCookieHandling()
+                    case 2: _ = request.setRetries(2, backoff: 0.02)
+                    case 3: _ = request.setTimeouts(connect: 1, headers: 0.05 * Double(random.next(below: 4)), idle: 1)
+                    case 4: _ = request.setResponseFile(random.next(below: 2) == 0 ? nil : files + "/\(thread)-\(random.next(below: 3))")
+                    case 5: _ = request.enableHttpProxy(host: "127.0.0.1", port: 1)
+                    case 6: _ = request.disableHttpProxy()
+                    case 7: _ = request.setRange(from: Int64(random.next(below: 100)))
+                    default: _ = request.disableContentDecoding()
+                    }
+                case 9: request.onStatusChange = receiver(thread)
+                case 10:
+                    if random.next(below: 2) == 0 {
+                        _ = request.setRequestHeader("X-A", value: "v")
+                    } else {
+                        request.callbackQueue = random.next(below: 3) == 0 ? .global() : queues[random.next(below: 2)]
+                    }
+                default: _ = (request.getState(), request.getStatus(), request.getReceiveBuffer())
+                }
+            }
+        }
+        stopping.store(true, ordering: .relaxed)
+        for request in requests { request.abort() }
+        // The last callbacks reach their receivers.
+        let settle = Date().addingTimeInterval(20)
+        func mismatched() -> [String] {
+            (0..<20).compactMap { index in
+                let (sends, done) = (accepted.withLock { $0[index] }, dones.withLock { $0[index] })
+                return sends == done ? nil : "request \(index): \(sends) sends accepted, \(done) DONE"
+            }
+        }
+        while !mismatched().isEmpty, Date() < settle { Thread.sleep(forTimeInterval: 0.05) }
+        Thread.sleep(forTimeInterval: 0.3)  // a second DONE would come now
+        let total = accepted.withLock { $0.reduce(0, +) }
+        print("one DONE per send: \(total) asynchronous sends accepted")
+        #expect(total > 100)
+        #expect(mismatched().isEmpty, "seed \(seed): \(mismatched())")
+    }
+}
+
 /// A small seeded generator (SplitMix64), so a run can be replayed from its seed.
 struct SplitMix64 {
     private var state: UInt64
