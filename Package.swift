@@ -42,9 +42,16 @@ let package = Package(
             path: "CSupport/CSQLite",
             linkerSettings: [.linkedLibrary("sqlite3")]
         ),
+        // The response body's decoding stage: zlib (gzip, deflate), brotli and zstd behind one
+        // streaming step (the stage itself, and when it runs, is Swift's).
+        .target(
+            name: "CDecode",
+            path: "CSupport/CDecode",
+            linkerSettings: [.linkedLibrary("z"), .linkedLibrary("brotlidec"), .linkedLibrary("zstd")]
+        ),
         .target(
             name: "CurlXHR",
-            dependencies: ["CCurlShim", "CSQLite"],
+            dependencies: ["CCurlShim", "CSQLite", "CDecode"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The client layer: base URL, arguments encoded by HTTP-RPC's rules, responses decoded

@@ -23,8 +23,12 @@ static inline int record(cxhr_head_recorder *recorder, const char *line, size_t 
     recorder->saw_set_cookie = 1;
   else if(length > 18 && (line[0] | 0x20) == 't' && strncasecmp(line, "transfer-encoding:", 18) == 0)
     recorder->has_transfer_encoding = 1;
-  else if(length > 15 && (line[0] | 0x20) == 'c' && strncasecmp(line, "content-length:", 15) == 0)
-    recorder->content_length_values += memchr(line + 15, ',', length - 15) ? 2 : 1;
+  else if(length > 15 && (line[0] | 0x20) == 'c' && strncasecmp(line, "content-", 8) == 0) {
+    if(strncasecmp(line + 8, "length:", 7) == 0)
+      recorder->content_length_values += memchr(line + 15, ',', length - 15) ? 2 : 1;
+    else if(length > 17 && strncasecmp(line + 8, "encoding:", 9) == 0)
+      recorder->has_content_encoding = 1;
+  }
   memcpy(recorder->bytes + recorder->count, line, length);
   recorder->count += length;
   if(length == 0 || line[length - 1] != '\n')
@@ -43,6 +47,7 @@ void cxhr_head_clear(cxhr_head_recorder *recorder)
   recorder->saw_set_cookie = 0;
   recorder->has_transfer_encoding = 0;
   recorder->content_length_values = 0;
+  recorder->has_content_encoding = 0;
 }
 
 /* "HTTP/x[.y] 401" or "... 407": a status line that carries an authentication challenge. */

@@ -146,6 +146,11 @@ public func cxhr_set_retries(_ handle: OpaquePointer?, _ count: Int32, _ backoff
 }
 
 @c @implementation
+public func cxhr_set_max_response_size(_ handle: OpaquePointer?, _ bytes: Int64) -> Bool {
+    CRequest.find(handle)?.call { $0.setMaxResponseSize(bytes) } ?? false
+}
+
+@c @implementation
 public func cxhr_disable_content_decoding(_ handle: OpaquePointer?) -> Bool {
     CRequest.find(handle)?.call { $0.disableContentDecoding() } ?? false
 }

@@ -195,6 +195,10 @@ struct Fetch: ParsableCommand {
     @Option(name: [.customShort("r"), .customLong("range")], help: ArgumentHelp("Only bytes START to END of the body (both included; START- to the end).", valueName: "START-[END]"))
     var range: String?
 
+    @Option(name: .customLong("max-filesize"), help: ArgumentHelp(
+        "Fail (exit 63) rather than take a body over BYTES (after decoding; BYTES may end in K, M or G).", valueName: "BYTES"))
+    var maxFilesize: String?
+
     @Flag(name: .customLong("compressed"), inversion: .prefixedNo, exclusivity: .chooseLast,
           help: "Ask for a compressed body (gzip, deflate, br, zstd) and decode it: the default here; --no-compressed gets the body as sent.")
     var compressed = true
@@ -296,6 +300,9 @@ struct Fetch: ParsableCommand {
             throw ValidationError("\(name) must be 0 or more seconds")
         }
         if retry < 0 { throw ValidationError("--retry must be 0 or more") }
+        if let maxFilesize, CacheOptions.bytes(maxFilesize) == nil {
+            throw ValidationError("--max-filesize '\(maxFilesize)' is not a size of 1 byte or more (BYTES, or with a K, M or G suffix)")
+        }
         if retryDelay < 0 || !retryDelay.isFinite { throw ValidationError("--retry-delay must be 0 or more seconds") }
         if let range, Self.byteRange(range) == nil {
             throw ValidationError("-r '\(range)' is not START-END or START- (bytes, END at or after START)")
@@ -408,6 +415,7 @@ struct Fetch: ParsableCommand {
         try check(request.setTimeouts(connect: connectTimeout, headers: headersTimeout, idle: idleTimeout))
         if let range, let (start, end) = Self.byteRange(range) { try check(request.setRange(from: start, to: end)) }
         if !compressed { try check(request.disableContentDecoding()) }
+        if let limit = maxFilesize.flatMap(CacheOptions.bytes) { try check(request.setMaxResponseSize(limit)) }
         if retry > 0 { try check(request.setRetries(retry, backoff: retryDelay)) }
         if http11 { request.enablePipelining = false }
         try check(cache.configure(request))
@@ -486,7 +494,10 @@ struct Fetch: ParsableCommand {
         if let path = session.writeFailure { return Outcome(code: 23, message: "cannot write \(path)") }
         let status = request.getStatus()
         if status == 0 {
-            return Outcome(code: Self.exitCode(for: request.getFailureKind()), message: request.getStatusText() ?? "the request failed")
+            let text = request.getStatusText() ?? "the request failed"
+            // curl's code for a body over --max-filesize.
+            let code = text.hasPrefix(ResponseLimit.failurePrefix) ? 63 : Self.exitCode(for: request.getFailureKind())
+            return Outcome(code: code, message: text)
         }
         if fail || failWithBody, status >= 400 {
             return Outcome(code: 22, message: "HTTP \(status) \(request.getStatusText() ?? "")")

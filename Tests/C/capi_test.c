@@ -481,6 +481,21 @@ static void trailers(void)
   CHECK(strcmp(cxhr_get_response_header(request, "X-Checksum"), "") == 0);
   CHECK(cxhr_get_response_trailer(request, NULL) == NULL);
   CHECK(cxhr_get_response_trailer(NULL, "X-Checksum") == NULL);
+
+  /* A body over the size limit: DONE, status 0, a failure of the response naming the limit. */
+  CHECK(!cxhr_set_max_response_size(request, -1));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);
+  CHECK(cxhr_set_max_response_size(request, 1000));
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/bytes?n=5000"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 0);
+  CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_RESPONSE);
+  CHECK(strstr(cxhr_get_status_text(request), "1000 bytes") != NULL);
+  CHECK(cxhr_set_max_response_size(request, 0));
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/bytes?n=5000"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 200);
+  CHECK(!cxhr_set_max_response_size(NULL, 10));
   cxhr_request_destroy(request);
 }
 

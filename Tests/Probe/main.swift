@@ -2,8 +2,10 @@
 // line, what arrived and how much the process's peak memory grew while it ran. The tests
 // use it because memory growth can only be measured in a process doing nothing else.
 //
-//   curlxhr-probe download URL          GET, draining the body in LOADING callbacks and
-//                                       checking it against the pattern byte i = i % 251
+//   curlxhr-probe download URL [zeros]  GET, draining the body in LOADING callbacks and
+//                                       checking it against the pattern byte i = i % 251 (with
+//                                       "zeros": that every byte is 0, the callbacks slow, 2 ms
+//                                       each, as a consumer behind a fast decoder)
 //   curlxhr-probe upload URL FILE       PUT of FILE with sendWithFile
 //   curlxhr-probe multipart URL FILE…   POST of a multipart form with the FILEs (addPostFile)
 //   curlxhr-probe download-file URL FILE
@@ -45,9 +47,9 @@
 //                                       N asynchronous HTTP/1.1 GETs of URL at once; prints
 //                                       their statuses (a process of its own: the limits are
 //                                       process-wide)
-//   curlxhr-probe stream URL            GET with `response()`, reading the body as an
+//   curlxhr-probe stream URL [zeros]    GET with `response()`, reading the body as an
 //                                       AsyncSequence slowly (a pause after each MiB) and
-//                                       checking it against the pattern
+//                                       checking it against the pattern (or that it is all 0)
 //   curlxhr-probe exit-in-flight URL N  starts N asynchronous GETs of URL (the Nth to an
 //                                       HTTPS URL given as a fourth argument, if any) and
 //                                       exits at once, with them in flight
@@ -92,15 +94,31 @@ final class Drain: HttpRequestDelegate {
             }
         }
     }
+    /// Whether `data` is all zero bytes.
+    static func isZeros(_ data: Data) -> Bool {
+        data.withUnsafeBytes { bytes in
+            var seen: UInt8 = 0
+            for byte in bytes { seen |= byte }
+            return seen == 0
+        }
+    }
+
     let done = DispatchSemaphore(value: 0)
+    /// The body is all zeros, and the callbacks are slow.
+    let zeros: Bool
+
+    init(zeros: Bool = false) {
+        self.zeros = zeros
+    }
 
     func onStatusChange(_ request: HttpRequest) {
         let state = request.getState()
         if state == .loading || state == .done {
             let data = request.getReceiveBuffer()
+            if zeros, state == .loading { usleep(2000) }
             progress.withLock { progress in
                 if state == .loading { progress.loadingReports += 1 }
-                if !Self.continuesPattern(data, at: progress.bytes) { progress.patternOK = false }
+                if !(zeros ? Self.isZeros(data) : Self.continuesPattern(data, at: progress.bytes)) { progress.patternOK = false }
                 progress.bytes += data.count
                 if progress.head.count < 1024 { progress.head.append(data.prefix(1024 - progress.head.count)) }
             }
@@ -396,6 +414,8 @@ if mode == "download-file", arguments.count == 4 {
             "baseline_kib": baseline, "peak_kib": peak, "seconds": seconds])
 }
 
+let zeros = arguments.count == 4 && arguments[3] == "zeros"
+
 if mode == "stream" {
     struct Outcome: Sendable {
         var status = 0, bytes = 0, patternOK = true, error = ""
@@ -413,7 +433,7 @@ if mode == "stream" {
             outcome.withLock { $0.status = response.status }
             var bytes = 0, patternOK = true, nextPause = 1 << 20
             for try await chunk in response.body {
-                if !Drain.continuesPattern(chunk, at: bytes) { patternOK = false }
+                if !(zeros ? Drain.isZeros(chunk) : Drain.continuesPattern(chunk, at: bytes)) { patternOK = false }
                 bytes += chunk.count
                 if bytes >= nextPause {
                     // Slower than the server: the transfer must wait for the reader.
@@ -433,7 +453,7 @@ if mode == "stream" {
 }
 
 let request = HttpRequest()
-let drain = Drain()
+let drain = Drain(zeros: zeros && mode == "download")
 request.delegate = drain
 request.open(mode == "upload" ? "PUT" : mode == "multipart" ? "POST" : "GET", url: url, async: true)
 if mode == "multipart" {

@@ -70,6 +70,10 @@ Besides the fault routes:
   /two-lengths?a=A&b=B[&n=N][&form=fields|list]   a response with two Content-Length values
       (two fields, or form=list one field "A, B") and N pattern bytes (default max(A, B)), then
       the connection closes.
+  /stacked?n=N&enc=C1,C2...[&corrupt=1][&field=transfer]   N pattern bytes coded with C1, then C2
+      ... (gzip, deflate, deflate-raw: deflate without zlib's header, br, zstd, or any other name:
+      left as they are), named in Content-Encoding (or, with field=transfer, in
+      Transfer-Encoding before chunked); corrupt=1 damages the bytes after the first 20.
   /zeros?n=N[&enc=gzip|deflate|raw]   N zero bytes (any size: made as they go out, never held),
       gzip-encoded by default (Content-Encoding, chunked, no Content-Length; X-Identity-Length), raw:
       as they are, with Content-Length.
@@ -1219,6 +1223,33 @@ def two_lengths(handler, request):
     return False
 
 
+def stacked(handler, request):
+    handler.discard_body(request)
+    n = request.int_arg("n", 1000)
+    names = [name for name in (request.arg("enc") or "").split(",") if name]
+    body = pattern(0, n)
+    for name in names:
+        if name in ("gzip", "deflate", "deflate-raw"):
+            engine = zlib.compressobj(6, zlib.DEFLATED, {"gzip": 31, "deflate": 15, "deflate-raw": -15}[name])
+            body = engine.compress(body) + engine.flush()
+        elif name == "br" and brotli is not None:
+            body = brotli.compress(body)
+        elif name == "zstd" and zstandard is not None:
+            body = zstandard.ZstdCompressor().compress(body)
+    if request.arg("corrupt") == "1":
+        body = body[:20] + bytes(b ^ 0x5A for b in body[20:])
+    coded = ", ".join("deflate" if name == "deflate-raw" else name for name in names)
+    if request.arg("field") == "transfer":
+        handler.send_head(200, "OK", [("Content-Type", "application/octet-stream"), ("Transfer-Encoding", coded + ", chunked")])
+        if body:
+            handler.wfile.write(b"%x\r\n" % len(body) + body + b"\r\n")
+        handler.wfile.write(b"0\r\n\r\n")
+    else:
+        handler.send_head(200, "OK", [("Content-Type", "application/octet-stream"), ("Content-Encoding", coded)], len(body))
+        handler.wfile.write(body)
+    handler.wfile.flush()
+
+
 def zeros(handler, request):
     handler.discard_body(request)
     n = request.int_arg("n", 1 << 20)
@@ -1259,7 +1290,7 @@ ROUTES = {
     "/trickle": trickle, "/trickle-log": trickle_log, "/trickle-open": trickle_open,
     "/echo": echo, "/respond": respond, "/bearer": bearer, "/own-port": own_port, "/reuse-resets": reuse_resets,
     "/cache": cache, "/cache-log": cache_log, "/cache-bump": cache_bump_route,
-    "/trailers": trailers, "/two-lengths": two_lengths, "/zeros": zeros,
+    "/trailers": trailers, "/two-lengths": two_lengths, "/zeros": zeros, "/stacked": stacked,
 }
 
 

@@ -3,7 +3,7 @@
  * head is complete, so the Swift side runs once a head instead of once a line.
  *
  * Recording only: lines are copied, each ending in LF, and Set-Cookie and Transfer-Encoding
- * fields are noted, and Content-Length fields counted; the lines are read (status line,
+ * and Content-Encoding fields are noted, and Content-Length fields counted; the lines are read (status line,
  * fields) in Swift.
  */
 #ifndef CHEADRECORDER_H
@@ -27,6 +27,8 @@ typedef struct cxhr_head_recorder {
   /* At least how many values Content-Length fields of those lines hold (a line with a comma
      counts 2): more than one needs a look (reset with the lines). */
   int content_length_values;
+  /* A Content-Encoding field is among the lines being read (reset with them). */
+  int has_content_encoding;
   /* Called with context when the empty line that ends a head arrives (if not NULL); the
      head's lines are in bytes, and the callee empties them (count = 0). Returns 0 to stop
      the transfer. */

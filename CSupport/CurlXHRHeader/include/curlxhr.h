@@ -205,6 +205,13 @@ CXHR_EXTERN bool cxhr_set_retries(cxhr_request *_Nullable request, int count, do
  */
 CXHR_EXTERN bool cxhr_disable_content_decoding(cxhr_request *_Nullable request);
 
+/*
+ * Limits the response body to bytes (after decoding; 0: none). A body past it ends in DONE,
+ * status 0, CXHR_FAILURE_RESPONSE and a status text naming the limit; in memory and into a
+ * response file alike. False for a negative limit or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_max_response_size(cxhr_request *_Nullable request, int64_t bytes);
+
 /* Trusts only the CAs in the PEM file at path for this request. False if unreadable. */
 CXHR_EXTERN bool cxhr_set_ca_certificate_file(cxhr_request *_Nullable request,
                                               const char *_Nullable path);

@@ -45,7 +45,7 @@ enum CacheKeys {
             fields.append((name: "Authorization", value: credentialTag(message.credentials, url: message.url)))
         }
         if switches.contentDecoding, HeaderFieldNames.first("Accept-Encoding", in: fields) == nil {
-            fields.append((name: "Accept-Encoding", value: TransferCodings.acceptedEncodings))
+            fields.append((name: "Accept-Encoding", value: ContentDecoder.acceptedEncodings))
         }
         return fields
     }

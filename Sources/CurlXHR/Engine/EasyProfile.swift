@@ -88,12 +88,12 @@ extension EasyProfile.Fields {
         let connectMilliseconds = Timeouts.milliseconds(switches.timeouts.connect)
         if connectMilliseconds > 0 { options.set(CURLOPT_CONNECTTIMEOUT_MS, connectMilliseconds) }
         if let range = switches.range { options.set(CURLOPT_RANGE, range.curlValue) }
-        // "": every encoding this libcurl decodes (gzip, deflate, br, zstd here), asked for
-        // and decoded; without it libcurl decodes nothing, so the body comes as sent.
+        // "": every encoding this libcurl decodes (gzip, deflate, br, zstd here) asked for.
         if switches.contentDecoding { options.set(CURLOPT_ACCEPT_ENCODING, "") }
-        // Off, libcurl passes the body as it comes: also under a transfer coding it does not
-        // know (which it would refuse), chunked still undone (``TransferCodings``).
-        if !switches.contentDecoding { options.set(CURLOPT_HTTP_CONTENT_DECODING, 0) }
+        // libcurl passes the body as it comes, chunked framing undone, also under a coding it
+        // does not know (which it would refuse): the library decodes (``ContentDecoder``),
+        // where a paused consumer holds the decoding back.
+        options.set(CURLOPT_HTTP_CONTENT_DECODING, 0)
         options.set(CURLOPT_SSL_VERIFYPEER, switches.verifyPeer ? 1 : 0)
         options.set(CURLOPT_SSL_VERIFYHOST, switches.verifyHost ? 2 : 0)
         if let caFile {

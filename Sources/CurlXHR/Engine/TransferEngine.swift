@@ -444,10 +444,6 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
                   let transfer = Unmanaged<EasyHandle>.fromOpaque(context).takeUnretainedValue().transfer?.takeUnretainedValue()
             else { continue }
             let outcome = transfer.outcome(code, easy: easy)
-            if transfer.progress.retriesUndecoded, let handle = transfer.handle {
-                sendUndecoded(transfer, handle)
-                continue
-            }
             if let failure = outcome.failure, retryLater(transfer, after: failure) { continue }
             if outcome.failure == nil, let handle = transfer.handle {
                 remove(transfer, handle)
@@ -469,25 +465,6 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
                 }
             }
             end(transfer, failure: outcome.failure, status: outcome.status)
-        }
-    }
-
-    /// Sends the request again with libcurl's decoding off: its response named a transfer
-    /// coding libcurl does not know, and would be refused otherwise.
-    private func sendUndecoded(_ transfer: Transfer, _ handle: EasyHandle) {
-        remove(transfer, handle)
-        transfer.usedConnection(ConnectionID(handle.easy))
-        transfer.progress.retriesUndecoded = false
-        transfer.progress.undecoded = true
-        let failure = transfer.prepareRetry(handle)
-        transfer.progress.retries -= 1  // not one of the retries `setRetries` allows
-        var options = EasyOptions(handle.easy)
-        options.set(CURLOPT_HTTP_CONTENT_DECODING, 0)
-        handle.profile = nil  // the next transfer on the handle starts from a reset
-        if let failure {
-            end(transfer, failure: failure)
-        } else {
-            handToLibcurl(transfer, handle)
         }
     }
 

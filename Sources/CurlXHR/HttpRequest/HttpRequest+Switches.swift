@@ -165,6 +165,19 @@ extension HttpRequest {
         changeSwitches { $0.contentDecoding = false }
     }
 
+    /// Limits the response body to `bytes` (after decoding; 0: no limit, the default). A body
+    /// past it ends the request in DONE with status 0, ``getFailureKind()`` `.response` and a
+    /// status text that names the limit, in memory and into a response file alike (whose
+    /// `.part` is left, as after any failure); a `Content-Length` over it ends the request at
+    /// its head. Whatever the limit, memory stays bounded while a consumer is behind: the body
+    /// is decoded only as fast as it is taken.
+    /// - Returns: `false` with ``lastError`` for a negative limit, or a request in flight.
+    @discardableResult
+    public func setMaxResponseSize(_ bytes: Int64) -> Bool {
+        guard bytes >= 0 else { return refuse(.invalidArgument, "the response size limit must be 0 (none) or more bytes (\(bytes))") }
+        return changeSwitches { $0.maxResponseSize = bytes }
+    }
+
     /// Whether requests without a proxy of their own use the proxy named by the `http_proxy`,
     /// `https_proxy`, `all_proxy` and `no_proxy` environment variables, as the curl tool does.
     /// Process-wide; default `false`, so the environment never redirects a request the

@@ -165,6 +165,8 @@ struct RecordedHead {
     /// False when the head surely has at most one `Content-Length` value (the recorder counts
     /// them): only a head with more is checked for ``lengthsDisagree``.
     var mayHaveSeveralLengths = true
+    /// False when the head surely has no `Content-Encoding` field (noted as it is recorded).
+    var mayHaveContentEncoding = true
 }
 
 extension RecordedHead {

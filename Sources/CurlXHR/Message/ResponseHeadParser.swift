@@ -24,7 +24,7 @@ final class ResponseHeadParser {
     init(headEnded: (@convention(c) (UnsafeMutableRawPointer?) -> Int32)? = nil,
          challenged: (@convention(c) (UnsafeMutableRawPointer?) -> Void)? = nil) {
         recorder.initialize(to: cxhr_head_recorder(bytes: nil, count: 0, capacity: 0, saw_set_cookie: 0, has_transfer_encoding: 0,
-                                                   content_length_values: 0,
+                                                   content_length_values: 0, has_content_encoding: 0,
                                                    head_ended: headEnded, challenged: challenged, context: nil))
     }
 
@@ -52,6 +52,7 @@ final class ResponseHeadParser {
         recorder.pointee.count = 0
         recorder.pointee.has_transfer_encoding = 0
         recorder.pointee.content_length_values = 0
+        recorder.pointee.has_content_encoding = 0
         guard afterHead, !Self.isStatusLine(recorded) else { return .cutHead }
         return .trailers(ResponseHead(RecordedHead(status: 0, reason: "", lines: recorded)))
     }
@@ -81,15 +82,18 @@ final class ResponseHeadParser {
         let recorded = UnsafeBufferPointer(start: recorder.pointee.bytes, count: recorder.pointee.count)
         let hasTransferEncoding = recorder.pointee.has_transfer_encoding != 0
         let severalLengths = recorder.pointee.content_length_values > 1
+        let hasContentEncoding = recorder.pointee.has_content_encoding != 0
         recorder.pointee.count = 0
         recorder.pointee.has_transfer_encoding = 0
         recorder.pointee.content_length_values = 0
+        recorder.pointee.has_content_encoding = 0
         guard Self.isStatusLine(recorded), let found = memchr(recorded.baseAddress!, 0x0A, recorded.count) else { return nil }
         let newline = UnsafePointer(found.assumingMemoryBound(to: UInt8.self)) - recorded.baseAddress!
         let (status, reason) = ResponseHead.statusLine(ResponseHead.withoutCR(recorded[..<newline]))
         return RecordedHead(status: status, reason: reason, lines: UnsafeBufferPointer(rebasing: recorded[(newline + 1)...]),
                             httpVersion: HttpRequest.Metrics.httpVersion(statusLine: recorded),
-                            mayHaveTransferEncoding: hasTransferEncoding, mayHaveSeveralLengths: severalLengths)
+                            mayHaveTransferEncoding: hasTransferEncoding, mayHaveSeveralLengths: severalLengths,
+                            mayHaveContentEncoding: hasContentEncoding)
     }
 
     private static func isStatusLine(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

@@ -3,6 +3,12 @@ import Synchronization
 import Glibc
 #endif
 
+/// The size limit's failure (``HttpRequest/setMaxResponseSize(_:)``): its text begins with
+/// ``failurePrefix`` (xhr tells it apart by that, for curl's exit code 63).
+package enum ResponseLimit {
+    package static let failurePrefix = "The response body exceeds the limit of "
+}
+
 /// One send of one request: everything libcurl needs, and what comes back, until DONE.
 ///
 /// Prepared by `HttpRequest.send…`, then owned by the engine thread, which alone touches
@@ -97,11 +103,10 @@ final class Transfer: @unchecked Sendable {
         var sawChallenge = false
         /// The last head is a redirect the transfer follows: its body is dropped.
         var followsRedirect = false
-        /// The last head names a transfer coding libcurl does not know, which it would refuse:
-        /// the request goes again at once with libcurl's decoding off (``TransferCodings``).
-        var retriesUndecoded = false
-        /// This send's handle passes bodies as they come (that retry was made).
-        var undecoded = false
+        /// Undoes the codings of the last head's body, when it is delivered decoded.
+        var decoder: ContentDecoder?
+        /// Body bytes of the last head delivered (after decoding), for the size limit.
+        var bodyBytesDelivered: Int64 = 0
         /// Redirects followed so far.
         var redirectCount = 0
         /// Where the redirects led, and the method and body the request has there (nil: as
@@ -254,18 +259,25 @@ final class Transfer: @unchecked Sendable {
             progress.trailers = nil
             if head.status == 401 || head.status == 407 { progress.sawChallenge = true }
             progress.followsRedirect = switches.followLocation && RedirectStep.isRedirect(head.status) && head.hasField("Location")
-            if switches.contentDecoding, !progress.undecoded, RetryPolicy.isIdempotent(sentMethod),
-               head.mayHaveTransferEncoding, let codings = head.fieldValue("Transfer-Encoding"),
-               TransferCodings.hasUnknown(codings) {
-                progress.retriesUndecoded = true
-                progress.followsRedirect = false
-                progress.pendingHead = nil
-            } else if !progress.followsRedirect, switches.retries.count > 0, RetryPolicy.mayRetry(status: head.status),
+            progress.decoder = nil
+            progress.bodyBytesDelivered = 0
+            if !progress.followsRedirect, switches.retries.count > 0, RetryPolicy.mayRetry(status: head.status),
                let delay = retryDelay(forStatus: head) {
                 // Tried again after the delay: neither this head nor its body is reported.
                 progress.retryDelay = delay
                 progress.pendingHead = nil
-            } else if progress.followsRedirect || mayBeIntermediate(head) {
+                return true
+            }
+            if !progress.followsRedirect {
+                // A body to deliver: decoded here (libcurl decodes nothing), within the limit.
+                if switches.contentDecoding { progress.decoder = ContentDecoder(head) }
+                if switches.maxResponseSize > 0, progress.decoder == nil, let length = ResponseHead.decimal(head.fieldValue("Content-Length")),
+                   !head.hasField("Transfer-Encoding"), Int64(length) > switches.maxResponseSize {
+                    progress.refusal = tooLarge()
+                    return false
+                }
+            }
+            if progress.followsRedirect || mayBeIntermediate(head) {
                 // An authentication round or a redirect: reported only if it turns out final.
                 progress.pendingHead = ResponseHead(head)
             } else {
@@ -277,21 +289,63 @@ final class Transfer: @unchecked Sendable {
         return true
     }
 
+    /// Body bytes from libcurl, as they came over the wire (chunked framing undone).
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
         // The body of a redirect followed or of an answer to be retried: dropped.
-        if progress.followsRedirect || progress.retryDelay != nil || progress.retriesUndecoded { return .accepted }
+        if progress.followsRedirect || progress.retryDelay != nil { return .accepted }
+        guard let decoder = progress.decoder else { return deliver(bytes) }
+        // A call the consumer paused comes again with the same bytes: those already taken
+        // are decoded and delivered (or held: the output the consumer did not take yet).
+        var network = UnsafeRawBufferPointer(rebasing: bytes[min(decoder.takenOfPausedCall, bytes.count)...])
+        while true {
+            let decoded: UnsafeRawBufferPointer
+            do throws(ContentDecoder.Failure) {
+                decoded = try decoder.next(from: &network)
+            } catch {
+                progress.refusal = TransferFailure(kind: .response, text: error.text)
+                return .refused
+            }
+            if decoded.isEmpty { break }
+            switch deliver(decoded) {
+            case .accepted:
+                decoder.taken()
+            case .paused:
+                decoder.takenOfPausedCall = bytes.count - network.count
+                return .paused
+            case .refused:
+                return .refused
+            }
+        }
+        decoder.takenOfPausedCall = 0
+        return .accepted
+    }
+
+    /// Hands body bytes (decoded) to the owner and the cache, within the size limit.
+    private func deliver(_ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
+        if switches.maxResponseSize > 0, progress.bodyBytesDelivered + Int64(bytes.count) > switches.maxResponseSize {
+            progress.refusal = tooLarge()
+            return .refused
+        }
         flushPendingHead()
         let disposition = withOwner { $0.transferReceivedBody(self, bytes) }
         progress.pausedByConsumer = disposition == .paused
-        if disposition == .accepted, let cache { cache.bodyTaken(bytes) }
+        if disposition == .accepted {
+            progress.bodyBytesDelivered += Int64(bytes.count)
+            if let cache { cache.bodyTaken(bytes) }
+        }
         return disposition
+    }
+
+    /// A body past ``TransferSwitches/maxResponseSize``.
+    private func tooLarge() -> TransferFailure {
+        TransferFailure(kind: .response, text: ResponseLimit.failurePrefix + "\(switches.maxResponseSize) bytes (setMaxResponseSize)")
     }
 
     /// Hands the final head to the owner, unless the cache takes it (a 304 to its own
     /// validation: the stored response answers when the transfer ends).
     private func reportFinalHead(_ head: RecordedHead) {
         if let cache, !cache.headArrived(head, afterRedirect: progress.redirectCount > 0, afterChallenge: heardChallenge,
-                                         decoded: switches.contentDecoding && !progress.undecoded) { return }
+                                         decoded: progress.decoder != nil) { return }
         withOwner { $0.transferReceivedHead(self, head) }
     }
 

@@ -19,6 +19,8 @@ struct TransferSwitches: Sendable, Equatable {
     var contentDecoding = true
     /// When a send is tried again (`setRetries`).
     var retries = RetryPolicy()
+    /// The most body bytes (after decoding) a response may have; 0: no limit (`setMaxResponseSize`).
+    var maxResponseSize: Int64 = 0
 }
 
 /// A request's byte range (`Range: bytes=start-end`, end inclusive; nil: to the end).

@@ -104,7 +104,7 @@ struct CacheIsolationTests {
         let decoding = get(url)
         let raw = get(url) { #expect($0.disableContentDecoding()) }
         #expect(!decoding.fromCache && !raw.fromCache, "a request without Accept-Encoding is not answered with one's response")
-        #expect(decoding.body.contains("Accept-Encoding: \(TransferCodings.acceptedEncodings)"), "\(decoding.body)")
+        #expect(decoding.body.contains("Accept-Encoding: \(ContentDecoder.acceptedEncodings)"), "\(decoding.body)")
         #expect(get(url).fromCache && get(url) { _ = $0.disableContentDecoding() }.fromCache)
         #expect(try CacheFixture.log(key).count == 2)
     }
