@@ -118,7 +118,7 @@ extension PrivateFiles {
 /// of a path the caller gave are the caller's choice, and followed.
 extension PrivateFiles {
     /// The last component of `path`.
-    static func name(of path: String) -> String {
+    package static func name(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return path }
         return String(path[path.index(after: slash)...])
     }

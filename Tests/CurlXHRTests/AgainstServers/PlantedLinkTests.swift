@@ -86,6 +86,20 @@ import Testing
         #expect(contents(store)?.contains("\t\(name)\tkept") == true, "the cookie was still stored: \(output)")
     }
 
+    /// xhr's `-c` file takes the same care: its `.lock` link made its target.
+    @Test func xhrsCookieJarIsNotWrittenThroughALinkedLock() throws {
+        let jar = try folder("xhr-jar") + "/jar.txt"
+        let target = try folder("victim") + "/made-by-the-lock"
+        try plant(jar + ".lock", to: target)
+        let name = "jar\(UUID().uuidString.prefix(8).lowercased())"
+        let set = "set_cookie=" + "\(name)=v; Path=/".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let result = try XHRToolTests.run(TestEnvironment.builtProduct("xhr"), ["-s", "-c", jar, try env.httpURL + "/echo?" + set])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!exists(target))
+        #expect(regularFile(jar) == (true, 0o600))
+        #expect(contents(jar)?.contains("\t\(name)\tv") == true)
+    }
+
     // MARK: Token file
 
     /// The token file's temporary file (`<file>.tmp-<pid>`) and `.lock`: the access token went
