@@ -6,9 +6,23 @@ import Glibc
 /// only the user can enter, and are never written through a planted symbolic link.
 package enum PrivateFiles {
     /// The directory part of `path` ("." for a bare name).
-    static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
+    static func parent(of path: String) -> String { split(path).folder }
+
+    /// The last component of `path`.
+    package static func name(of path: String) -> String { split(path).name }
+
+    /// `path` cut at its last "/", on its bytes and through C strings (as
+    /// ``makeParentDirectories(of:)``, for the same reason: no generic String code).
+    private static func split(_ path: String) -> (folder: String, name: String) {
+        var bytes = Array(path.utf8CString)  // NUL-terminated
+        let slash = CChar(UInt8(ascii: "/"))
+        guard let cut = bytes.lastIndex(of: slash) else { return (".", path) }
+        return bytes.withUnsafeMutableBufferPointer { buffer in
+            let name = String(cString: buffer.baseAddress! + cut + 1)
+            if cut == 0 { return ("/", name) }
+            buffer[cut] = 0
+            return (String(cString: buffer.baseAddress!), name)
+        }
     }
 
     /// Creates the directories above `path` that do not exist, with mode 0700.
@@ -117,12 +131,6 @@ extension PrivateFiles {
 /// folder the library makes inside another one is opened with `O_NOFOLLOW` too. The folders
 /// of a path the caller gave are the caller's choice, and followed.
 extension PrivateFiles {
-    /// The last component of `path`.
-    package static func name(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
-    }
-
     /// The folder of `path` opened (made first with the folders above it, mode 0700, when
     /// `creating`): a descriptor for the calls below, which the caller closes.
     package static func openFolder(of path: String, creating: Bool) throws(Failure) -> Int32 {
