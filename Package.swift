@@ -28,12 +28,12 @@ let package = Package(
         // The small C shim over libcurl and libkrb5: typed setopt/getinfo wrappers, the
         // constants Swift cannot import (function-like macros such as CURLAUTH_*), the
         // header-line recorder libcurl calls for every header line, the futex word the library's
-        // threads sleep on (a system call Swift cannot make: syscall is variadic), and the
-        // Kerberos ticket code.
+        // threads sleep on (a system call Swift cannot make: syscall is variadic), the Kerberos
+        // ticket code, and the public suffix list (libpsl) for cookies set through the API.
         .target(
             name: "CCurlShim",
             path: "CSupport/CCurlShim",
-            linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("krb5"), .linkedLibrary("gssapi_krb5")]
+            linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("krb5"), .linkedLibrary("gssapi_krb5"), .linkedLibrary("psl")]
         ),
         // SQLite (the system's libsqlite3), the HTTP cache's index: SQLITE_TRANSIENT, a macro
         // Swift cannot import, as two binding functions.

@@ -192,10 +192,10 @@ install_packages() {
 }
 
 if [ $skip_install -eq 0 ]; then
-  # libcurl, MIT Kerberos and SQLite headers to build CurlXHR; nginx for the server; gcc for
+  # libcurl, MIT Kerberos, SQLite, libpsl, zlib, brotli and zstd headers to build CurlXHR; nginx for the server; gcc for
   # the raw libcurl client; curl to check the server; valgrind for the callgrind modes.
   # openssl makes the TLS listener's certificates.
-  packages=(nginx libcurl4-openssl-dev libkrb5-dev libsqlite3-dev gcc binutils python3 curl util-linux coreutils openssl)
+  packages=(nginx libcurl4-openssl-dev libkrb5-dev libsqlite3-dev libpsl-dev zlib1g-dev libbrotli-dev libzstd-dev gcc binutils python3 curl util-linux coreutils openssl)
   case $mode in instructions|profile) packages+=(valgrind) ;; esac
   install_packages "${packages[@]}"
 fi

@@ -103,7 +103,8 @@ enum Cookies {
 
     /// Writes every cookie of the jar, session cookies too, to `path` (`-`: standard output)
     /// in the Netscape format, as curl's -c does at the end; the file is replaced whole
-    /// (mode 0600, under the store's lock). A failure is a warning, as with curl.
+    /// (mode 0600, under the store's lock; never through a planted link, as the library's own
+    /// store). A failure is a warning, as with curl.
     static func writeJar(to path: String, console: Console) {
         let lines = CookieStore.shared.allCookies().map(netscapeLine)
         let text = "# Netscape HTTP Cookie File\n# Written by xhr: every cookie of the jar, session cookies too.\n\n"
@@ -112,25 +113,19 @@ enum Cookies {
             try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
             return
         }
-        let lock = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if lock >= 0 {
-            while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
-        }
-        defer { if lock >= 0 { close(lock) } }
-        let temporary = "\(path).tmp-\(getpid())"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            return console.warn("could not write the cookies to \(path): \(String(cString: strerror(errno)))")
-        }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        do {
-            try handle.write(contentsOf: Data(text.utf8))
-            try handle.synchronize()
-            try handle.close()
-            guard rename(temporary, path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        // The folder must exist (curl's -c makes none); the lock and the file are under it.
+        do throws(PrivateFiles.Failure) {
+            let folder = try PrivateFiles.openFolder(of: path, creating: false)
+            defer { close(folder) }
+            let name = PrivateFiles.name(of: path)
+            let lock = (try? PrivateFiles.openFile(name + ".lock", in: folder, O_RDWR | O_CREAT)) ?? -1
+            if lock >= 0 {
+                while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
+            }
+            defer { if lock >= 0 { close(lock) } }
+            try PrivateFiles.replace(name, in: folder, with: Array(text.utf8))
         } catch {
-            unlink(temporary)
-            console.warn("could not write the cookies to \(path): \(error.localizedDescription)")
+            console.warn("could not write the cookies to \(path): \(error)")
         }
     }
 }

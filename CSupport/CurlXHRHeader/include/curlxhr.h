@@ -279,8 +279,8 @@ CXHR_EXTERN void cxhr_cookies_free(cxhr_cookie *_Nullable cookies, size_t count)
  * NULL cookie or name or domain, text that is not UTF-8 or holds control characters, an
  * empty name or one with '=', ';' or a space, ';' in the value, a domain with a leading dot
  * or a '/' or beginning with '#' or "Set-Cookie:" (which the store file would read as
- * something else), a path not beginning with '/', or a negative expiry. Names, domains and
- * paths are compared byte for byte.
+ * something else), a domain that is a public suffix ("com", "co.uk"), a path not beginning
+ * with '/', or a negative expiry. Names, domains and paths are compared byte for byte.
  */
 CXHR_EXTERN bool cxhr_cookies_set(const cxhr_cookie *_Nullable cookie);
 

@@ -5,7 +5,10 @@ import Glibc
 
 /// The cache's folder: an SQLite index (`index.sqlite`, in WAL mode so that processes sharing
 /// the folder read while one writes) of the stored responses' heads, and their bodies as files
-/// (`bodies/<name>`); the folder 0700, every file 0600.
+/// (`bodies/<name>`); the folder 0700, every file 0600. The folder and `bodies` are opened once
+/// and every file is reached through them (`openat`), never through a symbolic link planted in
+/// the folder: a `bodies` link is refused, the `changes` and index files are opened with
+/// `O_NOFOLLOW`, and bodies are made afresh (`O_EXCL`).
 ///
 /// Crash safety: a body is written to `bodies/<name>.part`, synced, then renamed to its name
 /// and its row inserted in one SQLite transaction (the rename inside it). A torn body never has
@@ -60,6 +63,9 @@ package final class CacheStore: @unchecked Sendable {
 
     package let folder: String
     package let maxBytes: Int64
+    /// The folder and its `bodies` folder, opened once.
+    private let folderDescriptor: Int32
+    private let bodies: Int32
     private let database: OpaquePointer
     /// One connection for the process: its statements are used one at a time, under this
     /// lock, which also guards `statements` and `pendingTouches`.
@@ -82,26 +88,32 @@ package final class CacheStore: @unchecked Sendable {
     package init(folder: String, maxBytes: Int64) throws(Failure) {
         self.folder = folder
         self.maxBytes = maxBytes
-        PrivateFiles.makeParentDirectories(of: folder + "/bodies/x")
-        _ = mkdir(folder, 0o700)
-        _ = mkdir(folder + "/bodies", 0o700)
-        var isDirectory = stat()
-        guard stat(folder + "/bodies", &isDirectory) == 0, (isDirectory.st_mode & S_IFMT) == S_IFDIR else {
-            throw Failure(description: "cannot make the cache folder \(folder): \(String(cString: strerror(errno)))")
+        do throws(PrivateFiles.Failure) {
+            folderDescriptor = try PrivateFiles.openFolder(folder, creating: true)
+        } catch {
+            throw Failure(description: "cannot make the cache folder \(folder): \(error)")
         }
-        changes = Self.mapChanges(folder)
+        do throws(PrivateFiles.Failure) {
+            bodies = try PrivateFiles.openFolder("bodies", in: folderDescriptor, creating: true)
+        } catch {
+            close(folderDescriptor)
+            throw Failure(description: "cannot make the cache folder \(folder)/bodies: \(error)")
+        }
+        changes = Self.mapChanges(folderDescriptor)
         let indexPath = folder + "/index.sqlite"
-        var opened = Self.openIndex(indexPath)
+        var opened = Self.openIndex(indexPath, in: folderDescriptor)
         if case .failure(let problem) = opened, problem.damaged {
             // Not a database, or a damaged one: what it indexed is only a cache. A new index
             // replaces it, and the bodies it named go as leftovers.
-            for suffix in ["", "-wal", "-shm"] { unlink(indexPath + suffix) }
-            opened = Self.openIndex(indexPath)
+            for suffix in ["", "-wal", "-shm"] { unlinkat(folderDescriptor, "index.sqlite" + suffix, 0) }
+            opened = Self.openIndex(indexPath, in: folderDescriptor)
         }
         switch opened {
         case .success(let handle): database = handle
         case .failure(let problem):
             if let changes { munmap(changes, 8) }
+            close(bodies)
+            close(folderDescriptor)
             throw Failure(description: "cannot set up the cache index \(indexPath): \(problem.text)")
         }
         removeLeftovers()
@@ -114,14 +126,19 @@ package final class CacheStore: @unchecked Sendable {
         let damaged: Bool
     }
 
-    /// Opens the index at `path` (made 0600 first, so its -wal and -shm files take that mode)
-    /// in WAL mode, with the table of this layout (``schemaVersion``; an index of another
-    /// layout is emptied, its bodies then leftovers).
-    private static func openIndex(_ path: String) -> Result<OpaquePointer, OpenProblem> {
-        let made = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if made >= 0 { close(made) }
+    /// Opens the index at `path` in `folder` (made 0600 first, so its -wal and -shm files take
+    /// that mode; neither that nor SQLite follows a link there) in WAL mode, with the table of
+    /// this layout (``schemaVersion``; an index of another layout is emptied, its bodies then
+    /// leftovers).
+    private static func openIndex(_ path: String, in folder: Int32) -> Result<OpaquePointer, OpenProblem> {
+        do throws(PrivateFiles.Failure) {
+            close(try PrivateFiles.openFile("index.sqlite", in: folder, O_RDWR | O_CREAT))
+        } catch {
+            return .failure(OpenProblem(text: error.description, damaged: false))
+        }
         var opened: OpaquePointer?
-        guard sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
+        guard sqlite3_open_v2(path, &opened, flags, nil) == SQLITE_OK,
               let handle = opened else {
             let text = opened.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close(opened)
@@ -167,6 +184,8 @@ package final class CacheStore: @unchecked Sendable {
         }
         sqlite3_close(database)
         if let changes { munmap(changes, 8) }
+        close(bodies)
+        close(folderDescriptor)
     }
 
     // MARK: Reading
@@ -197,8 +216,7 @@ package final class CacheStore: @unchecked Sendable {
     /// An entry's body opened for reading, or -1 when it is gone (another process evicted or
     /// replaced it) or not the size stored. An open body stays readable when removed.
     package func openBody(_ entry: Entry) -> Int32 {
-        let descriptor = open(bodyPath(entry), O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return -1 }
+        guard let descriptor = try? PrivateFiles.openFile(entry.bodyName, in: bodies, O_RDONLY) else { return -1 }
         var size = stat()
         guard fstat(descriptor, &size) == 0, Int64(size.st_size) == entry.bodySize else {
             close(descriptor)
@@ -222,10 +240,9 @@ package final class CacheStore: @unchecked Sendable {
         if let changes { cxhr_shared_counter_add(changes) }
     }
 
-    /// Maps the folder's change counter.
-    private static func mapChanges(_ folder: String) -> UnsafeMutablePointer<UInt64>? {
-        let descriptor = open(folder + "/changes", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return nil }
+    /// Maps the folder's change counter (nil for a link in its place: not followed).
+    private static func mapChanges(_ folder: Int32) -> UnsafeMutablePointer<UInt64>? {
+        guard let descriptor = try? PrivateFiles.openFile("changes", in: folder, O_RDWR | O_CREAT) else { return nil }
         defer { close(descriptor) }
         var size = stat()
         guard fstat(descriptor, &size) == 0, size.st_size >= 8 || ftruncate(descriptor, 4096) == 0,
@@ -268,9 +285,11 @@ package final class CacheStore: @unchecked Sendable {
             let digits = String(word, radix: 16)
             return String(repeating: "0", count: 16 - digits.count) + digits
         }.joined()
-        let descriptor = open(folder + "/bodies/" + name + ".part", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw Failure(description: "cannot write in the cache folder \(folder): \(String(cString: strerror(errno)))")
+        let descriptor: Int32
+        do throws(PrivateFiles.Failure) {
+            descriptor = try PrivateFiles.openFile(name + ".part", in: bodies, O_WRONLY | O_CREAT | O_EXCL)
+        } catch {
+            throw Failure(description: "cannot write in the cache folder \(folder): \(error)")
         }
         _ = flock(descriptor, LOCK_EX)
         return BodyFile(name: name, descriptor: descriptor)
@@ -278,7 +297,7 @@ package final class CacheStore: @unchecked Sendable {
 
     /// Gives up a body being written.
     package func discard(_ body: BodyFile) {
-        unlink(folder + "/bodies/" + body.name + ".part")
+        unlinkat(bodies, body.name + ".part", 0)
         close(body.descriptor)
     }
 
@@ -287,7 +306,6 @@ package final class CacheStore: @unchecked Sendable {
     /// used entries beyond the size cap. The entry as stored, or why not (then the body is gone).
     @discardableResult
     package func store(_ entry: Entry, body: BodyFile, now: Double) throws(Failure) -> Entry {
-        let partPath = folder + "/bodies/" + body.name + ".part"
         var size = stat()
         let synced = fsync(body.descriptor) == 0 && fstat(body.descriptor, &size) == 0
         guard synced else {
@@ -304,7 +322,7 @@ package final class CacheStore: @unchecked Sendable {
                                  [.text(entry.key), .text(Self.encodeNames(entry.varyNames)), .text(Self.encodeValues(entry.varyValues))]) {
                 ($0.int(0), $0.text(1))
             }
-            guard rename(partPath, folder + "/bodies/" + body.name) == 0 else {
+            guard renameat(bodies, body.name + ".part", bodies, body.name) == 0 else {
                 let failure = Failure(description: "cannot store a body in the cache folder \(folder): \(String(cString: strerror(errno)))")
                 _ = execute("ROLLBACK")
                 return .failure(failure)
@@ -322,12 +340,12 @@ package final class CacheStore: @unchecked Sendable {
             guard inserted, execute("COMMIT") else {
                 let failure = lastFailure("store an entry")
                 _ = execute("ROLLBACK")
-                unlink(folder + "/bodies/" + body.name)
+                unlinkat(bodies, body.name, 0)
                 return .failure(failure)
             }
             stored.id = sqlite3_last_insert_rowid(database)
             changed()
-            for (_, name) in replaced { unlink(folder + "/bodies/" + name) }
+            for (_, name) in replaced { unlinkat(bodies, name, 0) }
             evictBeyondCap()
             return .success(stored)
         }
@@ -353,7 +371,7 @@ package final class CacheStore: @unchecked Sendable {
             let names = query("SELECT body_name FROM entries WHERE key = ?", [.text(key)]) { $0.text(0) }
             _ = run("DELETE FROM entries WHERE key = ?", [.text(key)])
             if execute("COMMIT") {
-                for name in names { unlink(folder + "/bodies/" + name) }
+                for name in names { unlinkat(bodies, name, 0) }
             } else {
                 _ = execute("ROLLBACK")
             }
@@ -388,7 +406,7 @@ package final class CacheStore: @unchecked Sendable {
             total -= bytes
         }
         if execute("COMMIT") {
-            for name in removed { unlink(folder + "/bodies/" + name) }
+            for name in removed { unlinkat(bodies, name, 0) }
         } else {
             _ = execute("ROLLBACK")
         }
@@ -401,28 +419,31 @@ package final class CacheStore: @unchecked Sendable {
             guard execute("BEGIN IMMEDIATE") else { return }
             let known = Set(query("SELECT body_name FROM entries", []) { $0.text(0) })
             var present = Set<String>()
-            if let directory = opendir(folder + "/bodies") {
+            // A descriptor of its own for the listing (one with its own offset).
+            let listing = openat(bodies, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if listing >= 0, let directory = fdopendir(listing) {
                 while let item = readdir(directory) {
                     let name = withUnsafeBytes(of: item.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
                     if name == "." || name == ".." { continue }
-                    let path = folder + "/bodies/" + name
                     if name.hasSuffix(".part") {
                         // A writer locks its .part just after making it: an empty one made
                         // in the last 10 s may be one about to be locked.
-                        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+                        let descriptor = openat(bodies, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
                         var size = stat()
                         if descriptor >= 0, fstat(descriptor, &size) == 0,
                            size.st_size > 0 || time(nil) - size.st_mtim.tv_sec > 10 {
-                            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { unlink(path) }
+                            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { unlinkat(bodies, name, 0) }
                         }
                         if descriptor >= 0 { close(descriptor) }
                     } else if known.contains(name) {
                         present.insert(name)
                     } else {
-                        unlink(path)
+                        unlinkat(bodies, name, 0)
                     }
                 }
                 closedir(directory)
+            } else if listing >= 0 {
+                close(listing)
             }
             for name in known.subtracting(present) { _ = run("DELETE FROM entries WHERE body_name = ?", [.text(name)]) }
             if !execute("COMMIT") { _ = execute("ROLLBACK") }

@@ -1,3 +1,5 @@
+import CCurlShim
+
 /// One cookie of the jar, as libcurl's cookie engine holds it.
 public struct Cookie: Sendable, Hashable {
     /// The cookie's name.
@@ -100,6 +102,8 @@ public struct Cookie: Sendable, Hashable {
             || domain.utf8.prefix(11).elementsEqual("set-cookie:".utf8, by: { $0 | 0x20 == $1 | 0x20 }) {
             return "'\(domain)' is not a cookie domain"
         }
+        // As libcurl's jar refuses it from a response (libpsl, the same list).
+        if cxhr_is_public_suffix(domain) { return "'\(domain)' is a public suffix: the cookie would go to every site under it" }
         if path.utf8.first != UInt8(ascii: "/") { return "a cookie path must start with '/'" }
         return nil
     }

@@ -90,7 +90,8 @@ public final class CookieStore: Sendable {
     /// Adds a cookie, or replaces the one with the same domain, path and name. A persistent
     /// cookie is on disk when this returns.
     /// - Returns: `false` for a cookie that could not be sent as given (control characters,
-    ///   `;` in the value, an empty or malformed name, domain or path).
+    ///   `;` in the value, an empty or malformed name, domain or path), or whose domain is a
+    ///   public suffix ("com", "co.uk": refused as the jar refuses it from a response).
     @discardableResult
     public func setCookie(_ cookie: Cookie) -> Bool {
         guard cookie.problem == nil else { return false }

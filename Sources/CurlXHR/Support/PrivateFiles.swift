@@ -2,13 +2,27 @@
 import Glibc
 #endif
 
-/// The library's own files (ticket cache, cookie store) live in directories only the user
-/// can enter.
+/// The library's own files (ticket cache, cookie store, token file, cache) live in directories
+/// only the user can enter, and are never written through a planted symbolic link.
 package enum PrivateFiles {
     /// The directory part of `path` ("." for a bare name).
-    static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
+    static func parent(of path: String) -> String { split(path).folder }
+
+    /// The last component of `path`.
+    package static func name(of path: String) -> String { split(path).name }
+
+    /// `path` cut at its last "/", on its bytes and through C strings (as
+    /// ``makeParentDirectories(of:)``, for the same reason: no generic String code).
+    private static func split(_ path: String) -> (folder: String, name: String) {
+        var bytes = Array(path.utf8CString)  // NUL-terminated
+        let slash = CChar(UInt8(ascii: "/"))
+        guard let cut = bytes.lastIndex(of: slash) else { return (".", path) }
+        return bytes.withUnsafeMutableBufferPointer { buffer in
+            let name = String(cString: buffer.baseAddress! + cut + 1)
+            if cut == 0 { return ("/", name) }
+            buffer[cut] = 0
+            return (String(cString: buffer.baseAddress!), name)
+        }
     }
 
     /// Creates the directories above `path` that do not exist, with mode 0700.
@@ -40,14 +54,21 @@ extension PrivateFiles {
     package struct Failure: Error, CustomStringConvertible {
         package let code: Int32
         package init(_ code: Int32) { self.code = code }
-        package var description: String { String(cString: strerror(code)) }
+        package var description: String {
+            // O_NOFOLLOW's answer for a link where a file of the library's should be.
+            code == ELOOP ? "a symbolic link, not followed" : String(cString: strerror(code))
+        }
     }
 
     /// Runs `work` holding an exclusive lock on `<path>.lock` (made with mode 0600 if need be),
-    /// a file that outlives the renames of `path`: processes sharing `path` take turns.
+    /// a file that outlives the renames of `path`: processes sharing `path` take turns. A link
+    /// planted as the `.lock` is not followed: `work` then runs without the lock.
     package static func withLock<Value>(on path: String, _ work: () throws -> Value) rethrows -> Value {
-        makeParentDirectories(of: path)
-        let descriptor = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        var descriptor: Int32 = -1
+        if let folder = try? openFolder(of: path, creating: true) {
+            descriptor = (try? openFile(name(of: path) + ".lock", in: folder, O_RDWR | O_CREAT)) ?? -1
+            _ = close(folder)
+        }
         if descriptor >= 0 {
             while flock(descriptor, LOCK_EX) != 0 && errno == EINTR {}
         }
@@ -55,10 +76,11 @@ extension PrivateFiles {
         return try work()
     }
 
-    /// The whole content of `path`; a missing file throws `ENOENT`.
+    /// The whole content of `path`; a missing file throws `ENOENT`, a symbolic link `ELOOP`.
     package static func contents(of path: String) throws(Failure) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw Failure(errno) }
+        let folder = try openFolder(of: path, creating: false)
+        defer { _ = close(folder) }
+        let descriptor = try openFile(name(of: path), in: folder, O_RDONLY)
         defer { _ = close(descriptor) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
@@ -71,14 +93,131 @@ extension PrivateFiles {
         }
     }
 
-    /// Replaces `path` with `bytes` atomically, mode 0600: a temporary file beside it, synced,
-    /// renamed over `path`, and the directory synced. A failure leaves `path` as it was.
+    /// Replaces `path` with `bytes` atomically, mode 0600 (``replace(_:in:with:mode:)`` in
+    /// its folder, made first if need be).
     package static func replace(_ path: String, with bytes: [UInt8]) throws(Failure) {
-        makeParentDirectories(of: path)
-        let temporary = "\(path).tmp-\(getpid())"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let folder = try openFolder(of: path, creating: true)
+        defer { _ = close(folder) }
+        try replace(name(of: path), in: folder, with: bytes)
+    }
+
+    /// Removes `path` (a missing file is no failure; a link is removed, not followed) and
+    /// syncs its folder, so the removal survives a crash.
+    package static func remove(_ path: String) throws(Failure) {
+        let folder: Int32
+        do {
+            folder = try openFolder(of: path, creating: false)
+        } catch {
+            if error.code == ENOENT { return }
+            throw error
+        }
+        defer { _ = close(folder) }
+        guard unlinkat(folder, name(of: path), 0) == 0 || errno == ENOENT else { throw Failure(errno) }
+        _ = fsync(folder)
+    }
+
+    /// One line on standard error, for a store that cannot tell a caller (requests go on).
+    package static func log(_ text: String) {
+        let line = Array("CurlXHR: \(text)\n".utf8)
+        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    }
+}
+
+// MARK: Files under an opened folder
+
+/// Every file of the library's is reached through its folder, opened once (`openat` and its
+/// kin), and never through a symbolic link someone planted where the file goes: files opened
+/// in place take `O_NOFOLLOW`, temporary files are new ones (`O_EXCL`, a random name), and a
+/// folder the library makes inside another one is opened with `O_NOFOLLOW` too. The folders
+/// of a path the caller gave are the caller's choice, and followed.
+extension PrivateFiles {
+    /// The folder of `path` opened (made first with the folders above it, mode 0700, when
+    /// `creating`): a descriptor for the calls below, which the caller closes.
+    package static func openFolder(of path: String, creating: Bool) throws(Failure) -> Int32 {
+        if creating { makeParentDirectories(of: path) }
+        return try openFolder(parent(of: path), creating: false)
+    }
+
+    /// The folder `path` opened (made first with the folders above it, mode 0700, when
+    /// `creating`); the caller closes it.
+    package static func openFolder(_ path: String, creating: Bool) throws(Failure) -> Int32 {
+        if creating {
+            makeParentDirectories(of: path)
+            _ = mkdir(path, 0o700)
+        }
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw Failure(errno) }
-        let written = bytes.withUnsafeBytes { buffer -> Bool in
+        return descriptor
+    }
+
+    /// The folder `name` inside `folder` opened (made first, mode 0700, when `creating`); a
+    /// symbolic link there is refused (`ELOOP`), not followed. The caller closes it.
+    package static func openFolder(_ name: String, in folder: Int32, creating: Bool) throws(Failure) -> Int32 {
+        if creating { _ = mkdirat(folder, name, 0o700) }
+        let descriptor = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            // O_DIRECTORY answers a link with ENOTDIR: say it is a link.
+            let code = errno
+            var info = stat()
+            let isLink = code == ENOTDIR && fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+            throw Failure(isLink ? ELOOP : code)
+        }
+        return descriptor
+    }
+
+    /// `name` in `folder` opened with `flags` (made with `mode` when they hold `O_CREAT`),
+    /// never through a symbolic link: a link there fails with `ELOOP`. The caller closes it.
+    package static func openFile(_ name: String, in folder: Int32, _ flags: Int32, mode: mode_t = 0o600) throws(Failure) -> Int32 {
+        while true {
+            let descriptor = openat(folder, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+            if descriptor >= 0 { return descriptor }
+            if errno != EINTR { throw Failure(errno) }
+        }
+    }
+
+    /// A new, empty file `name` in `folder`, opened for writing: whatever was there is removed
+    /// first (a planted link included, never followed) and the file is made afresh (`O_EXCL`),
+    /// so that a link planted again meanwhile fails with `EEXIST`. The caller closes it.
+    package static func makeFile(_ name: String, in folder: Int32, mode: mode_t = 0o600) throws(Failure) -> Int32 {
+        _ = unlinkat(folder, name, 0)
+        return try openFile(name, in: folder, O_WRONLY | O_CREAT | O_EXCL, mode: mode)
+    }
+
+    /// A new file beside `name` in `folder` to write and then rename over it: `<name>.tmp-`
+    /// and 16 random hexadecimal digits, made afresh (`O_EXCL`), so that nothing planted under
+    /// a name known in advance is written through or reused. The caller closes it.
+    package static func makeTemporary(for name: String, in folder: Int32, mode: mode_t = 0o600) throws(Failure) -> (name: String, descriptor: Int32) {
+        var random = SystemRandomNumberGenerator()
+        while true {
+            let digits = String(random.next() as UInt64, radix: 16)
+            let temporary = name + ".tmp-" + String(repeating: "0", count: 16 - digits.count) + digits
+            do {
+                return (temporary, try openFile(temporary, in: folder, O_WRONLY | O_CREAT | O_EXCL, mode: mode))
+            } catch let failure where failure.code == EEXIST {
+                continue  // taken: another name
+            }
+        }
+    }
+
+    /// Replaces `name` in `folder` with `bytes` atomically: a temporary file beside it
+    /// (``makeTemporary(for:in:mode:)``), synced, renamed over `name`, and the folder synced.
+    /// A failure leaves `name` as it was.
+    package static func replace(_ name: String, in folder: Int32, with bytes: [UInt8], mode: mode_t = 0o600) throws(Failure) {
+        let (temporary, descriptor) = try makeTemporary(for: name, in: folder, mode: mode)
+        let synced = writeAll(bytes, to: descriptor) && fsync(descriptor) == 0
+        let error = errno
+        _ = close(descriptor)
+        guard synced, renameat(folder, temporary, folder, name) == 0 else {
+            let failure = synced ? errno : error
+            _ = unlinkat(folder, temporary, 0)
+            throw Failure(failure)
+        }
+        _ = fsync(folder)
+    }
+
+    /// Writes all of `bytes` to `descriptor`; whether it could (`errno` says why not).
+    static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
+        bytes.withUnsafeBytes { buffer -> Bool in
             var offset = 0
             while offset < buffer.count {
                 let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
@@ -87,36 +226,6 @@ extension PrivateFiles {
                 offset += count
             }
             return true
-        }
-        let synced = written && fsync(descriptor) == 0
-        let error = errno
-        _ = close(descriptor)
-        guard synced, rename(temporary, path) == 0 else {
-            let failure = synced ? errno : error
-            unlink(temporary)
-            throw Failure(failure)
-        }
-        syncDirectory(of: path)
-    }
-
-    /// Removes `path` (a missing file is no failure) and syncs its directory, so the removal
-    /// survives a crash.
-    package static func remove(_ path: String) throws(Failure) {
-        guard unlink(path) == 0 || errno == ENOENT else { throw Failure(errno) }
-        syncDirectory(of: path)
-    }
-
-    /// One line on standard error, for a store that cannot tell a caller (requests go on).
-    package static func log(_ text: String) {
-        let line = Array("CurlXHR: \(text)\n".utf8)
-        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-    }
-
-    private static func syncDirectory(of path: String) {
-        let descriptor = open(parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if descriptor >= 0 {
-            _ = fsync(descriptor)
-            _ = close(descriptor)
         }
     }
 }

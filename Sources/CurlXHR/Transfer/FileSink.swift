@@ -11,6 +11,12 @@ import Glibc
 /// `Range: bytes=<size of the .part>-` with `If-Range: <validator>`. A 206 whose range starts
 /// there is appended; a 200 (the file changed) starts the `.part` over; any other 206 is
 /// refused, so no file is ever made of two versions.
+///
+/// The `.part` and its validator are reached through their folder, opened once for the
+/// response (`PrivateFiles`), and never through a symbolic link planted in their place: a new
+/// `.part` or validator replaces what was there, a `.part` to continue must be a file of its
+/// own (a link is no `.part`: the download starts over), and an appended `.part` is opened
+/// with `O_NOFOLLOW`.
 struct FileSink: TransferSink {
     /// The request's setting: the file and whether to resume it.
     struct Setting: Sendable, Equatable {
@@ -19,6 +25,10 @@ struct FileSink: TransferSink {
 
         var partPath: String { path + ".part" }
         var validatorPath: String { path + ".part.validator" }
+        /// The names in the folder of `path`.
+        var name: String { PrivateFiles.name(of: path) }
+        var partName: String { name + ".part" }
+        var validatorName: String { name + ".part.validator" }
 
         /// Why the body cannot go to `path`, or nil: its folder must exist and be writable,
         /// and `path` must not be a folder.
@@ -75,6 +85,8 @@ struct FileSink: TransferSink {
     /// The validator sent with `If-Range` (nil: none).
     let validator: String?
     private var descriptor: Int32 = -1
+    /// The folder of the file, open while the `.part` is.
+    private var folder: Int32 = -1
     /// The current response's body goes to the file.
     private(set) var isActive = false
     /// Why writing failed (the transfer fails with it).
@@ -85,7 +97,8 @@ struct FileSink: TransferSink {
         self.setting = setting
         var info = stat()
         let validator = setting.resume ? Self.readValidator(setting.validatorPath) : nil
-        if let validator, stat(setting.partPath, &info) == 0, info.st_size > 0 {
+        // lstat: a link is no .part (its target's size is not what was received).
+        if let validator, lstat(setting.partPath, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size > 0 {
             resumeOffset = Int64(info.st_size)
             self.validator = validator
         } else {
@@ -116,9 +129,14 @@ struct FileSink: TransferSink {
             failure = text
             return
         case .file(let append):
-            descriptor = open(setting.partPath, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0o644)
-            guard descriptor >= 0 else {
-                failure = "cannot write '\(setting.partPath)': \(String(cString: strerror(errno)))"
+            do throws(PrivateFiles.Failure) {
+                folder = try PrivateFiles.openFolder(of: setting.path, creating: false)
+                descriptor = append
+                    ? try PrivateFiles.openFile(setting.partName, in: folder, O_WRONLY | O_APPEND)
+                    : try PrivateFiles.makeFile(setting.partName, in: folder, mode: 0o644)
+            } catch {
+                closeFile()
+                failure = "cannot write '\(setting.partPath)': \(error)"
                 return
             }
             isActive = true
@@ -154,13 +172,14 @@ struct FileSink: TransferSink {
         isActive = false
         let closed = Glibc.close(descriptor) == 0
         descriptor = -1
+        defer { closeFile() }
         guard closed, failure == nil else {
             return failure ?? "cannot write '\(setting.partPath)': \(String(cString: strerror(errno)))"
         }
-        guard rename(setting.partPath, setting.path) == 0 else {
+        guard renameat(folder, setting.partName, folder, setting.name) == 0 else {
             return "cannot rename '\(setting.partPath)' to '\(setting.path)': \(String(cString: strerror(errno)))"
         }
-        unlink(setting.validatorPath)
+        _ = unlinkat(folder, setting.validatorName, 0)
         return nil
     }
 
@@ -183,23 +202,24 @@ struct FileSink: TransferSink {
     private mutating func closeFile() {
         if descriptor >= 0 { _ = Glibc.close(descriptor) }
         descriptor = -1
+        if folder >= 0 { _ = Glibc.close(folder) }
+        folder = -1
     }
 
     /// Keeps the response's validator beside the `.part` (or removes a stale one).
+    /// A validator that cannot be kept only costs a later resume.
     private func saveValidator(_ validator: String?) {
         guard let validator else {
-            unlink(setting.validatorPath)
+            _ = unlinkat(folder, setting.validatorName, 0)
             return
         }
-        let file = open(setting.validatorPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard file >= 0 else { return }
-        let line = Array((validator + "\n").utf8)
-        _ = line.withUnsafeBytes { Glibc.write(file, $0.baseAddress, $0.count) }
+        guard let file = try? PrivateFiles.makeFile(setting.validatorName, in: folder, mode: 0o644) else { return }
+        _ = PrivateFiles.writeAll(Array((validator + "\n").utf8), to: file)
         _ = Glibc.close(file)
     }
 
     private static func readValidator(_ path: String) -> String? {
-        let file = open(path, O_RDONLY | O_CLOEXEC)
+        let file = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard file >= 0 else { return nil }
         defer { _ = Glibc.close(file) }
         var bytes = [UInt8](repeating: 0, count: 1024)
