@@ -60,13 +60,13 @@ build=$(cd "$build" && pwd)
 sanitize=(-sanitize=fuzzer,address)
 cflags=(-g -O1 -fsanitize=fuzzer-no-link,address -Wall -Wextra -Werror)
 swiftflags=(-swift-version 6 -g -O -parse-as-library "${sanitize[@]}")
-libs=(-lcurl -lkrb5 -lgssapi_krb5 -lsqlite3)
+libs=(-lcurl -lkrb5 -lgssapi_krb5 -lsqlite3 -lpsl -lz -lbrotlidec -lzstd)
 build_started=$SECONDS
 
 echo "== building the fuzz targets in $build"
 mkdir -p "$build/obj" "$build/bin"
 modules=(-I "$build/obj")
-for module in CCurlShim CSQLite CurlXHRHeader; do
+for module in CCurlShim CSQLite CDecode CurlXHRHeader; do
   mkdir -p "$build/modules/$module"
   printf 'module %s {\n  umbrella "%s/CSupport/%s/include"\n  export *\n}\n' "$module" "$root" "$module" \
     >"$build/modules/$module/module.modulemap"
@@ -75,7 +75,7 @@ done
 
 # The C shims, instrumented for coverage.
 shim=()
-for source in CSupport/CCurlShim/*.c CSupport/CSQLite/*.c; do
+for source in CSupport/CCurlShim/*.c CSupport/CSQLite/*.c CSupport/CDecode/*.c; do
   object="$build/obj/shim-$(basename "$source" .c).o"
   "$clang" "${cflags[@]}" -I "$(dirname "$source")/include" -c "$source" -o "$object"
   shim+=("$object")

@@ -16,7 +16,12 @@
 // - a URL parseURL accepts is http or https with a host, has no control character or space
 //   (nothing that could split the request line), names a user only with an "@", and still
 //   parses once open() percent-encodes it;
-// - a proxy ProxySetting.problem accepts has a port from 1 to 65535 and a URL that parses.
+// - a proxy ProxySetting.problem accepts has a port from 1 to 65535 and a URL that parses;
+// - a URL parseURL accepts has no backslash in its authority; a method methodProblem accepts
+//   is not CONNECT, TRACE or TRACK in any case;
+// - credentials Credentials.parse accepts hold no CR, LF or NUL, in the user or the password;
+// - escaped leaves no control character (C0, DEL, C1, U+2028, U+2029) and changes a text
+//   without them not at all.
 @testable import CurlXHR
 
 private func check(_ condition: Bool, _ message: @autoclosure () -> String) {
@@ -70,10 +75,10 @@ private func authorityEnd(_ bytes: [UInt8]) -> Int {
 
 private func checkURL(_ url: String) {
     let bytes = Array(url.utf8)
+    let end = authorityEnd(bytes)
     let encoded = MessageValidation.percentEncodingNonASCII(url)
     let encodedBytes = Array(encoded.utf8)
     if bytes.allSatisfy({ $0 < 0x80 }) { check(encoded == url, "an ASCII URL changed") }
-    let end = authorityEnd(bytes)
     check(encodedBytes.prefix(end).elementsEqual(bytes.prefix(end)), "the authority changed")
     check(encodedBytes.dropFirst(end).allSatisfy { $0 < 0x80 }, "\(encoded.debugDescription) has raw bytes after its authority")
     check(decodingHighEscapes(encodedBytes) == decodingHighEscapes(bytes), "\(encoded.debugDescription) is not \(url.debugDescription) escaped")
@@ -85,6 +90,7 @@ private func checkURL(_ url: String) {
         let hasUser = parsed.hasUser
         check(!bytes.contains { $0 <= 0x20 || $0 == 0x7F }, "\(url.debugDescription) passes with a control character or space")
         check(!hasUser || bytes.contains(0x40), "\(url.debugDescription) names a user without an @")
+        check(!bytes.prefix(end).contains(0x5C), "\(url.debugDescription) passes with a backslash in its authority")
         guard let parts = URLParts(url) else { fatalError("property violated: \(url.debugDescription) passes, URLParts refuses it") }
         check(parts.scheme == "http" || parts.scheme == "https", "scheme \(parts.scheme)")
         check(!parts.host.isEmpty, "\(url.debugDescription) passes without a host")
@@ -104,6 +110,8 @@ private func checkMethod(_ method: String) {
     check((normalized == nil) == !isToken, "normalizedMethod(\(method.debugDescription)) = \(normalized.debugDescription)")
     guard let normalized else { return }
     let upper = asciiUppercased(method)
+    check((MessageValidation.methodProblem(normalized) == nil) == !["CONNECT", "TRACE", "TRACK"].contains(upper),
+          "methodProblem(\(method.debugDescription))")
     let expected = ["GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS"].contains(upper) ? upper : method
     check(normalized == expected, "normalizedMethod(\(method.debugDescription)) = \(normalized.debugDescription)")
 }
@@ -136,6 +144,23 @@ private func checkHeader(_ name: String, _ value: String, _ other: String) {
           "a repeated header")
 }
 
+private func checkCredentials(_ user: String, _ password: String) {
+    let splits: (String) -> Bool = { $0.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 } }
+    for auth in ["BASIC", "DIGEST", "NTLM", "NEGOTIATE"] {
+        guard case .success((_, let credentials?)) = Credentials.parse(user: user, password: password, auth: auth) else { continue }
+        check(!splits(credentials.user) && !splits(credentials.password), "credentials \(user.debugDescription) pass for \(auth)")
+    }
+}
+
+private func checkEscaped(_ text: String) {
+    let escaped = MessageValidation.escaped(text)
+    check(!escaped.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029 },
+          "escaped(\(text.debugDescription)) keeps a control character")
+    if !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029 }) {
+        check(escaped == text, "escaped changed \(text.debugDescription)")
+    }
+}
+
 private func checkProxy(_ host: String, _ port: Int) {
     guard ProxySetting.problem(host: host, port: port) == nil else { return }
     check((1...65535).contains(port), "proxy port \(port) passes")
@@ -156,5 +181,7 @@ public func fuzzValidation(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 
     checkHeader(first, second, third)
     checkHeader(second, first, third)
     checkProxy(first, port * 2 - 1)
+    checkCredentials(first, second)
+    checkEscaped(first)
     return 0
 }
