@@ -102,16 +102,22 @@ package enum MessageValidation {
     /// or nil: a backslash there, which libcurl reads as part of a user name or password
     /// (`http://a.example\@b.example/` goes to b.example) where a browser reads a path.
     static func authorityProblem(_ url: String) -> String? {
-        let bytes = Array(url.utf8)
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[(colon + 1)...].starts(with: "//".utf8) else { return nil }
-        var index = colon + 3
-        while index < bytes.count, !"/?#".utf8.contains(bytes[index]) {
-            if bytes[index] == UInt8(ascii: "\\") {
-                return "the URL '\(escaped(url))' has a backslash in its authority (its host, port, user or password)"
-            }
-            index += 1
+        var url = url
+        let backslash = url.withUTF8 { bytes in bytes[authority(of: bytes)].contains(UInt8(ascii: "\\")) }
+        guard backslash else { return nil }
+        return "the URL '\(escaped(url))' has a backslash in its authority (its host, port, user or password)"
+    }
+
+    /// Where the authority of a URL's bytes is: from "//" after the scheme to the first "/",
+    /// "?" or "#" (empty, at 0, without one).
+    private static func authority(of bytes: UnsafeBufferPointer<UInt8>) -> Range<Int> {
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon + 2 < bytes.count,
+              bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") else { return 0..<0 }
+        var end = colon + 3
+        while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") {
+            end += 1
         }
-        return nil
+        return (colon + 3)..<end
     }
 
     /// Whether every UTF-8 byte of `text` satisfies `predicate`: over the string's own
@@ -150,12 +156,8 @@ package enum MessageValidation {
         var encoded: [UInt8] = []
         encoded.reserveCapacity(url.utf8.count * 3)
         let bytes = Array(url.utf8)
-        // The authority runs from "//" to the first '/', '?' or '#' after it.
-        var index = 0
-        if let scheme = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[(scheme + 1)...].starts(with: "//".utf8) {
-            index = scheme + 3
-            while index < bytes.count, !"/?#".utf8.contains(bytes[index]) { index += 1 }
-        }
+        // The authority is kept as given.
+        let index = bytes.withUnsafeBufferPointer { authority(of: $0).upperBound }
         encoded.append(contentsOf: bytes[..<index])
         let hex = Array("0123456789ABCDEF".utf8)
         for byte in bytes[index...] {
