@@ -16,6 +16,9 @@ absent), so tests running at the same time each count only their own requests.
                            their requests started], "client_ports": [distinct client ports, in
                            order], "http_versions": [distinct HTTP versions, in order]}
     GET or POST /reset     forgets all of that: {"reset": true}
+    GET /trailers?n=N      N bytes of "x" in two pieces, then the trailer fields X-Checksum: abc and
+                           X-Count: N (HTTP/2 only; hypercorn sends trailers only to a request
+                           with "TE: trailers")
     anything else          404
 """
 import asyncio
@@ -88,6 +91,13 @@ async def app(scope, receive, send):
         await slow(scope, send, query)
     elif path == "/stats" and method == "GET":
         await send_json(send, 200, group(query))
+    elif path == "/trailers" and method == "GET" and "http.response.trailers" in scope.get("extensions", {}):
+        n = int(query.get("n", ["100"])[0])
+        await send({"type": "http.response.start", "status": 200, "trailers": True,
+                    "headers": [(b"content-type", b"text/plain"), (b"trailer", b"X-Checksum, X-Count")]})
+        await send({"type": "http.response.body", "body": b"x" * (n // 2), "more_body": True})
+        await send({"type": "http.response.body", "body": b"x" * (n - n // 2)})
+        await send({"type": "http.response.trailers", "headers": [(b"x-checksum", b"abc"), (b"x-count", str(n).encode())]})
     elif path == "/reset" and method in ("GET", "POST"):
         groups[query.get("group", [""])[0]] = fresh()
         await send_json(send, 200, {"reset": True})

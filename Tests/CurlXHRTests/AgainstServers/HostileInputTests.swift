@@ -52,6 +52,20 @@ import Testing
         #expect(atDone.withLock { $0 } == ["10"])
     }
 
+    @Test func http2TrailersAreReadableToo() throws {
+        let environment = try TestEnvironment.get()
+        let (request, body) = fetchSync("GET", try environment.slowH2URL + "/trailers?n=20000") {
+            $0.setCACertificateFile(try! environment.caFile)
+            $0.setRequestHeader("TE", value: "trailers")
+        }
+        #expect(request.getStatus() == 200, "\(request.getStatusText() ?? "")")
+        #expect(request.getMetrics().httpVersion == "HTTP/2")
+        #expect(body == Data(repeating: UInt8(ascii: "x"), count: 20000))
+        #expect(request.getResponseTrailer("X-Checksum") == "abc")
+        #expect(request.getResponseTrailer("X-Count") == "20000")
+        #expect(request.getResponseHeader("X-Checksum") == nil)
+    }
+
     @Test func anAsyncResponseWithTrailersEndsNormally() async throws {
         let request = HttpRequest()
         #expect(request.open("GET", url: try env.faultURL + "/trailers?n=70000"))
