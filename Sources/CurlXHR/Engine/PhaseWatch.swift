@@ -51,8 +51,8 @@ struct PhaseWatch {
         return PhaseClock.Observation(
             bytesMoved: Int64(received) + Int64(sent) + Int64(headBytes) + Int64(requestBytes),
             requestSent: requestBytes > 0 && (toSend <= 0 || sent >= toSend),
-            headsSeen: transfer.progress.headsSeen,
-            headReported: transfer.progress.headReported,
+            headsSeen: transfer.hops.headsSeen,
+            headReported: transfer.hops.headReported,
             paused: transfer.progress.pausedByConsumer)
     }
 }

@@ -9,19 +9,9 @@ extension TransferEngine {
         for (transfer, phase) in phaseWatch.expired() {
             let limit = phase == .idle ? transfer.switches.timeouts.idle : transfer.switches.timeouts.headers
             let failure = TransferFailure(kind: .timeout, text: Timeouts.text(phase, after: limit),
-                                          beforeResponse: !transfer.progress.sawHead)
-            if !retryLater(transfer, after: failure) { end(transfer, failure: failure) }
+                                          beforeResponse: !transfer.hops.sawHead)
+            attemptEnded(transfer, failure: failure)
         }
-    }
-
-    /// Takes a failed attempt out of libcurl to try it again later, if its policy says so.
-    func retryLater(_ transfer: Transfer, after failure: TransferFailure) -> Bool {
-        guard transfer.switches.retries.count > 0, let handle = transfer.handle,
-              let delay = transfer.retryDelay(after: failure) else { return false }
-        remove(transfer, handle)
-        transfer.usedConnection(ConnectionID(handle.easy))
-        waitToRetry(transfer, delay)
-        return true
     }
 
     func waitToRetry(_ transfer: Transfer, _ delay: Double) {

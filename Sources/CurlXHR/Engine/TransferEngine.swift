@@ -444,27 +444,26 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
                   let transfer = Unmanaged<EasyHandle>.fromOpaque(context).takeUnretainedValue().transfer?.takeUnretainedValue()
             else { continue }
             let outcome = transfer.outcome(code, easy: easy)
-            if let failure = outcome.failure, retryLater(transfer, after: failure) { continue }
-            if outcome.failure == nil, let handle = transfer.handle {
-                remove(transfer, handle)
-                switch transfer.next(handle) {
-                case .end:
-                    break
-                case .follow:
-                    let added = add(transfer, handle)
-                    if added == CURLM_OK { continue }
-                    end(transfer, failure: TransferFailure(kind: .other, text: String(cString: curl_multi_strerror(added))))
-                    continue
-                case .retry(let delay):
-                    transfer.usedConnection(ConnectionID(handle.easy))
-                    waitToRetry(transfer, delay)
-                    continue
-                case .fail(let failure):
-                    end(transfer, failure: failure)
-                    continue
-                }
+            attemptEnded(transfer, failure: outcome.failure, status: outcome.status)
+        }
+    }
+
+    /// An attempt of `transfer` ended (`failure`: how, nil when it completed, with `status`):
+    /// what its hops decide is carried out: the end, the next hop, or a retry after a wait.
+    func attemptEnded(_ transfer: Transfer, failure: TransferFailure?, status: Int = 0) {
+        guard let handle = transfer.handle else { return }
+        remove(transfer, handle)
+        switch transfer.next(handle, failure: failure) {
+        case .end(let failure):
+            end(transfer, failure: failure, status: status)
+        case .follow:
+            let added = add(transfer, handle)
+            if added != CURLM_OK {
+                end(transfer, failure: TransferFailure(kind: .other, text: String(cString: curl_multi_strerror(added))))
             }
-            end(transfer, failure: outcome.failure, status: outcome.status)
+        case .retry(let delay):
+            transfer.usedConnection(ConnectionID(handle.easy))
+            waitToRetry(transfer, delay)
         }
     }
 
@@ -486,7 +485,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
         // The cache keeps a whole response, and answers from the store after its validation's 304.
         var replaysNext = false
         if report {
-            if failure == nil { transfer.flushPendingHead() }
+            if failure == nil { transfer.reportHeldHead() }
             let record = transfer.record(handle.easy)
             transfer.usedConnection(connection)
             transfer.cache?.networkEnded(success: failure == nil)

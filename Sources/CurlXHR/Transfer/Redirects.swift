@@ -100,49 +100,51 @@ struct RedirectStep: Equatable {
 /// set up for the next one.
 extension Transfer {
 
-    /// How a transfer that libcurl finished goes on.
+    /// How an attempt that libcurl finished goes on (``TransferHops``).
     enum Next {
-        /// Its response is the final one.
-        case end
+        /// The send ends: with `failure`, or its response.
+        case end(TransferFailure?)
         /// The handle is set up for the next hop of a redirect: add it to libcurl again.
         case follow
-        /// The answer (a 429 or 503) is to be retried after this many seconds.
+        /// The attempt is to be tried again after this many seconds.
         case retry(after: Double)
-        case fail(TransferFailure)
     }
 
-    /// After libcurl finished a hop without error: whether a redirect is to be followed, and
-    /// if so the handle set up for it (``RedirectStep``). Engine thread, handle out of libcurl.
-    func next(_ handle: EasyHandle) -> Next {
-        if let delay = progress.retryDelay { return .retry(after: delay) }
-        guard progress.followsRedirect else { return .end }
-        var target: UnsafePointer<CChar>?
+    /// After libcurl finished an attempt (`failure`: how it failed, nil when it completed):
+    /// what ``TransferHops`` decides, carried out: a redirect's next hop set up on the handle
+    /// (``RedirectStep``), the held head reported at the end. Engine thread, handle out of
+    /// libcurl.
+    func next(_ handle: EasyHandle, failure: TransferFailure?) -> Next {
+        var crossOrigin: Bool?
+        var url: String?
         // libcurl resolves the Location against the URL even when it does not follow it.
-        guard cxhr_easy_get_string(handle.easy, CURLINFO_REDIRECT_URL, &target) == CURLE_OK, let target else {
-            progress.followsRedirect = false
-            return .end
+        var target: UnsafePointer<CChar>?
+        if failure == nil, hops.followsRedirect, cxhr_easy_get_string(handle.easy, CURLINFO_REDIRECT_URL, &target) == CURLE_OK,
+           let target {
+            url = String(cString: target)
+            crossOrigin = !RedirectStep.sameOrigin(url!, message.url)
         }
-        guard progress.redirectCount < RedirectStep.maxRedirects else {
-            return .fail(TransferFailure(kind: .redirects, text: "Maximum (\(RedirectStep.maxRedirects)) redirects followed"))
+        let method = hops.method
+        switch hops.attemptEnded(failure.map { .failed($0) } ?? .completed, crossOrigin: crossOrigin,
+                                 elapsed: secondsSinceStart, jitter: Double.random(in: 0..<1)) {
+        case .end(let failure, let reportingHeld):
+            if reportingHeld { reportHeldHead() }
+            return .end(failure)
+        case .retry(let delay):
+            return .retry(after: delay)
+        case .follow(let step):
+            usedConnection(ConnectionID(handle.easy))
+            var hopTime: curl_off_t = 0
+            _ = cxhr_easy_get_offset(handle.easy, CURLINFO_TOTAL_TIME_T, &hopTime)
+            progress.hopOffset += Int64(hopTime)
+            progress.hopURL = url
+            progress.pendingHead = nil
+            if let problem = configureHop(handle, url: url!, step: step, methodChanged: step.method != method) {
+                return .end(TransferFailure(kind: .other, text: problem))
+            }
+            if let failure = limitToRemainingTotal(handle) { return .end(failure) }
+            return .follow
         }
-        let url = String(cString: target)
-        usedConnection(ConnectionID(handle.easy))
-        let method = progress.hopMethod ?? sentMethod
-        let step = RedirectStep(status: progress.lastStatus, method: method, crossOrigin: !RedirectStep.sameOrigin(url, message.url))
-        var hopTime: curl_off_t = 0
-        _ = cxhr_easy_get_offset(handle.easy, CURLINFO_TOTAL_TIME_T, &hopTime)
-        progress.hopOffset += Int64(hopTime)
-        progress.redirectCount += 1
-        progress.hopURL = url
-        progress.hopMethod = step.method
-        progress.followsRedirect = false
-        progress.pendingHead = nil
-        progress.lastStatus = 0
-        if let failure = configureHop(handle, url: url, step: step, methodChanged: step.method != method) {
-            return .fail(TransferFailure(kind: .other, text: failure))
-        }
-        if let failure = limitToRemainingTotal(handle) { return .fail(failure) }
-        return .follow
     }
 
     /// The method that goes out: a file goes with PUT unless `open` was given another method.
@@ -225,7 +227,7 @@ extension Transfer {
         _ = cxhr_easy_get_offset(easy, CURLINFO_TOTAL_TIME_T, &total)
         let offset = progress.hopOffset
         return SendRecord(ended: true, httpVersion: progress.httpVersion, redirectedURL: progress.hopURL,
-                          redirectCount: progress.redirectCount, connectMicroseconds: offset + Int64(connect),
+                          redirectCount: hops.redirects, connectMicroseconds: offset + Int64(connect),
                           startTransferMicroseconds: offset + Int64(start), totalMicroseconds: offset + Int64(total),
                           trailers: progress.trailers)
     }

@@ -70,6 +70,8 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var isAdded = false
     @exclusivity(unchecked) var isFinished = false
     @exclusivity(unchecked) var progress = Progress()
+    /// The decisions across the send's hops and attempts.
+    @exclusivity(unchecked) var hops = TransferHops()
     /// The headers and idle clocks, while the engine watches them (``PhaseWatch``).
     @exclusivity(unchecked) var clock: PhaseClock?
     /// The multipart form libcurl sends (`CURLOPT_MIMEPOST`), until the engine ends the send.
@@ -79,40 +81,19 @@ final class Transfer: @unchecked Sendable {
     struct Progress {
         /// How far libcurl has read an in-memory body it streams (`BodyShape.streamed`).
         var bodyOffset = 0
-        /// A head that may be an intermediate one (redirect, auth round): reported only when
-        /// its body starts or the transfer ends.
+        /// The head held (``TransferHops/HeadAction/hold``): reported when its body starts or
+        /// the transfer ends with it.
         var pendingHead: ResponseHead?
-        /// A complete response head arrived (final or not).
-        var sawHead = false
-        /// Heads other than interim (1xx) ones so far, and whether the request was given one.
-        var headsSeen = 0
-        var headReported = false
         /// The body waits for the consumer (the owner answered `.paused`) until it resumes:
         /// for the idle limit, not a stall.
         var pausedByConsumer = false
         /// When the engine began the send (``MonotonicTime``), for the total limit across
         /// redirects and retries.
         var startedAt: Int64 = 0
-        /// Retries done, and the seconds to wait before the next one when this attempt's head
-        /// (a 429 or 503) is to be retried: its body is dropped.
-        var retries = 0
-        var retryDelay: Double?
-        /// The status of the last head other than an interim (1xx) one; 0 before any.
-        var lastStatus = 0
-        /// A 401 or 407 head arrived: libcurl may keep authentication state in the handle.
-        var sawChallenge = false
-        /// The last head is a redirect the transfer follows: its body is dropped.
-        var followsRedirect = false
         /// Undoes the codings of the last head's body, when it is delivered decoded.
         var decoder: ContentDecoder?
-        /// Body bytes of the last head delivered (after decoding), for the size limit.
-        var bodyBytesDelivered: Int64 = 0
-        /// Redirects followed so far.
-        var redirectCount = 0
-        /// Where the redirects led, and the method and body the request has there (nil: as
-        /// `open` gave them).
+        /// Where the redirects led (nil: as `open` gave it), and whether the body stays behind.
         var hopURL: String?
-        var hopMethod: String?
         var hopDropsBody = false
         /// The current hop's header list lacks fields of the request's own (``RedirectStep/sends(_:)``),
         /// and it goes to another origin than `open`'s (without credentials).
@@ -122,9 +103,6 @@ final class Transfer: @unchecked Sendable {
         var hopOffset: Int64 = 0
         /// The protocol of the last head.
         var httpVersion: String?
-        /// The transfer stopped itself, refusing the response (its framing, its size): how it
-        /// ended, whatever libcurl says of the stop.
-        var refusal: TransferFailure?
         /// The trailer fields after the last head's body, if it had any.
         var trailers: ResponseHead?
         /// The connection of the last hop, and those of the hops before it (redirects).
@@ -195,6 +173,9 @@ final class Transfer: @unchecked Sendable {
         isFinished = false
         progress = Progress()
         progress.startedAt = MonotonicTime.milliseconds()
+        hops = TransferHops(rules: TransferHops.Rules(followLocation: switches.followLocation, retries: switches.retries,
+                                                      maxResponseSize: switches.maxResponseSize, totalLimit: timeout,
+                                                      method: sentMethod))
         clock = nil
     }
 
@@ -227,7 +208,7 @@ final class Transfer: @unchecked Sendable {
     /// the handle. A proxy's 407 to `CONNECT` never reaches the header callback
     /// (`CURLOPT_SUPPRESS_CONNECT_HEADERS`), so through a proxy libcurl is asked.
     var heardChallenge: Bool {
-        progress.sawChallenge || (switches.proxy != nil && handle?.heardChallenge == true)
+        hops.sawChallenge || (switches.proxy != nil && handle?.heardChallenge == true)
     }
 
     /// Whether a head may be followed by another one within this transfer (an
@@ -241,58 +222,58 @@ final class Transfer: @unchecked Sendable {
     }
 
     /// A head (or a block that is none) ended; `head` is what the parser made of it.
-    /// Returns false to stop the transfer: the head is refused (``Progress/refusal``).
+    /// Returns false to stop the transfer: the head is refused (``TransferHops/refusal``).
     func headEnded(_ head: RecordedHead?) -> Bool {
         guard let head else { return true }
-        progress.sawHead = true
-        switch head.status {
-        case 100..<200 where head.status != 101:
-            return true  // 100-continue and other interim responses
-        default:
-            if head.lengthsDisagree {
-                progress.refusal = TransferFailure(kind: .response, text: "The response is malformed: its Content-Length fields disagree (\(MessageValidation.escaped(ResponseHead(head).value(of: "Content-Length") ?? "")))")
-                return false
-            }
-            progress.lastStatus = head.status
-            progress.headsSeen += 1
+        let interim = (100..<200).contains(head.status) && head.status != 101
+        if !interim {
             progress.httpVersion = head.httpVersion
             progress.trailers = nil
-            if head.status == 401 || head.status == 407 { progress.sawChallenge = true }
-            progress.followsRedirect = switches.followLocation && RedirectStep.isRedirect(head.status) && head.hasField("Location")
-            progress.decoder = nil
-            progress.bodyBytesDelivered = 0
-            if !progress.followsRedirect, switches.retries.count > 0, RetryPolicy.mayRetry(status: head.status),
-               let delay = retryDelay(forStatus: head) {
-                // Tried again after the delay: neither this head nor its body is reported.
-                progress.retryDelay = delay
-                progress.pendingHead = nil
-                return true
-            }
-            if !progress.followsRedirect {
-                // A body to deliver: decoded here (libcurl decodes nothing), within the limit.
-                if switches.contentDecoding { progress.decoder = ContentDecoder(head) }
-                if switches.maxResponseSize > 0, progress.decoder == nil, let length = ResponseHead.decimal(head.fieldValue("Content-Length")),
-                   !head.hasField("Transfer-Encoding"), Int64(length) > switches.maxResponseSize {
-                    progress.refusal = tooLarge()
-                    return false
-                }
-            }
-            if progress.followsRedirect || mayBeIntermediate(head) {
-                // An authentication round or a redirect: reported only if it turns out final.
-                progress.pendingHead = ResponseHead(head)
-            } else {
-                progress.pendingHead = nil
-                progress.headReported = true
-                reportFinalHead(head)
-            }
+            progress.pendingHead = nil
+            // A body to deliver: decoded here (libcurl decodes nothing).
+            let followed = switches.followLocation && RedirectStep.isRedirect(head.status) && head.hasField("Location")
+            progress.decoder = switches.contentDecoding && !followed ? ContentDecoder(head) : nil
+        }
+        let action = hops.headEnded(interim ? TransferHops.Head(status: head.status) : facts(of: head),
+                                    elapsed: secondsSinceStart, jitter: Double.random(in: 0..<1))
+        switch action {
+        case .ignore, .drop: break
+        case .refuse: return false
+        case .hold: progress.pendingHead = ResponseHead(head)
+        case .report: reportFinalHead(head)
         }
         return true
     }
 
+    /// What ``TransferHops`` needs of a head that is not an interim one.
+    private func facts(of head: RecordedHead) -> TransferHops.Head {
+        var facts = TransferHops.Head(status: head.status, hasLocation: head.hasField("Location"))
+        switch head.status {
+        case 401: facts.mayBeIntermediate = message.credentials != nil || message.usesNegotiate
+        case 407: facts.mayBeIntermediate = switches.proxy?.credentials != nil
+        case 429, 503: if switches.retries.count > 0 { facts.retryAfter = retryAfter(head) }
+        default: break
+        }
+        if head.lengthsDisagree {
+            facts.disagreeingLengths = MessageValidation.escaped(ResponseHead(head).value(of: "Content-Length") ?? "")
+        }
+        if switches.maxResponseSize > 0, progress.decoder == nil, !head.hasField("Transfer-Encoding") {
+            facts.plainLength = ResponseHead.decimal(head.fieldValue("Content-Length")).map(Int64.init)
+        }
+        return facts
+    }
+
+    /// Seconds since the engine began the send.
+    var secondsSinceStart: Double {
+        Double(MonotonicTime.milliseconds() - progress.startedAt) / 1000
+    }
+
     /// Body bytes from libcurl, as they came over the wire (chunked framing undone).
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
-        // The body of a redirect followed or of an answer to be retried: dropped.
-        if progress.followsRedirect || progress.retryDelay != nil { return .accepted }
+        switch hops.bodyArrived() {
+        case .drop: return .accepted  // a redirect followed, an answer to be retried
+        case .deliver(let reportingHeld): if reportingHeld { reportHeldHead() }
+        }
         guard let decoder = progress.decoder else { return deliver(bytes) }
         // A call the consumer paused comes again with the same bytes: those already taken
         // are decoded and delivered (or held: the output the consumer did not take yet).
@@ -302,7 +283,7 @@ final class Transfer: @unchecked Sendable {
             do throws(ContentDecoder.Failure) {
                 decoded = try decoder.next(from: &network)
             } catch {
-                progress.refusal = TransferFailure(kind: .response, text: error.text)
+                hops.refuse(TransferFailure(kind: .response, text: error.text))
                 return .refused
             }
             if decoded.isEmpty { break }
@@ -322,38 +303,27 @@ final class Transfer: @unchecked Sendable {
 
     /// Hands body bytes (decoded) to the owner and the cache, within the size limit.
     private func deliver(_ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
-        if switches.maxResponseSize > 0, progress.bodyBytesDelivered + Int64(bytes.count) > switches.maxResponseSize {
-            progress.refusal = tooLarge()
-            return .refused
-        }
-        flushPendingHead()
+        guard hops.mayDeliver(bytes.count) else { return .refused }
         let disposition = withOwner { $0.transferReceivedBody(self, bytes) }
         progress.pausedByConsumer = disposition == .paused
         if disposition == .accepted {
-            progress.bodyBytesDelivered += Int64(bytes.count)
+            hops.delivered(bytes.count)
             if let cache { cache.bodyTaken(bytes) }
         }
         return disposition
     }
 
-    /// A body past ``TransferSwitches/maxResponseSize``.
-    private func tooLarge() -> TransferFailure {
-        TransferFailure(kind: .response, text: ResponseLimit.failurePrefix + "\(switches.maxResponseSize) bytes (setMaxResponseSize)")
-    }
-
     /// Hands the final head to the owner, unless the cache takes it (a 304 to its own
     /// validation: the stored response answers when the transfer ends).
     private func reportFinalHead(_ head: RecordedHead) {
-        if let cache, !cache.headArrived(head, afterRedirect: progress.redirectCount > 0, afterChallenge: heardChallenge,
+        if let cache, !cache.headArrived(head, afterRedirect: hops.redirects > 0, afterChallenge: heardChallenge,
                                          decoded: progress.decoder != nil) { return }
         withOwner { $0.transferReceivedHead(self, head) }
     }
 
-    /// Reports a head held back as possibly intermediate: it turned out to be the final one.
-    func flushPendingHead() {
-        if let head = progress.pendingHead {
-            progress.pendingHead = nil
-            progress.headReported = true
+    /// Reports the head held back (``TransferHops/HeadAction/hold``): it turned out final.
+    func reportHeldHead() {
+        if let head = progress.pendingHead.take() {
             head.withRecorded { recorded in reportFinalHead(recorded) }
         }
     }

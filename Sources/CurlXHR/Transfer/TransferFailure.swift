@@ -16,20 +16,20 @@ extension Transfer {
     /// Takes the trailer fields the response ended with (``Progress/trailers``).
     func outcome(_ code: CURLcode, easy: UnsafeMutableRawPointer) -> (failure: TransferFailure?, status: Int) {
         var status = 0
-        if let refusal = progress.refusal { return (refusal, 0) }
+        if let refusal = hops.refusal { return (refusal, 0) }
         if code == CURLE_OK {
-            switch handle?.headParser.takeLeftover(afterHead: progress.headsSeen > 0) ?? .nothing {
+            switch handle?.headParser.takeLeftover(afterHead: hops.headsSeen > 0) ?? .nothing {
             case .nothing: break
             case .trailers(let fields): progress.trailers = fields
             case .cutHead:
                 // libcurl 7.88 ends a response cut off within its head without an error.
                 return (TransferFailure(kind: .response, text: "The response ended inside its head: the connection closed before the empty line that ends the header fields"), 0)
             }
-            if progress.lastStatus != 0 { return (nil, progress.lastStatus) }
+            if hops.lastStatus != 0 { return (nil, hops.lastStatus) }
             _ = cxhr_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
             return (nil, status)
         }
-        if switches.proxy != nil, !progress.sawHead {
+        if switches.proxy != nil, !hops.sawHead {
             _ = cxhr_easy_get_long(easy, CURLINFO_HTTP_CONNECTCODE, &status)
             if status >= 300 { return (nil, status) }
         }
@@ -41,21 +41,21 @@ extension Transfer {
     func failure(_ code: CURLcode) -> TransferFailure {
         let errorBuffer = handle?.errorBuffer
         let detail = if let errorBuffer, errorBuffer[0] != 0 { String(cString: errorBuffer) } else { String(cString: curl_easy_strerror(code)) }
-        if let proxy = switches.proxy, Transfer.proxyFailures.contains(code.rawValue), !progress.sawHead {
+        if let proxy = switches.proxy, Transfer.proxyFailures.contains(code.rawValue), !hops.sawHead {
             return TransferFailure(kind: .proxy, text: "Proxy \(proxy.name) failed: \(detail)")
         }
         if Transfer.tlsFailures.contains(code.rawValue) {
             return TransferFailure(kind: .tls, text: detail.hasPrefix("SSL") ? detail : "SSL error: \(detail)")
         }
         switch code {
-        case CURLE_OUT_OF_MEMORY where (errorBuffer?[0] ?? 0) == 0 && !progress.sawHead:
+        case CURLE_OUT_OF_MEMORY where (errorBuffer?[0] ?? 0) == 0 && !hops.sawHead:
             // libcurl reports a header beyond its 100 KiB limit as out of memory, silently.
             return TransferFailure(kind: .response, text: "Response header too large (libcurl accepts up to 100 KiB) or out of memory")
         case CURLE_COULDNT_RESOLVE_HOST: return TransferFailure(kind: .dns, text: detail)
         case CURLE_OPERATION_TIMEDOUT: return timeoutFailure(detail)
         case CURLE_TOO_MANY_REDIRECTS: return TransferFailure(kind: .redirects, text: detail)
         case CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE:
-            return TransferFailure(kind: .connection, text: detail, beforeResponse: !progress.sawHead)
+            return TransferFailure(kind: .connection, text: detail, beforeResponse: !hops.sawHead)
         case CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_UNSUPPORTED_PROTOCOL:
             return TransferFailure(kind: .response, text: detail)
         default:

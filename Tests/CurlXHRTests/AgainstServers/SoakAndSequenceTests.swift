@@ -37,10 +37,7 @@ import Testing
     /// a synchronous send that returned true left DONE unless another thread opened the
     /// request again; at the end every request stops, and no transfer is left in flight.
     @Test func randomCallSequencesFromSeveralThreadsKeepTheRules() throws {
-        let environment = ProcessInfo.processInfo.environment
-        let seed = UInt64(environment["CURLXHR_SEQUENCE_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
-        let seconds = Double(environment["CURLXHR_SEQUENCE_SECONDS"] ?? "") ?? 15
-        print("random call sequences: seed \(seed) (CURLXHR_SEQUENCE_SEED=\(seed) replays the calls each thread makes)")
+        let (seed, seconds) = Self.sequenceRun("random call sequences")
         let fault = try env.faultURL
         let urls = [fault + "/bytes?n=5000", fault + "/drip?chunks=5&size=200&interval_ms=20", fault + "/delay?ms=200",
                     fault + "/redirect/chain?n=3", fault + "/status?code=503", fault + "/reset?after=100&wait_ms=10",
@@ -139,10 +136,7 @@ extension SoakAndSequenceTests {
     /// callbacks; at the end, after every request is aborted and the callbacks are delivered,
     /// the two agree for each.
     @Test func everyAcceptedAsynchronousSendEndsInExactlyOneDone() throws {
-        let environment = ProcessInfo.processInfo.environment
-        let seed = UInt64(environment["CURLXHR_SEQUENCE_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
-        let seconds = Double(environment["CURLXHR_SEQUENCE_SECONDS"] ?? "") ?? 15
-        print("one DONE per send: seed \(seed) (CURLXHR_SEQUENCE_SEED=\(seed) replays the calls each thread makes)")
+        let (seed, seconds) = Self.sequenceRun("one DONE per send")
         let fault = try env.faultURL
         let urls = [fault + "/bytes?n=5000", fault + "/drip?chunks=4&size=200&interval_ms=10", fault + "/delay?ms=30",
                     fault + "/redirect/chain?n=2", fault + "/status?code=503", fault + "/reset?after=100&wait_ms=10",
@@ -241,6 +235,17 @@ extension SoakAndSequenceTests {
         print("one DONE per send: \(total) asynchronous sends accepted")
         #expect(total > 100)
         #expect(mismatched().isEmpty, "seed \(seed): \(mismatched())")
+    }
+}
+
+extension SoakAndSequenceTests {
+    /// The seed (`CURLXHR_SEQUENCE_SEED`, else a random one, printed so a run can be replayed)
+    /// and the seconds (`CURLXHR_SEQUENCE_SECONDS`, 15 by default) of a random sequence run.
+    static func sequenceRun(_ name: String) -> (seed: UInt64, seconds: Double) {
+        let environment = ProcessInfo.processInfo.environment
+        let seed = UInt64(environment["CURLXHR_SEQUENCE_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
+        print("\(name): seed \(seed) (CURLXHR_SEQUENCE_SEED=\(seed) replays the calls each thread makes)")
+        return (seed, Double(environment["CURLXHR_SEQUENCE_SECONDS"] ?? "") ?? 15)
     }
 }
 
