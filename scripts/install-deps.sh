@@ -6,8 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(libcurl4-openssl-dev libkrb5-dev libsqlite3-dev libpsl-dev zlib1g-dev libbrotli-dev libzstd-dev patchelf pkg-config)
-# The tests also render the man page (man -l).
-if [ "${1:-}" != --build-only ]; then packages+=(man-db groff-base); fi
+# The tests also render the man page (man -l) and list the C library's symbols (nm).
+if [ "${1:-}" != --build-only ]; then packages+=(man-db groff-base binutils); fi
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -15,6 +15,9 @@
 extern "C" {
 #endif
 
+/* Internal to the library: not exported from libcurlxhr.so, whose C interface is curlxhr.h. */
+#pragma GCC visibility push(hidden)
+
 /* Typed curl_easy_setopt, one per argument kind. */
 CURLcode cxhr_easy_set_long(CURL *handle, CURLoption option, long value);
 CURLcode cxhr_easy_set_offset(CURL *handle, CURLoption option, curl_off_t value);
@@ -82,6 +85,8 @@ const char *cxhr_libcurl_version(void);
 /* Whether this libcurl decodes a content coding: 'g' gzip and deflate (zlib), 'b' brotli,
  * 'z' zstd. */
 int cxhr_libcurl_decodes(int which);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,9 @@
 extern "C" {
 #endif
 
+/* Internal to the library: not exported from libcurlxhr.so, whose C interface is curlxhr.h. */
+#pragma GCC visibility push(hidden)
+
 typedef struct cxhr_head_recorder {
   /* The lines of the head being read, each ending in LF: count bytes of capacity. */
   unsigned char *bytes;
@@ -48,6 +51,8 @@ void cxhr_head_clear(cxhr_head_recorder *recorder);
 
 /* CURLOPT_HEADERFUNCTION, with CURLOPT_HEADERDATA pointing to a recorder. */
 size_t cxhr_head_callback(char *data, size_t size, size_t count, void *recorder);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,9 @@
 extern "C" {
 #endif
 
+/* Internal to the library: not exported from libcurlxhr.so, whose C interface is curlxhr.h. */
+#pragma GCC visibility push(hidden)
+
 /*
  * Asks the KDC for initial tickets for principal ("user@REALM") with password and stores
  * them in the FILE credential cache at ccache_path, replacing what it held. forwardable
@@ -34,6 +37,8 @@ long cxhr_krb5_destroy(const char *ccache_path);
  * default cache (KRB5CCNAME, else what kinit fills) when ccache_path is NULL.
  */
 long cxhr_gss_use_ccache(const char *ccache_path);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,9 @@
 extern "C" {
 #endif
 
+/* Internal to the library: not exported from libcurlxhr.so, whose C interface is curlxhr.h. */
+#pragma GCC visibility push(hidden)
+
 /* The number of wakes so far: read before checking the state. */
 uint32_t cxhr_wake_epoch(void);
 
@@ -32,6 +35,8 @@ void cxhr_wake(uint32_t bits);
    them, often a Dispatch worker's. (pthread_setname_np, which Swift's Glibc does not
    declare.) */
 void cxhr_name_this_thread(const char *name);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

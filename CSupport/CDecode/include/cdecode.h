@@ -12,6 +12,9 @@
 extern "C" {
 #endif
 
+/* Internal to the library: not exported from libcurlxhr.so, whose C interface is curlxhr.h. */
+#pragma GCC visibility push(hidden)
+
 typedef enum {
   CXHR_CODING_GZIP = 1,    /* gzip, x-gzip */
   CXHR_CODING_DEFLATE = 2, /* deflate: zlib's format, or raw deflate as some servers send it */
@@ -40,6 +43,8 @@ cxhr_decode_result cxhr_decoder_step(cxhr_decoder *decoder, const unsigned char 
 const char *cxhr_decoder_error(const cxhr_decoder *decoder);
 
 void cxhr_decoder_free(cxhr_decoder *decoder);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -48,6 +48,22 @@ import Testing
         #expect(result.output.contains(" passed, 0 failed"), "\(result.output)", sourceLocation: sourceLocation)
     }
 
+    /// libcurlxhr.so exports, of the `cxhr_` names, exactly the functions curlxhr.h declares:
+    /// the library's internal C helpers stay inside it.
+    @Test func theLibraryExportsOnlyWhatTheHeaderDeclares() throws {
+        let header = try String(contentsOfFile: prefix + "/include/curlxhr.h", encoding: .utf8)
+        let declared = Set(header.matches(of: /\b(cxhr_[a-z0-9_]+)\(/).map { String($0.output.1) })
+        let symbols = try Shell.run("/usr/bin/nm", ["-D", "--defined-only", prefix + "/lib/libcurlxhr.so"])
+        #expect(symbols.status == 0, "\(symbols.output)")
+        let exported = Set(symbols.output.split(separator: "\n").compactMap { line -> String? in
+            let name = line.split(separator: " ").last.map(String.init) ?? ""
+            return name.hasPrefix("cxhr_") ? name : nil
+        })
+        #expect(declared.count > 70)
+        #expect(exported.subtracting(declared).isEmpty, "exported but not in curlxhr.h: \(exported.subtracting(declared).sorted())")
+        #expect(declared.subtracting(exported).isEmpty, "declared but not exported: \(declared.subtracting(exported).sorted())")
+    }
+
     @Test func misuseIsRefusedAndRequestsWorkFromC() throws {
         let program = try build("Tests/C/capi_test.c")
         let selfSigned = "https://127.0.0.1:\(try env["TESTENV_HTTPS_SELFSIGNED_PORT"])"
