@@ -125,8 +125,10 @@ extension Transfer {
             crossOrigin = !RedirectStep.sameOrigin(url!, message.url)
         }
         let method = hops.method
+        // The time and a jitter matter only to a retry's plan (a random number is a system call).
+        let retrying = switches.retries.count > 0
         switch hops.attemptEnded(failure.map { .failed($0) } ?? .completed, crossOrigin: crossOrigin,
-                                 elapsed: secondsSinceStart, jitter: Double.random(in: 0..<1)) {
+                                 elapsed: retrying ? secondsSinceStart : 0, jitter: retrying ? Double.random(in: 0..<1) : 0) {
         case .end(let failure, let reportingHeld):
             if reportingHeld { reportHeldHead() }
             return .end(failure)

@@ -234,8 +234,9 @@ final class Transfer: @unchecked Sendable {
             let followed = switches.followLocation && RedirectStep.isRedirect(head.status) && head.hasField("Location")
             progress.decoder = switches.contentDecoding && !followed ? ContentDecoder(head) : nil
         }
+        let retrying = switches.retries.count > 0
         let action = hops.headEnded(interim ? TransferHops.Head(status: head.status) : facts(of: head),
-                                    elapsed: secondsSinceStart, jitter: Double.random(in: 0..<1))
+                                    elapsed: retrying ? secondsSinceStart : 0, jitter: retrying ? Double.random(in: 0..<1) : 0)
         switch action {
         case .ignore, .drop: break
         case .refuse: return false
@@ -247,7 +248,7 @@ final class Transfer: @unchecked Sendable {
 
     /// What ``TransferHops`` needs of a head that is not an interim one.
     private func facts(of head: RecordedHead) -> TransferHops.Head {
-        var facts = TransferHops.Head(status: head.status, hasLocation: head.hasField("Location"))
+        var facts = TransferHops.Head(status: head.status, hasLocation: RedirectStep.isRedirect(head.status) && head.hasField("Location"))
         switch head.status {
         case 401: facts.mayBeIntermediate = message.credentials != nil || message.usesNegotiate
         case 407: facts.mayBeIntermediate = switches.proxy?.credentials != nil
