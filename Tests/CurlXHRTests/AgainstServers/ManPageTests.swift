@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `docs/xhr.1`, the man page `scripts/install-c.sh` installs: `man -l` renders it without a
-/// warning, and it lists exactly the options `xhr fetch --help` lists.
+/// warning, and it and README's copy list exactly the options `xhr fetch --help` lists.
 @Suite struct ManPageTests {
     let page = TestEnvironment.packageRoot.appendingPathComponent("docs/xhr.1").path
 
@@ -44,6 +44,23 @@ import Testing
         #expect(help.count > 50, "\(help.sorted())")
         #expect(pageOptions.subtracting(help).isEmpty, "in the page, not in --help: \(pageOptions.subtracting(help).sorted())")
         #expect(help.subtracting(pageOptions).isEmpty, "in --help, not in the page: \(help.subtracting(pageOptions).sorted())")
+    }
+
+    /// README's copy of the page lists the same options in its OPTIONS table: one truth.
+    @Test func theReadmeListsExactlyTheOptionsOfTheHelp() throws {
+        let readme = try String(contentsOf: TestEnvironment.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.components(separatedBy: "**OPTIONS**").dropFirst().first)
+        let table = section.components(separatedBy: "\n\n").dropFirst().first ?? ""
+        var readmeOptions = Set<String>()
+        // An option row names its options in its first cell, and those that go with it in
+        // its second (`--auth` with `-u`).
+        for row in table.split(separator: "\n") where row.hasPrefix("| `-") {
+            readmeOptions.formUnion(Self.longOptions(in: String(row)))
+        }
+        let help = try helpOptions()
+        #expect(readmeOptions.count > 50, "\(readmeOptions.sorted())")
+        #expect(readmeOptions.subtracting(help).isEmpty, "in README, not in --help: \(readmeOptions.subtracting(help).sorted())")
+        #expect(help.subtracting(readmeOptions).isEmpty, "in --help, not in README: \(help.subtracting(readmeOptions).sorted())")
     }
 
     @Test func manRendersThePageWithoutAWarning() throws {
