@@ -91,13 +91,13 @@ package final class CacheStore: @unchecked Sendable {
         do throws(PrivateFiles.Failure) {
             folderDescriptor = try PrivateFiles.openFolder(folder, creating: true)
         } catch {
-            throw Failure(description: "cannot make the cache folder \(folder): \(error)")
+            throw Failure(description: "cannot make the cache folder \(MessageValidation.escaped(folder)): \(error)")
         }
         do throws(PrivateFiles.Failure) {
             bodies = try PrivateFiles.openFolder("bodies", in: folderDescriptor, creating: true)
         } catch {
             close(folderDescriptor)
-            throw Failure(description: "cannot make the cache folder \(folder)/bodies: \(error)")
+            throw Failure(description: "cannot make the cache folder \(MessageValidation.escaped(folder))/bodies: \(error)")
         }
         changes = Self.mapChanges(folderDescriptor)
         let indexPath = folder + "/index.sqlite"
@@ -289,7 +289,7 @@ package final class CacheStore: @unchecked Sendable {
         do throws(PrivateFiles.Failure) {
             descriptor = try PrivateFiles.openFile(name + ".part", in: bodies, O_WRONLY | O_CREAT | O_EXCL)
         } catch {
-            throw Failure(description: "cannot write in the cache folder \(folder): \(error)")
+            throw Failure(description: "cannot write in the cache folder \(MessageValidation.escaped(folder)): \(error)")
         }
         _ = flock(descriptor, LOCK_EX)
         return BodyFile(name: name, descriptor: descriptor)
@@ -311,7 +311,7 @@ package final class CacheStore: @unchecked Sendable {
         guard synced else {
             let error = String(cString: strerror(errno))
             discard(body)
-            throw Failure(description: "cannot write a body in the cache folder \(folder): \(error)")
+            throw Failure(description: "cannot write a body in the cache folder \(MessageValidation.escaped(folder)): \(error)")
         }
         var stored = entry
         stored.bodyName = body.name
@@ -323,7 +323,7 @@ package final class CacheStore: @unchecked Sendable {
                 ($0.int(0), $0.text(1))
             }
             guard renameat(bodies, body.name + ".part", bodies, body.name) == 0 else {
-                let failure = Failure(description: "cannot store a body in the cache folder \(folder): \(String(cString: strerror(errno)))")
+                let failure = Failure(description: "cannot store a body in the cache folder \(MessageValidation.escaped(folder)): \(String(cString: strerror(errno)))")
                 _ = execute("ROLLBACK")
                 return .failure(failure)
             }

@@ -92,7 +92,7 @@ public struct Cookie: Sendable, Hashable {
             return "a cookie's name, value, domain and path may not contain control characters"
         }
         if name.isEmpty || name.utf8.contains(where: { "=; ".utf8.contains($0) }) {
-            return "'\(name)' is not a cookie name"
+            return "'\(MessageValidation.escaped(name))' is not a cookie name"
         }
         if value.utf8.contains(UInt8(ascii: ";")) { return "a cookie value may not contain ';'" }
         // Nor what would make the line another one to libcurl: "#" starts a comment (or the
@@ -100,7 +100,7 @@ public struct Cookie: Sendable, Hashable {
         let first = domain.utf8.first
         if domain.isEmpty || first == UInt8(ascii: ".") || first == UInt8(ascii: "#") || domain.utf8.contains(UInt8(ascii: "/"))
             || domain.utf8.prefix(11).elementsEqual("set-cookie:".utf8, by: { $0 | 0x20 == $1 | 0x20 }) {
-            return "'\(domain)' is not a cookie domain"
+            return "'\(MessageValidation.escaped(domain))' is not a cookie domain"
         }
         // As libcurl's jar refuses it from a response (libpsl, the same list).
         if cxhr_is_public_suffix(domain) { return "'\(domain)' is a public suffix: the cookie would go to every site under it" }

@@ -236,7 +236,7 @@ public final class CookieStore: Sendable {
         let aside = path + ".damaged"
         let moved = rename(path, aside) == 0
         let outcome = moved ? "moved it to \(aside)" : "could not move it aside (\(String(cString: strerror(errno))))"
-        Self.log("the cookie store \(path) cannot be used (\(reason)); \(outcome) and started a fresh store")
+        Self.log("the cookie store \(MessageValidation.escaped(path)) cannot be used (\(reason)); \(outcome) and started a fresh store")
     }
 
     /// Under the file lock: reads the file, lets `merge` decide the new content, and replaces
@@ -250,7 +250,7 @@ public final class CookieStore: Sendable {
             do {
                 try PrivateFiles.replace(path, with: Array(text.utf8))
             } catch {
-                Self.log("could not write the cookie store \(path): \(error)")
+                Self.log("could not write the cookie store \(MessageValidation.escaped(path)): \(error)")
             }
         }
     }

@@ -11,12 +11,12 @@ enum ReadableFile {
     static func open(_ path: String) -> Result<(descriptor: Int32, size: Int64), Problem> {
         let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            return .failure(Problem(message: "cannot open '\(path)': \(String(cString: strerror(errno)))"))
+            return .failure(Problem(message: "cannot open '\(MessageValidation.escaped(path))': \(String(cString: strerror(errno)))"))
         }
         var info = stat()
         guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             _ = Glibc.close(descriptor)
-            return .failure(Problem(message: "'\(path)' is not a regular file"))
+            return .failure(Problem(message: "'\(MessageValidation.escaped(path))' is not a regular file"))
         }
         return .success((descriptor, Int64(info.st_size)))
     }

@@ -35,12 +35,12 @@ struct FileSink: TransferSink {
         static func problem(_ path: String) -> String? {
             guard !path.isEmpty else { return "the response file's path is empty" }
             var info = stat()
-            if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return "'\(path)' is a folder" }
+            if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return "'\(MessageValidation.escaped(path))' is a folder" }
             let folder = PrivateFiles.parent(of: path)
             guard stat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-                return "the folder of '\(path)' does not exist"
+                return "the folder of '\(MessageValidation.escaped(path))' does not exist"
             }
-            guard access(folder, W_OK) == 0 else { return "the folder of '\(path)' is not writable" }
+            guard access(folder, W_OK) == 0 else { return "the folder of '\(MessageValidation.escaped(path))' is not writable" }
             return nil
         }
     }

@@ -171,6 +171,22 @@ import Testing
         #expect(method.stderr.contains("TRACE"))
     }
 
+    @Test func refusalsQuotingPathsAndCookiesEscapeControlCharacters() throws {
+        let request = HttpRequest()
+        #expect(request.open("PUT", url: try env.faultURL + "/sink"))
+        expectRefusedQuietly(request, request.sendWithFile("/no/such\nfile"))
+        expectRefusedQuietly(request, request.setResponseFile("/no/such\r\nfolder/file"))
+        #expect(!CookieStore.shared.setCookie(Cookie(name: "a", value: "b", domain: "ex\nample.com", path: "/")))
+    }
+
+    /// Refused, with a text that names the input with its control characters escaped.
+    func expectRefusedQuietly(_ request: HttpRequest, _ accepted: Bool, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(!accepted, sourceLocation: sourceLocation)
+        let message = request.lastError?.message ?? ""
+        #expect(message.contains("\\n") && !message.contains("\n") && !message.contains("\r"), "\(message.debugDescription)",
+                sourceLocation: sourceLocation)
+    }
+
     @Test func escapedWritesEveryControlCharacterVisibly() {
         #expect(MessageValidation.escaped("plain") == "plain")
         #expect(MessageValidation.escaped("a\r\nb\tc\0d") == "a\\r\\nb\\tc\\0d")
