@@ -76,14 +76,15 @@ final class ContentDecoder {
         }
     }
 
-    /// The decoder for a response with `head`'s fields, or nil (see ``init(codings:)``).
-    convenience init?(_ head: RecordedHead) {
+    /// The decoder for a response with `head`'s fields, or nil (see ``init(codings:)``). A
+    /// function, not an initializer: a head without codings (most) allocates nothing.
+    static func forBody(of head: RecordedHead) -> ContentDecoder? {
         guard head.mayHaveContentEncoding || head.mayHaveTransferEncoding else { return nil }
         // Repeated fields joined: every coding, in the order applied.
         let fields = ResponseHead(head)
         let codings = (fields.value(of: "Content-Encoding") ?? "").split(separator: ",")
             + (fields.value(of: "Transfer-Encoding") ?? "").split(separator: ",")
-        self.init(codings: codings)
+        return ContentDecoder(codings: codings)
     }
 
     deinit {

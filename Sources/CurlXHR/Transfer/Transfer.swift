@@ -232,7 +232,7 @@ final class Transfer: @unchecked Sendable {
             progress.pendingHead = nil
             // A body to deliver: decoded here (libcurl decodes nothing).
             let followed = switches.followLocation && RedirectStep.isRedirect(head.status) && head.hasField("Location")
-            progress.decoder = switches.contentDecoding && !followed ? ContentDecoder(head) : nil
+            progress.decoder = switches.contentDecoding && !followed ? ContentDecoder.forBody(of: head) : nil
         }
         let retrying = switches.retries.count > 0
         let action = hops.headEnded(interim ? TransferHops.Head(status: head.status) : facts(of: head),
