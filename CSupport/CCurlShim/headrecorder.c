@@ -23,10 +23,13 @@ static inline int record(cxhr_head_recorder *recorder, const char *line, size_t 
     recorder->saw_set_cookie = 1;
   else if(length > 18 && (line[0] | 0x20) == 't' && strncasecmp(line, "transfer-encoding:", 18) == 0)
     recorder->has_transfer_encoding = 1;
-  else if(length > 15 && (line[0] | 0x20) == 'c' && strncasecmp(line, "content-", 8) == 0) {
-    if(strncasecmp(line + 8, "length:", 7) == 0)
+  else if(length > 15 && (line[0] | 0x20) == 'c' && line[7] == '-') {
+    /* Content-Length and Content-Encoding only: the bytes that tell them from Content-Type
+       and Connection first, then the whole name. */
+    char ninth = line[8] | 0x20;
+    if(ninth == 'l' && strncasecmp(line, "content-length:", 15) == 0)
       recorder->content_length_values += memchr(line + 15, ',', length - 15) ? 2 : 1;
-    else if(length > 17 && strncasecmp(line + 8, "encoding:", 9) == 0)
+    else if(ninth == 'e' && length > 17 && strncasecmp(line, "content-encoding:", 17) == 0)
       recorder->has_content_encoding = 1;
   }
   memcpy(recorder->bytes + recorder->count, line, length);

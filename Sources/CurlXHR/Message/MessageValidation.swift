@@ -94,7 +94,8 @@ package enum MessageValidation {
     /// XMLHttpRequest refuses them (a tunnel, and echoes that reveal credentials to scripts).
     static func methodProblem(_ method: String) -> String? {
         // Compared byte by byte, in any case: every open passes here (no upper-cased copy).
-        guard let forbidden = forbiddenMethods.first(where: { sameFieldName($0.utf8, method.utf8) }) else { return nil }
+        let length = method.utf8.count
+        guard length == 5 || length == 7, let forbidden = forbiddenMethods.first(where: { sameFieldName($0.utf8, method.utf8) }) else { return nil }
         return "the method '\(forbidden)' is forbidden (as in XMLHttpRequest)"
     }
 

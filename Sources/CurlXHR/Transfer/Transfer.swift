@@ -255,9 +255,7 @@ final class Transfer: @unchecked Sendable {
         case 429, 503: if switches.retries.count > 0 { facts.retryAfter = retryAfter(head) }
         default: break
         }
-        if head.lengthsDisagree {
-            facts.disagreeingLengths = MessageValidation.escaped(ResponseHead(head).value(of: "Content-Length") ?? "")
-        }
+        facts.lengthsDisagree = head.lengthsDisagree
         if switches.maxResponseSize > 0, progress.decoder == nil, !head.hasField("Transfer-Encoding") {
             facts.plainLength = ResponseHead.decimal(head.fieldValue("Content-Length")).map(Int64.init)
         }

@@ -47,8 +47,8 @@ struct TransferHops: Sendable, Equatable {
         var retryAfter: Double? = nil
         /// A 401 or 407 that libcurl may answer with another round (credentials were given for it).
         var mayBeIntermediate = false
-        /// The `Content-Length` values when they disagree (no `Transfer-Encoding`), else nil.
-        var disagreeingLengths: String? = nil
+        /// Its `Content-Length` values disagree (no `Transfer-Encoding` overrides them).
+        var lengthsDisagree = false
         /// The body length announced, when the body is delivered as it comes (not decoded).
         var plainLength: Int64? = nil
     }
@@ -137,8 +137,8 @@ struct TransferHops: Sendable, Equatable {
         retryDelay = nil
         delivered = 0
         followsRedirect = rules.followLocation && RedirectStep.isRedirect(head.status) && head.hasLocation
-        if let values = head.disagreeingLengths {
-            refusal = TransferFailure(kind: .response, text: "The response is malformed: its Content-Length fields disagree (\(values))")
+        if head.lengthsDisagree {
+            refusal = TransferFailure(kind: .response, text: "The response is malformed: its Content-Length fields disagree")
             return .refuse
         }
         if !followsRedirect, RetryPolicy.mayRetry(status: head.status),
