@@ -5,7 +5,7 @@
 #include <strings.h>
 
 /* Inlined into the header callback, which libcurl calls for every header line. */
-static inline int record(cxhr_head_recorder *recorder, const char *line, size_t length)
+static inline __attribute__((always_inline)) int record(cxhr_head_recorder *recorder, const char *line, size_t length)
 {
   size_t needed = recorder->count + length + 1;
   if(needed > recorder->capacity) {
