@@ -494,10 +494,11 @@ struct Fetch: ParsableCommand {
         if let path = session.writeFailure { return Outcome(code: 23, message: "cannot write \(path)") }
         let status = request.getStatus()
         if status == 0 {
-            let text = request.getStatusText() ?? "the request failed"
-            // curl's code for a body over --max-filesize.
-            let code = text.hasPrefix(ResponseLimit.failurePrefix) ? 63 : Self.exitCode(for: request.getFailureKind())
-            return Outcome(code: code, message: text)
+            // libcurl's code is curl's exit status (18 a body cut short, 52 an empty reply,
+            // 60 a certificate, 63 over --max-filesize …); else the failure's kind says.
+            let code = request.getFailureCode()
+            return Outcome(code: code > 0 ? code : Self.exitCode(for: request.getFailureKind()),
+                           message: request.getStatusText() ?? "the request failed")
         }
         if fail || failWithBody, status >= 400 {
             return Outcome(code: 22, message: "HTTP \(status) \(request.getStatusText() ?? "")")

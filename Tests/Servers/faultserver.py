@@ -74,6 +74,8 @@ Besides the fault routes:
       ... (gzip, deflate, deflate-raw: deflate without zlib's header, br, zstd, or any other name:
       left as they are), named in Content-Encoding (or, with field=transfer, in
       Transfer-Encoding before chunked); corrupt=1 damages the bytes after the first 20.
+  /empty   closes the connection without a byte of response (curl: "Empty reply from server").
+  /short?n=N&send=K   a head announcing N body bytes, then K of them and a clean close (FIN).
   /zeros?n=N[&enc=gzip|deflate|raw]   N zero bytes (any size: made as they go out, never held),
       gzip-encoded by default (Content-Encoding, chunked, no Content-Length; X-Identity-Length), raw:
       as they are, with Content-Length.
@@ -1250,6 +1252,20 @@ def stacked(handler, request):
     handler.wfile.flush()
 
 
+def empty(handler, request):
+    handler.discard_body(request)
+    return False
+
+
+def short(handler, request):
+    handler.discard_body(request)
+    n, send = request.int_arg("n", 1000), request.int_arg("send", 10)
+    handler.send_head(200, "OK", [("Content-Type", "application/octet-stream")], n, close=True)
+    handler.wfile.write(pattern(0, min(send, n)))
+    handler.wfile.flush()
+    return False
+
+
 def zeros(handler, request):
     handler.discard_body(request)
     n = request.int_arg("n", 1 << 20)
@@ -1291,6 +1307,7 @@ ROUTES = {
     "/echo": echo, "/respond": respond, "/bearer": bearer, "/own-port": own_port, "/reuse-resets": reuse_resets,
     "/cache": cache, "/cache-log": cache_log, "/cache-bump": cache_bump_route,
     "/trailers": trailers, "/two-lengths": two_lengths, "/zeros": zeros, "/stacked": stacked,
+    "/empty": empty, "/short": short,
 }
 
 

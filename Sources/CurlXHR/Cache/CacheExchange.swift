@@ -233,7 +233,7 @@ extension CacheExchange {
             switch taken {
             case .accepted: return .finished(nil)
             case .paused: return .paused
-            case .refused: return .finished(TransferFailure(kind: .other, text: "Failure writing output to destination"))
+            case .refused: return .finished(TransferFailure(kind: .other, text: "Failure writing output to destination", code: 23))
             }
         }
         var delivered = 0
@@ -260,7 +260,7 @@ extension CacheExchange {
             }()
             switch taken {
             case (.paused, _): return .paused
-            case (.refused, _): return .finished(TransferFailure(kind: .other, text: "Failure writing output to destination"))
+            case (.refused, _): return .finished(TransferFailure(kind: .other, text: "Failure writing output to destination", code: 23))
             case (.accepted, let got):
                 guard got > 0 else { return .finished(TransferFailure(kind: .other, text: "The cached body of \(key) ended early")) }
                 replay.offset += Int64(got)

@@ -102,6 +102,13 @@ extension HttpRequest {
         withCore { isStale($0) ? Core.staleFailure.kind : $0.failure?.kind }
     }
 
+    /// The libcurl code of the failure that ended the request (curl's exit status for it), 0
+    /// when there is none or it says no more than ``getFailureKind()``: for `xhr`'s exit
+    /// status.
+    package func getFailureCode() -> Int32 {
+        withCore { isStale($0) ? 0 : $0.failure?.code ?? 0 }
+    }
+
     /// What the last send measured and where it ended: the protocol, the URL after
     /// redirects, how many were followed, and its times (as curl's `--write-out` variables).
     /// Empty after `open`; before the send ends only the protocol is there, from

@@ -187,9 +187,9 @@ struct FileSink: TransferSink {
     /// failure when it cannot); otherwise it stays for a resume. Returns the failure the send
     /// ends with (a write that failed stopped libcurl: its words are less precise than the file's).
     mutating func finish(_ failure: TransferFailure?) -> TransferFailure? {
-        if failure == nil, let problem = complete() { return TransferFailure(kind: .other, text: problem) }
+        if failure == nil, let problem = complete() { return TransferFailure(kind: .other, text: problem, code: 23) }
         discard()
-        if failure != nil, let own = self.failure { return TransferFailure(kind: .other, text: own) }
+        if failure != nil, let own = self.failure { return TransferFailure(kind: .other, text: own, code: 23) }  // CURLE_WRITE_ERROR
         return failure
     }
 

@@ -282,7 +282,7 @@ final class Transfer: @unchecked Sendable {
             do throws(ContentDecoder.Failure) {
                 decoded = try decoder.next(from: &network)
             } catch {
-                hops.refuse(TransferFailure(kind: .response, text: error.text))
+                hops.refuse(TransferFailure(kind: .response, text: error.text, code: 61))  // CURLE_BAD_CONTENT_ENCODING
                 return .refused
             }
             if decoded.isEmpty { break }

@@ -6,6 +6,9 @@ struct TransferFailure: Sendable, Equatable {
     var text: String
     /// No response came: a retry may mend it (``RetryPolicy``).
     var beforeResponse = false
+    /// libcurl's code for it (`CURLcode`, which is also curl's exit status), or the one curl
+    /// would give a failure the library finds itself; 0 when none says more than `kind`.
+    var code: Int32 = 0
 }
 
 /// How a finished transfer ended, in the library's terms.
@@ -39,6 +42,13 @@ extension Transfer {
     /// A failed transfer's kind and text: libcurl's detailed message, TLS failures starting
     /// with "SSL", failures to reach the proxy naming it.
     func failure(_ code: CURLcode) -> TransferFailure {
+        var failure = classified(code)
+        failure.code = Int32(code.rawValue)
+        return failure
+    }
+
+    /// ``failure(_:)`` but for the code.
+    private func classified(_ code: CURLcode) -> TransferFailure {
         let errorBuffer = handle?.errorBuffer
         let detail = if let errorBuffer, errorBuffer[0] != 0 { String(cString: errorBuffer) } else { String(cString: curl_easy_strerror(code)) }
         if let proxy = switches.proxy, Transfer.proxyFailures.contains(code.rawValue), !hops.sawHead {

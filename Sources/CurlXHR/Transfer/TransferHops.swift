@@ -247,6 +247,7 @@ struct TransferHops: Sendable, Equatable {
     }
 
     private var tooLarge: TransferFailure {
-        TransferFailure(kind: .response, text: ResponseLimit.failurePrefix + "\(rules.maxResponseSize) bytes (setMaxResponseSize)")
+        // curl's CURLE_FILESIZE_EXCEEDED.
+        TransferFailure(kind: .response, text: ResponseLimit.failurePrefix + "\(rules.maxResponseSize) bytes (setMaxResponseSize)", code: 63)
     }
 }
