@@ -26,9 +26,21 @@ extension Fetch {
         return bytes
     }
 
+    /// The -d data as curl sends it: each value, or with `@FILE` the file's bytes without its
+    /// CR and LF bytes, joined with `&`.
+    func formData(console: Console) throws -> Data {
+        var joined = Data()
+        for (index, value) in data.enumerated() {
+            if index > 0 { joined.append(UInt8(ascii: "&")) }
+            let bytes = try Self.contents(value, console: console)
+            joined.append(contentsOf: value.hasPrefix("@") ? bytes.filter { $0 != 0x0D && $0 != 0x0A } : bytes)
+        }
+        return joined
+    }
+
     /// The -d and --data-binary data, for -G's query.
     func queryData(console: Console) throws -> String? {
-        if !data.isEmpty { return data.joined(separator: "&") }
+        if !data.isEmpty { return String(decoding: try formData(console: console), as: UTF8.self) }
         if let dataBinary { return String(decoding: try Self.contents(dataBinary, console: console), as: UTF8.self) }
         return nil
     }
@@ -36,8 +48,8 @@ extension Fetch {
     func requestBody(console: Console) throws -> Body {
         if get { return Body(kind: .none, size: nil) }
         if !data.isEmpty {
-            let text = data.joined(separator: "&")
-            return Body(kind: .bytes(Data(text.utf8)), size: Int64(text.utf8.count))
+            let bytes = try formData(console: console)
+            return Body(kind: .bytes(bytes), size: Int64(bytes.count))
         }
         if let dataBinary {
             let bytes = try Self.contents(dataBinary, console: console)

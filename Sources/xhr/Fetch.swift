@@ -97,10 +97,10 @@ struct Fetch: ParsableCommand {
     @Option(name: [.customShort("H"), .customLong("header")], help: ArgumentHelp("A request header 'Name: value' (repeatable).", valueName: "HEADER"))
     var headers: [String] = []
 
-    @Option(name: [.customShort("d"), .customLong("data")], help: ArgumentHelp("A body sent as given; repeated values are joined with '&'.", valueName: "DATA"))
+    @Option(name: [.customShort("d"), .customLong("data")], help: ArgumentHelp("A form body (Content-Type application/x-www-form-urlencoded unless -H sets one): DATA as given, @FILE the file without its CR and LF; repeated values are joined with '&'.", valueName: "DATA"))
     var data: [String] = []
 
-    @Option(name: .customLong("data-binary"), help: ArgumentHelp("A body sent byte for byte; @FILE reads FILE.", valueName: "DATA"))
+    @Option(name: .customLong("data-binary"), help: ArgumentHelp("A body sent byte for byte (Content-Type as with -d); @FILE reads FILE.", valueName: "DATA"))
     var dataBinary: String?
 
     @Option(name: .customLong("json"),
@@ -444,6 +444,10 @@ struct Fetch: ParsableCommand {
         if var referer, !hasHeader("Referer") {
             if referer.hasSuffix(";auto") { referer.removeLast(";auto".count) }
             if !referer.isEmpty { try check(request.setRequestHeader("Referer", value: referer)) }
+        }
+        if !get, !data.isEmpty || dataBinary != nil, !hasHeader("Content-Type") {
+            // As curl: -d and --data-binary send a form.
+            try check(request.setRequestHeader("Content-Type", value: "application/x-www-form-urlencoded"))
         }
         if !json.isEmpty {
             if !hasHeader("Content-Type") { try check(request.setRequestHeader("Content-Type", value: "application/json")) }

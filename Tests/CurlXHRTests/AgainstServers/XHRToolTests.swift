@@ -309,6 +309,12 @@ import Testing
                             + "127.0.0.1\tFALSE\t/elsewhere\tFALSE\t0\tnotsent\tno\n"]),
             Incantation(arguments: ["-s", "-c", "jar.txt", "{F}/headers"], written: ["jar.txt"]),
             Incantation(arguments: ["-s", "-G", "-d", "a=1", "-d", "b=x%20y", "{F}/record?z=0"]),
+            // -d and --data-binary send a form, -d @FILE without the file's line ends.
+            Incantation(arguments: ["-s", "-d", "a=1", "-d", "b=2", "{F}/record"]),
+            Incantation(arguments: ["-s", "-d", "@form.txt", "-d", "c=3", "{F}/record"], files: ["form.txt": "a=1\r\n&b=2\n"]),
+            Incantation(arguments: ["-s", "--data-binary", "@form.txt", "{F}/record"], files: ["form.txt": "a=1\r\n&b=2\n"]),
+            Incantation(arguments: ["-s", "-d", "x", "-H", "Content-Type: text/plain", "{F}/record"]),
+            Incantation(arguments: ["-s", "-G", "-d", "@form.txt", "{F}/record"], files: ["form.txt": "a=1\n&b=2\n"]),
             Incantation(arguments: ["-s", "--json", "{\"a\":1}", "{F}/record"]),
             Incantation(arguments: ["-s", "--json", "[1,", "--json", "2]", "-H", "Accept: text/plain", "{F}/record"]),
             Incantation(arguments: ["-s", "-f", "{F}/status?code=404&reason=Not%20Found"]),
