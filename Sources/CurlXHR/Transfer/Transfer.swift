@@ -3,12 +3,6 @@ import Synchronization
 import Glibc
 #endif
 
-/// The size limit's failure (``HttpRequest/setMaxResponseSize(_:)``): its text begins with
-/// ``failurePrefix`` (xhr tells it apart by that, for curl's exit code 63).
-package enum ResponseLimit {
-    package static let failurePrefix = "The response body exceeds the limit of "
-}
-
 /// One send of one request: everything libcurl needs, and what comes back, until DONE.
 ///
 /// Prepared by `HttpRequest.send…`, then owned by the engine thread, which alone touches
@@ -248,13 +242,9 @@ final class Transfer: @unchecked Sendable {
 
     /// What ``TransferHops`` needs of a head that is not an interim one.
     private func facts(of head: RecordedHead) -> TransferHops.Head {
-        var facts = TransferHops.Head(status: head.status, hasLocation: RedirectStep.isRedirect(head.status) && head.hasField("Location"))
-        switch head.status {
-        case 401: facts.mayBeIntermediate = message.credentials != nil || message.usesNegotiate
-        case 407: facts.mayBeIntermediate = switches.proxy?.credentials != nil
-        case 429, 503: if switches.retries.count > 0 { facts.retryAfter = retryAfter(head) }
-        default: break
-        }
+        var facts = TransferHops.Head(status: head.status, hasLocation: RedirectStep.isRedirect(head.status) && head.hasField("Location"),
+                                      mayBeIntermediate: mayBeIntermediate(head))
+        if RetryPolicy.mayRetry(status: head.status), switches.retries.count > 0 { facts.retryAfter = retryAfter(head) }
         facts.lengthsDisagree = head.lengthsDisagree
         if switches.maxResponseSize > 0, progress.decoder == nil, !head.hasField("Transfer-Encoding") {
             facts.plainLength = ResponseHead.decimal(head.fieldValue("Content-Length")).map(Int64.init)

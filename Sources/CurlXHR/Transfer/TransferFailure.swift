@@ -15,8 +15,7 @@ struct TransferFailure: Sendable, Equatable {
 extension Transfer {
     /// How a finished transfer ended: a failure, or nil and the status when the response is
     /// the outcome (including a proxy refusing the `CONNECT` tunnel, which libcurl reports as
-    /// a receive error).
-    /// Takes the trailer fields the response ended with (``Progress/trailers``).
+    /// a receive error). Keeps the trailer fields the response ended with (``Progress/trailers``).
     func outcome(_ code: CURLcode, easy: UnsafeMutableRawPointer) -> (failure: TransferFailure?, status: Int) {
         var status = 0
         if let refusal = hops.refusal { return (refusal, 0) }

@@ -248,6 +248,7 @@ struct TransferHops: Sendable, Equatable {
 
     private var tooLarge: TransferFailure {
         // curl's CURLE_FILESIZE_EXCEEDED.
-        TransferFailure(kind: .response, text: ResponseLimit.failurePrefix + "\(rules.maxResponseSize) bytes (setMaxResponseSize)", code: 63)
+        TransferFailure(kind: .response, text: "The response body exceeds the limit of \(rules.maxResponseSize) bytes (setMaxResponseSize)",
+                        code: 63)
     }
 }

@@ -20,6 +20,14 @@ struct CacheIsolationTests {
         return (request.isResponseFromCache(), String(decoding: body, as: UTF8.self))
     }
 
+    /// A resource of its own (`path`, which the jar's test cookie is scoped to) that is fresh,
+    /// varies on `Cookie` and echoes the `Cookie` it received.
+    static func varyingOnCookie(_ prefix: String) throws -> (key: String, path: String, url: String) {
+        let key = "\(prefix)-\(UUID().uuidString)"
+        let path = "/cache/\(key)"
+        return (key, path, try TestEnvironment.get().faultURL + path + "?key=\(key)&\(fresh)&\(CacheFixture.h("Vary", "Cookie"))&echo=Cookie")
+    }
+
     /// The `sid` a body echoed or a logged `Cookie` held (other tests' cookies for the host
     /// may come along).
     static func sid(_ text: String?) -> String? {
@@ -29,9 +37,7 @@ struct CacheIsolationTests {
 
     @Test func varyCookieMatchesTheJarsCookiesNotOnlyTheCallersFields() throws {
         CacheFixture.on()
-        let key = "iso-cookie-\(UUID().uuidString)"
-        let path = "/cache/\(key)"
-        let url = try TestEnvironment.get().faultURL + path + "?key=\(key)&\(Self.fresh)&\(CacheFixture.h("Vary", "Cookie"))&echo=Cookie"
+        let (key, path, url) = try Self.varyingOnCookie("iso-cookie")
         defer { CookieStore.shared.deleteCookie(Self.jarCookie("", path: path)) }
 
         #expect(CookieStore.shared.setCookie(Self.jarCookie("alice", path: path)))
@@ -63,9 +69,7 @@ struct CacheIsolationTests {
 
     @Test func asynchronousAndAwaitedSendsMatchTheJarToo() async throws {
         CacheFixture.on()
-        let key = "iso-async-\(UUID().uuidString)"
-        let path = "/cache/\(key)"
-        let url = try TestEnvironment.get().faultURL + path + "?key=\(key)&\(Self.fresh)&\(CacheFixture.h("Vary", "Cookie"))&echo=Cookie"
+        let (_, path, url) = try Self.varyingOnCookie("iso-async")
         defer { CookieStore.shared.deleteCookie(Self.jarCookie("", path: path)) }
         #expect(CookieStore.shared.setCookie(Self.jarCookie("alice", path: path)))
         let (first, _) = fetchAsync("GET", url)
