@@ -118,21 +118,6 @@ public struct HttpClient: Sendable {
         return text[..<end]
     }
 
-    /// Whether two absolute URLs name the same scheme, host and port (as written, case aside).
-    static func sameOrigin(_ one: String, _ other: String) -> Bool {
-        // Compared as bytes, ignoring ASCII case: no copies (it runs for every call, twice
-        // with an OAuth2Authorizer).
-        func origin(_ url: String) -> Substring.UTF8View? {
-            let bytes = url.utf8
-            guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8) else { return nil }
-            let host = bytes.index(colon, offsetBy: 3)
-            let end = bytes[host...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
-            return Substring(url)[..<end].utf8
-        }
-        guard let first = origin(one), let second = origin(other) else { return false }
-        return MessageValidation.sameFieldName(first, second)
-    }
-
     static func isAbsolute(_ path: String) -> Bool {
         let lower = path.prefix(8).lowercased()
         return lower.hasPrefix("http://") || lower.hasPrefix("https://")

@@ -56,7 +56,7 @@ public struct HttpClientRequest: Sendable {
 
     /// Whether ``url`` has the scheme, host and port of ``clientBaseURL``.
     public var isToClientOrigin: Bool {
-        clientBaseURL.map { HttpClient.sameOrigin(url, $0) } ?? false
+        clientBaseURL.map { HTTPURL.sameOrigin(url, $0) } ?? false
     }
 
     /// A request body.

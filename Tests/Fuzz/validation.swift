@@ -91,15 +91,20 @@ private func checkURL(_ url: String) {
         check(!bytes.contains { $0 <= 0x20 || $0 == 0x7F }, "\(url.debugDescription) passes with a control character or space")
         check(!hasUser || bytes.contains(0x40), "\(url.debugDescription) names a user without an @")
         check(!bytes.prefix(end).contains(0x5C), "\(url.debugDescription) passes with a backslash in its authority")
-        guard let parts = URLParts(url) else { fatalError("property violated: \(url.debugDescription) passes, URLParts refuses it") }
+        guard let parts = HTTPURL(url) else { fatalError("property violated: \(url.debugDescription) passes, HTTPURL refuses it") }
         check(parts.scheme == "http" || parts.scheme == "https", "scheme \(parts.scheme)")
         check(!parts.host.isEmpty, "\(url.debugDescription) passes without a host")
+        check(parts.hasUser == hasUser, "\(url.debugDescription): HTTPURL and parseURL disagree on the user")
+        check(HTTPURL.sameOrigin(url, url), "\(url.debugDescription) is not of its own origin")
+        let again = HTTPURL(parts.cacheKey)
+        check(again?.cacheKey == parts.cacheKey && again?.origin == parts.origin,
+              "\(url.debugDescription): its cache key \(parts.cacheKey.debugDescription) does not name it again")
         if case .failure(let problem) = MessageValidation.parseURL(encoded) {
             fatalError("property violated: \(url.debugDescription) passes, encoded as \(encoded.debugDescription) not: \(problem.message)")
         }
     }
     if encoded != url, case .success = MessageValidation.parseURL(encoded) {
-        check(URLParts(encoded) != nil, "\(encoded.debugDescription) passes, URLParts refuses it")
+        check(HTTPURL(encoded) != nil, "\(encoded.debugDescription) passes, HTTPURL refuses it")
     }
 }
 

@@ -1,35 +1,10 @@
-import CCurlShim
-
 /// How the cache names what it stores (RFC 9111, section 2 and 4.1): the primary key is the
 /// request's URL as libcurl normalizes it, without a fragment; a response with `Vary` also
 /// keeps the request's values of the fields it names, and serves only requests with the same.
 enum CacheKeys {
-    /// The primary key of a request for `url`; `nil` for a URL libcurl does not parse. URLs
-    /// that differ only in the case of the scheme and host, a default port given or not, or
-    /// the fragment have one key (RFC 3986, section 6.2.3).
-    static func primary(_ url: String) -> String? {
-        withURL(url) { handle in
-            _ = curl_url_set(handle, CURLUPART_FRAGMENT, nil, 0)
-            if let host = text(of: handle, CURLUPART_HOST) { _ = curl_url_set(handle, CURLUPART_HOST, host.lowercased(), 0) }
-            if let port = text(of: handle, CURLUPART_PORT), let scheme = text(of: handle, CURLUPART_SCHEME)?.lowercased(),
-               (scheme, port) == ("http", "80") || (scheme, port) == ("https", "443") {
-                _ = curl_url_set(handle, CURLUPART_PORT, nil, 0)
-            }
-            return text(of: handle, CURLUPART_URL)
-        }
-    }
-
-    /// `reference` (absolute, or relative to `base`) as an absolute URL.
-    static func resolve(_ reference: String, against base: String) -> String? {
-        withURL(base) { handle in
-            guard curl_url_set(handle, CURLUPART_URL, reference, 0) == CURLUE_OK else { return nil }
-            _ = curl_url_set(handle, CURLUPART_FRAGMENT, nil, 0)
-            return text(of: handle, CURLUPART_URL)
-        }
-    }
-
-    /// Scheme, host and port of an absolute URL (the scheme's default port when none is given).
-    static func origin(of url: String) -> String? { RedirectStep.origin(of: url) }
+    /// The primary key of a request for `url` (``HTTPURL/cacheKey``); nil for a URL that
+    /// does not parse.
+    static func primary(_ url: String) -> String? { HTTPURL(url)?.cacheKey }
 
     /// The fields of `message` as they go out, for `Vary` (section 4.1 compares the fields the
     /// request sent): the caller's, and what libcurl adds: the `Cookie` of the jar (`jar`, ""
@@ -91,19 +66,5 @@ enum CacheKeys {
                 value.split(separator: ",", omittingEmptySubsequences: false).map { HeaderFieldNames.trimmed($0) }.joined(separator: ",")
             }
         }
-    }
-
-    private static func withURL(_ url: String, _ body: (OpaquePointer) -> String?) -> String? {
-        guard let handle = curl_url() else { return nil }
-        defer { curl_url_cleanup(handle) }
-        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK else { return nil }
-        return body(handle)
-    }
-
-    private static func text(of handle: OpaquePointer, _ part: CURLUPart) -> String? {
-        var value: UnsafeMutablePointer<CChar>?
-        guard curl_url_get(handle, part, &value, 0) == CURLUE_OK, let value else { return nil }
-        defer { curl_free(value) }
-        return String(cString: value)
     }
 }

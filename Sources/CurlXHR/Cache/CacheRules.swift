@@ -213,9 +213,9 @@ package enum CacheRules {
         var urls = [url]
         for name in ["Location", "Content-Location"] {
             guard let reference = HeaderFieldNames.first(name, in: responseFields),
-                  let resolved = CacheKeys.resolve(reference, against: url),
-                  CacheKeys.origin(of: resolved) == CacheKeys.origin(of: url) else { continue }
-            urls.append(resolved)
+                  let resolved = HTTPURL(reference, relativeTo: url),
+                  resolved.origin == HTTPURL(url)?.origin else { continue }
+            urls.append(resolved.cacheKey)
         }
         return urls
     }

@@ -44,9 +44,9 @@ public struct Cookie: Sendable, Hashable {
     var key: String { "\(domain)\t\(path)\t\(name)" }
 
     /// Whether a request to `url` carries this cookie (RFC 6265 domain and path matching).
-    func matches(_ url: URLParts, at now: Int64) -> Bool {
-        guard !isExpired(at: now), !isSecure || url.scheme == "https" else { return false }
-        let host = url.host.lowercased(), domain = domain.lowercased()
+    func matches(_ url: HTTPURL, at now: Int64) -> Bool {
+        guard !isExpired(at: now), !isSecure || url.isHTTPS else { return false }
+        let host = url.host, domain = domain.lowercased()
         guard host == domain || (includesSubdomains && host.hasSuffix("." + domain)) else { return false }
         guard url.path.hasPrefix(path) else { return false }
         return url.path.count == path.count || path.hasSuffix("/") || url.path.dropFirst(path.count).hasPrefix("/")

@@ -74,9 +74,9 @@ public final class CookieStore: Sendable {
 
     /// The cookies a request to `url` would carry; empty for a URL that is not http or https.
     public func cookies(for url: String) -> [Cookie] {
-        guard let parts = URLParts(url) else { return [] }
+        guard let url = HTTPURL(url) else { return [] }
         let now = Int64(time(nil))
-        return allCookies().filter { $0.matches(parts, at: now) }
+        return allCookies().filter { $0.matches(url, at: now) }
     }
 
     /// The `Cookie` value the jar adds to a request to `url` ("" for none): its cookies as

@@ -111,6 +111,15 @@ package enum MessageValidation {
         return "the URL '\(escaped(url))' has a backslash in its authority (its host, port, user or password)"
     }
 
+    /// The bytes of `url` up to the end of its authority (`scheme://authority`), or nil
+    /// without one: two URLs with the same, case aside, have the same origin.
+    static func schemeAndAuthority(_ url: String) -> Substring.UTF8View? {
+        var url = url
+        let range = url.withUTF8 { authority(of: $0) }
+        guard !range.isEmpty else { return nil }
+        return url.utf8.prefix(range.upperBound)
+    }
+
     /// Where the authority of a URL's bytes is: from "//" after the scheme to the first "/",
     /// "?" or "#" (empty, at 0, without one).
     private static func authority(of bytes: UnsafeBufferPointer<UInt8>) -> Range<Int> {
@@ -199,7 +208,7 @@ package enum MessageValidation {
         let hasUser = curl_url_get(handle, CURLUPART_USER, &user, 0) == CURLUE_OK && user != nil
         curl_free(user)
         keeps = true
-        return .success(ParsedURL(handle: handle, hasUser: hasUser))
+        return .success(ParsedURL(handle: handle, hasUser: hasUser, isHTTPS: name == "https"))
     }
 
     /// Why `url` cannot be opened, or nil when it can.

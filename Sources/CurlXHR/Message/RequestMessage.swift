@@ -28,17 +28,12 @@ struct RequestMessage: Sendable {
     }
 
     var method = "GET"
-    var url = "" {
-        didSet {
-            isSecure = Self.isHTTPS(url)
-            parsedURL = nil
-        }
-    }
-    /// `url` as libcurl parsed it, when `open` did (nil after any other change of `url`):
-    /// handed to libcurl with it, so libcurl does not parse the text again for each send.
+    private(set) var url = ""
+    /// `url` as libcurl parsed it (nil for a URL that does not parse): handed to libcurl with
+    /// it, so libcurl does not parse the text again for each send.
     private(set) var parsedURL: ParsedURL?
-    /// The URL is https (`open` accepts only http and https); found once, when it is set.
-    private(set) var isSecure = false
+    /// The URL is https (`open` accepts only http and https).
+    var isSecure: Bool { parsedURL?.isHTTPS ?? false }
     var isAsync = false
     var credentials: Credentials?
     /// The URL carries its own user name (`http://user:password@host/`).
@@ -56,9 +51,9 @@ struct RequestMessage: Sendable {
     init(method: String = "GET", url: String = "", isAsync: Bool = false, credentials: Credentials? = nil) {
         self.method = method
         self.url = url
+        if case .success(let parsed) = MessageValidation.parseURL(url) { parsedURL = parsed }
         self.isAsync = isAsync
         self.credentials = credentials
-        isSecure = Self.isHTTPS(url)
     }
 
     /// Becomes the message of a new `open`, field by field: a new message made and moved in
@@ -78,13 +73,6 @@ struct RequestMessage: Sendable {
         if !formValues.isEmpty { formValues = [] }
         if !formFiles.isEmpty { formFiles = [] }
         multipartForm = false
-    }
-
-    private static func isHTTPS(_ url: String) -> Bool {
-        url.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.count >= 6 && bytes[0] | 0x20 == 0x68 && bytes[1] | 0x20 == 0x74 && bytes[2] | 0x20 == 0x74
-                && bytes[3] | 0x20 == 0x70 && bytes[4] | 0x20 == 0x73 && bytes[5] == 0x3A  // "https:"
-        } ?? url.lowercased().hasPrefix("https:")
     }
 
     func hasHeader(_ name: String) -> Bool {

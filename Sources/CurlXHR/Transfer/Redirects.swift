@@ -57,43 +57,6 @@ struct RedirectStep: Equatable {
     static let bodyFields = ["Content-Type", "Content-Encoding", "Content-Language", "Content-Location"]
     /// Fields that carry credentials, never sent to another origin (as libcurl does).
     static let credentialFields = ["Authorization", "Cookie"]
-
-    /// Whether `target` (a URL libcurl resolved) has the origin of `opened`, the URL given to
-    /// `open`. Most redirects stay on the origin and libcurl writes the target with the same
-    /// `scheme://authority/` bytes: that is checked first, without parsing either URL.
-    static func sameOrigin(_ target: String, _ opened: String) -> Bool {
-        if let prefix = originPrefix(opened), target.utf8.starts(with: prefix) { return true }
-        return origin(of: target) == origin(of: opened)
-    }
-
-    /// `scheme://authority/` of an absolute URL, as its bytes.
-    private static func originPrefix(_ url: String) -> Substring.UTF8View? {
-        let bytes = url.utf8
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        let rest = bytes[colon...].dropFirst()
-        guard rest.starts(with: "//".utf8) else { return nil }
-        let authority = rest.dropFirst(2)
-        guard let slash = authority.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
-              bytes[slash] == UInt8(ascii: "/") else { return nil }
-        return Substring(url)[..<bytes.index(after: slash)].utf8
-    }
-
-    /// The origin of an absolute URL as libcurl parses it: scheme, host and port (the
-    /// scheme's default when none is given), lower-cased; nil when it does not parse.
-    static func origin(of url: String) -> String? {
-        guard let handle = curl_url() else { return nil }
-        defer { curl_url_cleanup(handle) }
-        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK else { return nil }
-        var parts: [String] = []
-        for part in [CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT] {
-            var value: UnsafeMutablePointer<CChar>?
-            guard curl_url_get(handle, part, &value, part == CURLUPART_PORT ? UInt32(CURLU_DEFAULT_PORT) : 0) == CURLUE_OK,
-                  let value else { return nil }
-            parts.append(String(cString: value).lowercased())
-            curl_free(value)
-        }
-        return parts.joined(separator: "|")
-    }
 }
 
 /// Following redirects: the engine asks after each hop whether to go on, and the handle is
@@ -122,7 +85,7 @@ extension Transfer {
         if failure == nil, hops.followsRedirect, cxhr_easy_get_string(handle.easy, CURLINFO_REDIRECT_URL, &target) == CURLE_OK,
            let target {
             url = String(cString: target)
-            crossOrigin = !RedirectStep.sameOrigin(url!, message.url)
+            crossOrigin = !HTTPURL.sameOrigin(url!, message.url)
         }
         let method = hops.method
         // The time and a jitter matter only to a retry's plan (a random number is a system call).

@@ -136,7 +136,7 @@ import Testing
         let later = Int64(Date().timeIntervalSince1970) + 3600
         #expect(CookieStore.shared.setCookie(Cookie(name: plain, value: "1", domain: "www.example.test", expires: later)))
         #expect(CookieStore.shared.setCookie(Cookie(name: secure, value: "2", domain: "www.example.test", isSecure: true, expires: later)))
-        let fault = try #require(URLParts(try env.faultURL))
+        let fault = try #require(HTTPURL(try env.faultURL))
         let port = try #require(Int(try env["TESTENV_FAULT_PORT"]))
         let (request, body) = fetchSync("GET", "http://www.example.test/record") {
             #expect($0.enableHttpProxy(host: fault.host, port: port))

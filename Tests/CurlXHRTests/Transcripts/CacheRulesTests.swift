@@ -184,6 +184,6 @@ import Testing
         #expect(CacheKeys.varyNames([("Vary", "Accept-Encoding, accept-language"), ("Vary", "Accept-Encoding")])
             == ["accept-encoding", "accept-language"])
         #expect(CacheKeys.varyValues(["accept-language", "x-absent"], in: [("Accept-Language", "en , fr")]) == ["en,fr", nil])
-        #expect(CacheKeys.resolve("../b#x", against: "http://h/a/c") == "http://h/b")
+        #expect(HTTPURL("../b#x", relativeTo: "http://h/a/c")?.cacheKey == "http://h/b")
     }
 }

@@ -264,7 +264,8 @@ import Testing
         #expect(!RequestMessage(url: "https").isSecure)
         var message = RequestMessage()
         #expect(!message.isSecure)
-        message.url = "hTtPs://x/"
+        guard case .success(let parsed) = MessageValidation.parseURL("hTtPs://x/") else { Issue.record("parses"); return }
+        message.reopen(method: "GET", url: "hTtPs://x/", parsedURL: parsed, isAsync: false, credentials: nil)
         #expect(message.isSecure, "found again when the URL changes")
     }
 

@@ -31,7 +31,7 @@ import Foundation
         }
         return [
             ("plain GET", transfer()),
-            ("another URL", transfer(message { $0.url = "http://127.0.0.1:2/other" })),
+            ("another URL", transfer(RequestMessage(method: "GET", url: "http://127.0.0.1:2/other", isAsync: true))),
             ("POST without a body", transfer(message { $0.method = "POST" })),
             ("PATCH without a body", transfer(message { $0.method = "PATCH" })),
             ("PROPFIND", transfer(message { $0.method = "PROPFIND" })),
