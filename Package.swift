@@ -15,13 +15,15 @@ let package = Package(
     ],
     // For the xhr tool only: its arguments, and the embedded server of `xhr demo`; and the
     // DocC plugin (`swift package generate-documentation`, scripts/docs.sh); and the OpenAPI
-    // runtime and HTTP types for CurlXHROpenAPI. The other library targets depend on no package.
+    // runtime for CurlXHROpenAPI; swift-http-types (itself dependent on nothing) for HTTPFields,
+    // the header field type of the public API. The other library targets depend on no package.
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
         // For CurlXHROpenAPI only.
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.8.0"),
+        // HTTPFields: CurlXHR's public header field type, and CurlXHROpenAPI's.
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
@@ -49,9 +51,10 @@ let package = Package(
             path: "CSupport/CDecode",
             linkerSettings: [.linkedLibrary("z"), .linkedLibrary("brotlidec"), .linkedLibrary("zstd")]
         ),
+        // HTTPTypes: HTTPFields, the ecosystem's type for header fields, in the public API.
         .target(
             name: "CurlXHR",
-            dependencies: ["CCurlShim", "CSQLite", "CDecode"],
+            dependencies: ["CCurlShim", "CSQLite", "CDecode", .product(name: "HTTPTypes", package: "swift-http-types")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The client layer: base URL, arguments encoded by HTTP-RPC's rules, responses decoded

@@ -80,6 +80,12 @@ for source in CSupport/CCurlShim/*.c CSupport/CSQLite/*.c CSupport/CDecode/*.c; 
   "$clang" "${cflags[@]}" -I "$(dirname "$source")/include" -c "$source" -o "$object"
   shim+=("$object")
 done
+# swift-http-types (HTTPFields), the one package the library depends on, as a module of its
+# own (in the Swift language mode its package declares).
+swift package resolve >/dev/null
+"$swiftc" -swift-version 5 -g -O -parse-as-library "${sanitize[@]}" -module-name HTTPTypes -package-name HTTPTypes \
+  -emit-module -emit-module-path "$build/obj/HTTPTypes.swiftmodule" \
+  -emit-library -static -o "$build/obj/libHTTPTypes.a" "$root"/.build/checkouts/swift-http-types/Sources/HTTPTypes/*.swift
 # The library as one module built with testing enabled, so the targets reach its internal
 # parsers with @testable import; the C interface when the capi target is asked for.
 "$swiftc" "${swiftflags[@]}" -module-name CurlXHR -package-name CurlXHR -enable-testing "${modules[@]}" \
@@ -101,10 +107,10 @@ for target in "${targets[@]}"; do
   if [ "$target" = capi ]; then
     "$clang" "${cflags[@]}" -std=c11 -I CSupport/CurlXHRHeader/include -c Tests/Fuzz/capi.c -o "$build/obj/capi.o"
     "$swiftc" "${sanitize[@]}" -use-ld=lld "$build/obj/capi.o" "$build/obj/libCurlXHRCAPI.a" "$build/obj/libCurlXHRClient.a" \
-      "$build/obj/libCurlXHR.a" "${shim[@]}" "${libs[@]}" -o "$binary"
+      "$build/obj/libCurlXHR.a" "$build/obj/libHTTPTypes.a" "${shim[@]}" "${libs[@]}" -o "$binary"
   else
     "$swiftc" "${swiftflags[@]}" -use-ld=lld "${modules[@]}" -module-name "Fuzz_$target" "Tests/Fuzz/$target.swift" \
-      "$build/obj/libCurlXHR.a" "${shim[@]}" "${libs[@]}" -o "$binary"
+      "$build/obj/libCurlXHR.a" "$build/obj/libHTTPTypes.a" "${shim[@]}" "${libs[@]}" -o "$binary"
   fi
 done
 echo "built in $((SECONDS - build_started)) s"

@@ -46,7 +46,7 @@ enum Transport {
             case .data(let data): response = try await http.response(sending: data)
             }
             let body = try await response.body.collect(upTo: client.maxResponseSize)
-            return HttpClientResponse(status: response.status, headers: response.headers, body: body, isFromCache: response.isFromCache)
+            return HttpClientResponse(status: response.status, headers: response.fieldList, body: body, isFromCache: response.isFromCache)
         } catch {
             // HttpRequestError, or CancellationError.
             throw HttpClientError(wrapping: error)

@@ -103,13 +103,8 @@ public struct CurlXHRTransport: ClientTransport {
 
     /// The response's status and fields, in arrival order, repeated fields kept apart.
     static func head(of response: HttpResponse) -> HTTPResponse {
-        var fields = HTTPFields()
-        for (name, value) in response.headers {
-            guard let name = HTTPField.Name(name) else { continue }
-            fields.append(HTTPField(name: name, value: value))
-        }
         let code = (100...999).contains(response.status) ? response.status : 502
-        return HTTPResponse(status: .init(code: code, reasonPhrase: response.statusText), headerFields: fields)
+        return HTTPResponse(status: .init(code: code, reasonPhrase: response.statusText), headerFields: response.headerFields)
     }
 
     /// The body as it arrives, read once; its length when the head announces it and the bytes

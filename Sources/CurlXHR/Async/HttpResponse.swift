@@ -1,3 +1,4 @@
+import HTTPTypes
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -29,8 +30,14 @@ public struct HttpResponse: Sendable {
     public var statusText: String { head.reason }
     /// The protocol of the response: `"HTTP/1.1"`, `"HTTP/2"`, as ``HttpRequest/Metrics/httpVersion``.
     public var httpVersion: String? { head.httpVersion }
+    /// The header fields in arrival order, values trimmed, repeated fields kept apart. A field
+    /// whose name is no valid token (which a hostile server may send) is left out.
+    public var headerFields: HTTPFields { head.headerFields }
     /// The header fields in arrival order, values trimmed.
+    @available(*, deprecated, renamed: "headerFields")
     public var headers: [(name: String, value: String)] { head.fields }
+    /// The fields as the client layer's types still take them (names as sent, invalid or not).
+    package var fieldList: [(name: String, value: String)] { head.fields }
     /// The body, as it arrives.
     public let body: Body
     /// The response came from the process's cache (``HttpRequest/setCacheFolder(_:maxBytes:)``),

@@ -1,3 +1,4 @@
+import HTTPTypes
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -75,6 +76,16 @@ struct ResponseHead: Sendable, Equatable {
     /// field with a space; lines that are no field (no colon) are left out, with their
     /// continuations.
     var fields: [(name: String, value: String)] { fields(named: nil) }
+
+    /// ``fields`` as `HTTPFields`, those whose name is no token left out.
+    var headerFields: HTTPFields {
+        var result = HTTPFields()
+        for (name, value) in fields {
+            guard let name = HTTPField.Name(name) else { continue }
+            result.append(HTTPField(name: name, value: value))
+        }
+        return result
+    }
 
     /// The fields, or only those named `name` (case-insensitive; the others never become
     /// strings).

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Testing
 @testable import CurlXHR
 
@@ -75,5 +76,16 @@ import Testing
         #expect(head("Content-Length: -1\r\n").announcedLength == nil)
         #expect(head("Content-Length: 99999999999999999999999\r\n").announcedLength == nil)
         #expect(head("Transfer-Encoding: chunked\r\nContent-Length: 10\r\n").announcedLength == nil)
+    }
+
+    /// `HttpResponse.headerFields`: the head's fields as `HTTPFields`, in order, repeats apart,
+    /// and a name that is no token (a hostile server's) left out rather than passed on.
+    @Test func responseHeadsGiveTheirFieldsAsHTTPFields() throws {
+        let lines = "X-Multi: a\r\nBad Name: x\r\nx-multi:  b \r\nBad\u{7F}: y\r\nContent-Type: text/plain\r\n"
+        let head = Array(lines.utf8).withUnsafeBufferPointer { ResponseHead(RecordedHead(status: 200, reason: "OK", lines: $0)) }
+        let fields = head.headerFields
+        #expect(fields.map(\.name.rawName) == ["X-Multi", "x-multi", "Content-Type"])
+        #expect(fields[values: try #require(HTTPField.Name("X-MULTI"))] == ["a", "b"])
+        #expect(fields[.contentType] == "text/plain")
     }
 }
