@@ -4,7 +4,8 @@
 # fault server) in a temporary directory and checks them with curl, installs the C library
 # under a temporary prefix for the C tests, runs `swift test`, and stops the servers. With --sanitizers first, it
 # also runs scripts/test-sanitizers.sh (ThreadSanitizer and AddressSanitizer) before.
-# Other arguments go to `swift test`.
+# Other arguments go to `swift test`. Without any, the run ends with the public RFC 9111 cache
+# conformance suite through `xhr --cache` (scripts/cache-tests.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitizers=0
@@ -28,3 +29,5 @@ bash scripts/install-c.sh "$dir/prefix" debug >/dev/null
 export CURLXHR_PREFIX="$dir/prefix"
 if [ "$sanitizers" = 1 ]; then bash scripts/test-sanitizers.sh; fi
 swift test --skip-build "$@"
+# The whole run: also the public cache conformance suite (it builds the release xhr).
+if [ $# -eq 0 ]; then bash scripts/cache-tests.sh; fi
