@@ -61,7 +61,7 @@ let package = Package(
         // by their content type, middleware; only through CurlXHR's HttpRequest.
         .target(
             name: "CurlXHRClient",
-            dependencies: ["CurlXHR"],
+            dependencies: ["CurlXHR", .product(name: "HTTPTypes", package: "swift-http-types")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The OpenAPI transport: swift-openapi-runtime's ClientTransport over HttpRequest's

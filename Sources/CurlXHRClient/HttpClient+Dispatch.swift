@@ -1,4 +1,5 @@
 import Dispatch
+import HTTPTypes
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -14,14 +15,14 @@ extension HttpClient {
     /// its own, never on `queue`, so a completion on the main queue or a UI queue only gets the
     /// finished value.
     ///
-    /// Arguments, body and decoding as in ``invoke(_:path:arguments:body:headers:as:)``.
+    /// Arguments, body and decoding as in ``invoke(_:path:arguments:body:headerFields:as:)``.
     ///
     /// - Parameters:
     ///   - method: the HTTP method, upper-cased.
     ///   - path: added to ``baseURL`` and ``apiPath`` (see ``url(for:)``); it may carry a query.
     ///   - arguments: the call's arguments, in order; keys may repeat.
     ///   - body: a JSON or raw body; the arguments then go in the query string.
-    ///   - headers: fields for this call, after the client's ``headers``.
+    ///   - headerFields: fields for this call, after the client's ``headerFields``.
     ///   - type: the type to decode the response into.
     ///   - queue: where `completion` runs; `nil`: ``completionQueue``.
     ///   - completion: called once with the result or the ``HttpClientError``.
@@ -29,29 +30,29 @@ extension HttpClient {
     ///   then gets ``HttpClientError/cancelled``.
     @discardableResult
     public func invoke<Result: Decodable & Sendable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
-                                                     body: RequestBody? = nil, headers: [(name: String, value: String)] = [],
+                                                     body: RequestBody? = nil, headerFields: HTTPFields = [:],
                                                      as type: Result.Type = Result.self, queue: DispatchQueue? = nil,
                                                      completion: @escaping @Sendable (Swift.Result<Result, HttpClientError>) -> Void) -> Task<Void, Never> {
         let decoder = decoder
-        return call(method, path: path, arguments: arguments, body: body, headers: headers, queue: queue, completion: completion) {
+        return call(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headerFields), queue: queue, completion: completion) {
             response throws(HttpClientError) in try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
         }
     }
 
     /// Calls the API and hands the body, decoded by its `Content-Type` (``ResponseContent``),
-    /// to `completion` on `queue`; see ``invoke(_:path:arguments:body:headers:as:queue:completion:)``.
+    /// to `completion` on `queue`; see ``invoke(_:path:arguments:body:headerFields:as:queue:completion:)``.
     @discardableResult
     public func invoke(_ method: String, path: String, arguments: [(String, Argument)] = [],
-                       body: RequestBody? = nil, headers: [(name: String, value: String)] = [], queue: DispatchQueue? = nil,
+                       body: RequestBody? = nil, headerFields: HTTPFields = [:], queue: DispatchQueue? = nil,
                        completion: @escaping @Sendable (Swift.Result<ResponseContent, HttpClientError>) -> Void) -> Task<Void, Never> {
         let decoder = decoder
-        return call(method, path: path, arguments: arguments, body: body, headers: headers, queue: queue, completion: completion) {
+        return call(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headerFields), queue: queue, completion: completion) {
             response throws(HttpClientError) in try ResponseDecoding.content(from: response, decoder: decoder)
         }
     }
 
-    private func call<Value: Sendable>(_ method: String, path: String, arguments: [(String, Argument)], body: RequestBody?,
-                                       headers: [(name: String, value: String)], queue: DispatchQueue?,
+    func call<Value: Sendable>(_ method: String, path: String, arguments: [(String, Argument)], body: RequestBody?,
+                               headers: HeaderFieldList, queue: DispatchQueue?,
                                        completion: @escaping @Sendable (Swift.Result<Value, HttpClientError>) -> Void,
                                        decode: @escaping @Sendable (HttpClientResponse) throws(HttpClientError) -> Value) -> Task<Void, Never> {
         let queue = queue ?? completionQueue
@@ -77,7 +78,7 @@ extension HttpClient {
 
     /// Calls the API and waits for the decoded result, blocking the calling thread: for worker
     /// threads and code that is not `async`. Arguments, body, decoding and middlewares as in
-    /// ``invoke(_:path:arguments:body:headers:as:)``; the call runs as a task and the body is
+    /// ``invoke(_:path:arguments:body:headerFields:as:)``; the call runs as a task and the body is
     /// decoded on the calling thread.
     ///
     /// - Important: Never call it from an `async` context, a task, or any thread of Swift's
@@ -85,24 +86,24 @@ extension HttpClient {
     ///   needs a thread of that pool, which may then never come.
     /// - Throws: ``HttpClientError``.
     public func invokeSync<Result: Decodable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
-                                              body: RequestBody? = nil, headers: [(name: String, value: String)] = [],
+                                              body: RequestBody? = nil, headerFields: HTTPFields = [:],
                                               as type: Result.Type = Result.self) throws(HttpClientError) -> Result {
-        let response = try sendBlocking(method, path: path, arguments: arguments, body: body, headers: headers)
+        let response = try sendBlocking(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headerFields))
         return try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
     }
 
     /// Calls the API and waits for the body, decoded by its `Content-Type`; see
-    /// ``invokeSync(_:path:arguments:body:headers:as:)`` (never from an `async` context).
+    /// ``invokeSync(_:path:arguments:body:headerFields:as:)`` (never from an `async` context).
     /// - Throws: ``HttpClientError``.
     @discardableResult
     public func invokeSync(_ method: String, path: String, arguments: [(String, Argument)] = [],
-                           body: RequestBody? = nil, headers: [(name: String, value: String)] = []) throws(HttpClientError) -> ResponseContent {
-        let response = try sendBlocking(method, path: path, arguments: arguments, body: body, headers: headers)
+                           body: RequestBody? = nil, headerFields: HTTPFields = [:]) throws(HttpClientError) -> ResponseContent {
+        let response = try sendBlocking(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headerFields))
         return try ResponseDecoding.content(from: response, decoder: decoder)
     }
 
-    private func sendBlocking(_ method: String, path: String, arguments: [(String, Argument)], body: RequestBody?,
-                              headers: [(name: String, value: String)]) throws(HttpClientError) -> HttpClientResponse {
+    func sendBlocking(_ method: String, path: String, arguments: [(String, Argument)], body: RequestBody?,
+                      headers: HeaderFieldList) throws(HttpClientError) -> HttpClientResponse {
         let request = try makeRequest(method, path: path, arguments: arguments, body: body, headers: headers)
         let client = self
         let sent = Blocking.run { () -> Swift.Result<HttpClientResponse, HttpClientError> in

@@ -1,4 +1,5 @@
 import CurlXHR
+import HTTPTypes
 import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -22,9 +23,9 @@ import Foundation
 /// let made: Item = try await client.invoke("POST", path: "items", body: .json(NewItem(name: "x")))
 /// ```
 ///
-/// The three ways to call: `async` (``invoke(_:path:arguments:body:headers:as:)``), with a
-/// completion handler on a dispatch queue (``invoke(_:path:arguments:body:headers:as:queue:completion:)``)
-/// and blocking, for worker threads (``invokeSync(_:path:arguments:body:headers:as:)``). Each
+/// The three ways to call: `async` (``invoke(_:path:arguments:body:headerFields:as:)``), with a
+/// completion handler on a dispatch queue (``invoke(_:path:arguments:body:headerFields:as:queue:completion:)``)
+/// and blocking, for worker threads (``invokeSync(_:path:arguments:body:headerFields:as:)``). Each
 /// throws (or completes with) an ``HttpClientError``: a status other than 2xx, a failed transfer,
 /// a body that could not be decoded.
 ///
@@ -37,7 +38,10 @@ public struct HttpClient: Sendable {
     /// at its ends do not matter.
     public var apiPath: String
     /// Header fields sent with every call, before the call's own.
-    public var headers: [(name: String, value: String)]
+    public var headerFields: HTTPFields
+    /// Fields given as text that `HTTPFields` cannot hold as they are: every call fails naming
+    /// the first, as `HttpRequest.setRequestHeader(_:value:)` refuses it.
+    var refusedFields: [(name: String, value: String)] = []
     /// The user name given to `HttpRequest.open(_:url:async:user:password:auth:)`.
     public var user: String?
     /// The password given to `HttpRequest.open(_:url:async:user:password:auth:)`.
@@ -71,7 +75,7 @@ public struct HttpClient: Sendable {
     /// - Parameters:
     ///   - baseURL: an absolute `http` or `https` URL: scheme, host, optional port and path.
     ///   - apiPath: a path added to `baseURL` before each call's path.
-    ///   - headers: fields sent with every call.
+    ///   - headerFields: fields sent with every call.
     ///   - user: a user name for server authentication.
     ///   - password: its password.
     ///   - auth: the scheme: `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"` or `"NEGOTIATE"`.
@@ -80,14 +84,14 @@ public struct HttpClient: Sendable {
     ///   - completionQueue: where completion handlers run (default: the global queue).
     ///   - middlewares: run around every call, the first outermost.
     ///   - configure: sets up each call's `HttpRequest` just before it is sent.
-    public init(baseURL: String, apiPath: String = "", headers: [(name: String, value: String)] = [],
+    public init(baseURL: String, apiPath: String = "", headerFields: HTTPFields = [:],
                 user: String? = nil, password: String? = nil, auth: String? = nil,
                 encoder: JSONEncoder = JSONEncoder(), decoder: JSONDecoder = JSONDecoder(),
                 completionQueue: DispatchQueue = .global(), middlewares: [any HttpClientMiddleware] = [],
                 configure: (@Sendable (HttpRequest) -> Void)? = nil) {
         self.baseURL = baseURL
         self.apiPath = apiPath
-        self.headers = headers
+        self.headerFields = headerFields
         self.user = user
         self.password = password
         self.auth = auth
@@ -148,16 +152,16 @@ public struct HttpClient: Sendable {
     ///     characters of a segment, such as `/`, `?`, `#` and spaces, yourself.
     ///   - arguments: the call's arguments, in order; keys may repeat.
     ///   - body: a JSON or raw body; the arguments then go in the query string.
-    ///   - headers: fields for this call, after the client's ``headers``.
+    ///   - headerFields: fields for this call, after the client's ``headerFields``.
     ///   - type: the type to decode the response into.
     /// - Throws: ``HttpClientError``: ``HttpClientError/status(code:body:)`` for a status other
     ///   than 2xx (after redirects, which are followed), ``HttpClientError/transfer(_:)`` when
     ///   `HttpRequest` refused the request or the transfer failed,
     ///   ``HttpClientError/decoding(_:body:)`` for a body that does not decode.
     public func invoke<Result: Decodable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
-                                          body: RequestBody? = nil, headers: [(name: String, value: String)] = [],
+                                          body: RequestBody? = nil, headerFields: HTTPFields = [:],
                                           as type: Result.Type = Result.self) async throws(HttpClientError) -> Result {
-        let request = try makeRequest(method, path: path, arguments: arguments, body: body, headers: headers)
+        let request = try makeRequest(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headerFields))
         let response = try await send(request)
         return try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
     }
@@ -165,12 +169,12 @@ public struct HttpClient: Sendable {
     /// Calls the API and returns the response's body as its `Content-Type` says: JSON as
     /// ``ResponseContent/json(_:)``, `text/*` as ``ResponseContent/text(_:)``, anything else
     /// as ``ResponseContent/data(_:)``, no body as ``ResponseContent/empty``. Arguments and
-    /// body as in ``invoke(_:path:arguments:body:headers:as:)``.
+    /// body as in ``invoke(_:path:arguments:body:headerFields:as:)``.
     /// - Throws: ``HttpClientError``.
     @discardableResult
     public func invoke(_ method: String, path: String, arguments: [(String, Argument)] = [],
-                       body: RequestBody? = nil, headers: [(name: String, value: String)] = []) async throws(HttpClientError) -> ResponseContent {
-        let request = try makeRequest(method, path: path, arguments: arguments, body: body, headers: headers)
+                       body: RequestBody? = nil, headerFields: HTTPFields = [:]) async throws(HttpClientError) -> ResponseContent {
+        let request = try makeRequest(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headerFields))
         let response = try await send(request)
         return try ResponseDecoding.content(from: response, decoder: decoder)
     }

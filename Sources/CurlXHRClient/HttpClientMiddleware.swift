@@ -1,4 +1,5 @@
 import CurlXHR
+import HTTPTypes
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -46,7 +47,10 @@ public struct HttpClientRequest: Sendable {
     public var url: String
     /// The header fields in order: the client's, the call's, then the body's `Content-Type`.
     /// A repeated name is sent as one field with the values joined by ", ".
-    public var headers: [(name: String, value: String)]
+    public var headerFields: HTTPFields
+    /// Fields given as text that `HTTPFields` cannot hold as they are: `HttpRequest` refuses
+    /// them when the request is sent, and the call fails naming the first.
+    var refusedFields: [(name: String, value: String)] = []
     /// The body.
     public var body: Body
     /// The ``HttpClient/baseURL`` of the client making the call: the client's credentials (and
@@ -63,7 +67,7 @@ public struct HttpClientRequest: Sendable {
     public enum Body: Sendable, Equatable {
         /// No body.
         case none
-        /// Bytes sent as they are (their `Content-Type` is one of ``HttpClientRequest/headers``).
+        /// Bytes sent as they are (their `Content-Type` is one of ``HttpClientRequest/headerFields``).
         case data(Data)
         /// A `multipart/form-data` form: the values first, then the files in order, each file
         /// streamed from disk; libcurl makes the `Content-Type` with its boundary (a
@@ -82,26 +86,51 @@ public struct HttpClientRequest: Sendable {
     }
 
     /// A request of `method` to `url`, made by the client at `clientBaseURL`.
-    public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Body = .none,
+    public init(method: String, url: String, headerFields: HTTPFields = [:], body: Body = .none,
                 clientBaseURL: String? = nil) {
         self.method = method
         self.url = url
-        self.headers = headers
+        self.headerFields = headerFields
         self.body = body
         self.clientBaseURL = clientBaseURL
+    }
+
+    /// A request of `method` to `url` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "init(method:url:headerFields:body:clientBaseURL:)")
+    public init(method: String, url: String, headers: [(name: String, value: String)], body: Body = .none,
+                clientBaseURL: String? = nil) {
+        self.init(method: method, url: url, body: body, clientBaseURL: clientBaseURL)
+        self.headers = headers
+    }
+
+    /// The header fields as name and value pairs.
+    @available(*, deprecated, renamed: "headerFields")
+    public var headers: [(name: String, value: String)] {
+        get { HeaderFieldList.pairs(headerFields) + refusedFields }
+        set { (headerFields, refusedFields) = { ($0.fields, $0.refused) }(HeaderFieldList(newValue)) }
     }
 
     /// The value of the header `name` (matched case-insensitively), repeated fields joined
     /// with ", "; `nil` when there is none.
     public func header(_ name: String) -> String? {
-        HeaderFieldNames.value(name, in: headers)
+        HTTPField.Name(name).flatMap { headerFields[$0] }
     }
 
     /// Replaces every field named `name` (matched case-insensitively) with one of `value`, or
-    /// removes them for `nil`.
+    /// removes them for `nil`. A name that is no token, or a value with CR, LF or NUL, fails
+    /// the call when it is sent (as `HttpRequest.setRequestHeader(_:value:)` refuses it).
     public mutating func setHeader(_ name: String, value: String?) {
-        headers.removeAll { HeaderFieldNames.same($0.name, name) }
-        if let value { headers.append((name, value)) }
+        refusedFields.removeAll { HeaderFieldNames.same($0.name, name) }
+        guard let fieldName = HTTPField.Name(name) else {
+            if let value { refusedFields.append((name, value)) }
+            return
+        }
+        headerFields[fields: fieldName] = []
+        guard let value else { return }
+        var list = HeaderFieldList([])
+        list.append(name, value: value)
+        headerFields.append(contentsOf: list.fields)
+        refusedFields += list.refused
     }
 }
 
@@ -110,23 +139,36 @@ public struct HttpClientResponse: Sendable {
     /// The HTTP status of the final response (after redirects and authentication rounds).
     public var status: Int
     /// The header fields in arrival order.
-    public var headers: [(name: String, value: String)]
+    public var headerFields: HTTPFields
     /// The body, decoded when it came compressed.
     public var body: Data
     /// The response came from the process's HTTP cache (``HttpClient/cachePolicy``).
     public var isFromCache: Bool
 
     /// A response; middlewares may make one without a transfer (from a cache, say).
-    public init(status: Int, headers: [(name: String, value: String)] = [], body: Data = Data(), isFromCache: Bool = false) {
+    public init(status: Int, headerFields: HTTPFields = [:], body: Data = Data(), isFromCache: Bool = false) {
         self.status = status
-        self.headers = headers
+        self.headerFields = headerFields
         self.body = body
         self.isFromCache = isFromCache
+    }
+
+    /// A response with fields as name and value pairs (a pair `HTTPFields` cannot hold is left out).
+    @available(*, deprecated, renamed: "init(status:headerFields:body:isFromCache:)")
+    public init(status: Int, headers: [(name: String, value: String)], body: Data = Data(), isFromCache: Bool = false) {
+        self.init(status: status, headerFields: HeaderFieldList(headers).fields, body: body, isFromCache: isFromCache)
+    }
+
+    /// The header fields as name and value pairs.
+    @available(*, deprecated, renamed: "headerFields")
+    public var headers: [(name: String, value: String)] {
+        get { HeaderFieldList.pairs(headerFields) }
+        set { headerFields = HeaderFieldList(newValue).fields }
     }
 
     /// The value of the header `name` (matched case-insensitively), repeated fields joined
     /// with ", "; `nil` when there is none.
     public func header(_ name: String) -> String? {
-        HeaderFieldNames.value(name, in: headers)
+        HTTPField.Name(name).flatMap { headerFields[$0] }
     }
 }

@@ -9,9 +9,10 @@ import Foundation
 extension HttpClient {
     /// The request of a call, before the middlewares.
     func makeRequest(_ method: String, path: String, arguments: [(String, Argument)], body: RequestBody?,
-                     headers callHeaders: [(name: String, value: String)]) throws(HttpClientError) -> HttpClientRequest {
+                     headers callHeaders: HeaderFieldList) throws(HttpClientError) -> HttpClientRequest {
         let method = method.uppercased()
-        var request = HttpClientRequest(method: method, url: url(for: path), headers: headers + callHeaders, clientBaseURL: baseURL)
+        var request = HttpClientRequest(method: method, url: url(for: path), headerFields: headerFields + callHeaders.fields, clientBaseURL: baseURL)
+        request.refusedFields = refusedFields + callHeaders.refused
         let pairs = arguments.flatMap { key, argument in argument.values.map { (key, $0) } }
         let inBody = body == nil && ["POST", "PUT", "PATCH"].contains(method)
         if !inBody {

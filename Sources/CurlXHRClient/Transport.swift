@@ -1,4 +1,5 @@
 import CurlXHR
+import HTTPTypes
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -18,10 +19,14 @@ enum Transport {
         }
         let isMultipart: Bool
         if case .multipart = request.body { isMultipart = true } else { isMultipart = false }
-        for (name, value) in request.headers {
-            // The boundary is libcurl's: a Content-Type of the caller's would lose it.
-            if isMultipart, HeaderFieldNames.same(name, "Content-Type") { continue }
+        // Fields HTTPFields could not hold: HttpRequest refuses them, with its reason.
+        for (name, value) in request.refusedFields {
             guard http.setRequestHeader(name, value: value) else { throw refusal(of: http) }
+        }
+        for field in request.headerFields {
+            // The boundary is libcurl's: a Content-Type of the caller's would lose it.
+            if isMultipart, field.name == .contentType { continue }
+            guard http.setRequestHeader(field.name.rawName, value: field.value) else { throw refusal(of: http) }
         }
         if case .multipart(let parts) = request.body {
             for part in parts {
@@ -46,7 +51,7 @@ enum Transport {
             case .data(let data): response = try await http.response(sending: data)
             }
             let body = try await response.body.collect(upTo: client.maxResponseSize)
-            return HttpClientResponse(status: response.status, headers: response.fieldList, body: body, isFromCache: response.isFromCache)
+            return HttpClientResponse(status: response.status, headerFields: response.headerFields, body: body, isFromCache: response.isFromCache)
         } catch {
             // HttpRequestError, or CancellationError.
             throw HttpClientError(wrapping: error)

@@ -1,4 +1,5 @@
 import CurlXHR
+import HTTPTypes
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -161,7 +162,7 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
 
     /// Whether a response's `WWW-Authenticate` fields hold a `Bearer` challenge.
     static func challengesBearer(_ response: HttpClientResponse) -> Bool {
-        response.headers.contains { HeaderFieldNames.same($0.name, "WWW-Authenticate") && challengesBearer($0.value) }
+        response.headerFields[values: .wwwAuthenticate].contains { challengesBearer($0) }
     }
 
     /// Whether a `WWW-Authenticate` value holds a `Bearer` challenge: with a 401, the server
@@ -327,7 +328,7 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
     /// POSTs a form to an endpoint of the authorization server, authenticated as the client.
     private func post(_ form: [UInt8], to url: String) async throws(OAuth2Error) -> HttpClientResponse {
         var form = form
-        var headers = [(name: "Content-Type", value: "application/x-www-form-urlencoded"), (name: "Accept", value: "application/json")]
+        var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded", .accept: "application/json"]
         switch (configuration.clientSecret, configuration.clientAuthentication) {
         case (let secret?, .basic):
             // RFC 6749, 2.3.1: each form-encoded, then joined and base64-encoded.
@@ -335,14 +336,14 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
             FormEncoding.append(configuration.clientID, to: &pair)
             pair.append(UInt8(ascii: ":"))
             FormEncoding.append(secret, to: &pair)
-            headers.append((name: "Authorization", value: "Basic " + Data(pair).base64EncodedString()))
+            headers[.authorization] = "Basic " + Data(pair).base64EncodedString()
         case (let secret?, .formFields):
             FormEncoding.append("client_id", value: configuration.clientID, to: &form)
             FormEncoding.append("client_secret", value: secret, to: &form)
         case (nil, _):
             FormEncoding.append("client_id", value: configuration.clientID, to: &form)
         }
-        let request = HttpClientRequest(method: "POST", url: url, headers: headers, body: .data(Data(form)), clientBaseURL: url)
+        let request = HttpClientRequest(method: "POST", url: url, headerFields: headers, body: .data(Data(form)), clientBaseURL: url)
         do {
             return try await endpoint.send(request)
         } catch .cancelled {

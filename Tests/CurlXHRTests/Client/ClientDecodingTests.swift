@@ -139,11 +139,29 @@ import Testing
         let error = await clientError { try await HttpClient(baseURL: "ftp://127.0.0.1").invoke("GET", path: "x") }
         guard case .transfer(let refusal)? = error else { Issue.record("\(String(describing: error))"); return }
         #expect(refusal.code == .invalidArgument, "\(refusal)")
-        let badHeader = await clientError {
-            try await client.invoke("GET", path: "echo", headers: [("X-Bad", "a\r\nInjected: yes")])
+        // A field set as text that would split the request, or whose name is no token, is
+        // refused with HttpRequest's reason: the call fails before anything is sent.
+        struct SetsHeader: HttpClientMiddleware {
+            let name: String, value: String
+            func intercept(_ request: HttpClientRequest,
+                           next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse) async throws -> HttpClientResponse {
+                var request = request
+                request.setHeader(name, value: value)
+                return try await next(request)
+            }
         }
-        guard case .transfer(let headerRefusal)? = badHeader else { Issue.record("\(String(describing: badHeader))"); return }
-        #expect(headerRefusal.code == .invalidArgument)
+        for (name, value) in [("X-Bad", "a\r\nInjected: yes"), ("X-Bad", "a\0b"), ("Bad Name", "x"), ("", "x")] {
+            var refusing = client
+            refusing.middlewares = [SetsHeader(name: name, value: value)]
+            let badHeader = await clientError { try await refusing.invoke("GET", path: "echo") }
+            guard case .transfer(let headerRefusal)? = badHeader else { Issue.record("\(name.debugDescription): \(String(describing: badHeader))"); continue }
+            #expect(headerRefusal.code == .invalidArgument, "\(name.debugDescription): \(headerRefusal)")
+        }
+        // HTTPFields cannot hold CR, LF or NUL: it makes them spaces, so nothing is injected.
+        let legalized: EchoedRequest = try await client.invoke("GET", path: "echo",
+                                                               headerFields: [try #require(HTTPField.Name("X-Bad")): "a\r\nInjected: yes"])
+        #expect(legalized.headers(named: "X-Bad") == ["a  Injected: yes"])
+        #expect(legalized.headers(named: "Injected").isEmpty)
     }
 
     @Test func malformedJSONIsADecodingErrorWithTheBody() async throws {

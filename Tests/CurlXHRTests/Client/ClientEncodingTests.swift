@@ -87,7 +87,7 @@ import Testing
         let note = try files.write(Data("x".utf8), named: "x.txt")
         // A Content-Type among the headers would lose the boundary: it is not sent.
         let echo: EchoedRequest = try await client.invoke("PUT", path: "echo", arguments: [("a", 1), ("f", .file(path: note))],
-                                                          headers: [("Content-Type", "text/plain")])
+                                                          headerFields: [.contentType: "text/plain"])
         let type = try #require(echo.header("Content-Type"))
         #expect(type.hasPrefix("multipart/form-data; boundary="), "\(type)")
         #expect(echo.body.contains(#"Content-Disposition: form-data; name="f"; filename="x.txt""#))
@@ -152,9 +152,9 @@ import Testing
 
     @Test func theBaseURLAPIPathAndDefaultHeadersApplyToEveryCall() async throws {
         let client = HttpClient(baseURL: try env.faultURL + "/", apiPath: "/echo/api/v2/",
-                                headers: [("X-Api-Key", "key-1"), ("Accept", "application/json")])
+                                headerFields: [try #require(HTTPField.Name("X-Api-Key")): "key-1", .accept: "application/json"])
         let echo: EchoedRequest = try await client.invoke("GET", path: "/items/7", arguments: [("expand", "owner")],
-                                                          headers: [("X-Call", "c1")])
+                                                          headerFields: [try #require(HTTPField.Name("X-Call")): "c1"])
         #expect(echo.target == "/echo/api/v2/items/7?expand=owner")
         #expect(echo.header("X-Api-Key") == "key-1")
         #expect(echo.header("Accept") == "application/json")

@@ -113,7 +113,7 @@ import Testing
         #expect(await tokens.refreshes == 1, "one retry, not more")
         // The server saw exactly two attempts before this one.
         let seen: Attempts = try await HttpClient(baseURL: try env.faultURL)
-            .invoke("GET", path: "bearer", arguments: [("token", "right"), ("key", .string(key))], headers: [("Authorization", "Bearer right")])
+            .invoke("GET", path: "bearer", arguments: [("token", "right"), ("key", .string(key))], headerFields: [.authorization: "Bearer right"])
         #expect(seen.attempts == ["Bearer stale", "Bearer still-wrong", "Bearer right"])
     }
 
@@ -122,7 +122,7 @@ import Testing
         func intercept(_ request: HttpClientRequest,
                        next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse) async throws -> HttpClientResponse {
             guard request.url.hasSuffix("/canned") else { return try await next(request) }
-            return HttpClientResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(#"{"id": 1}"#.utf8))
+            return HttpClientResponse(status: 200, headerFields: [.contentType: "application/json"], body: Data(#"{"id": 1}"#.utf8))
         }
     }
 
@@ -153,7 +153,7 @@ import Testing
             }
         }
         let log = Log()
-        let client = HttpClient(baseURL: try env.faultURL, headers: [("X-Default", "d")], middlewares: [Inspect { request in
+        let client = HttpClient(baseURL: try env.faultURL, headerFields: [try #require(HTTPField.Name("X-Default")): "d"], middlewares: [Inspect { request in
             guard case .data(let body) = request.body else { log.append("no data"); return }
             log.append("\(request.method) \(request.url) \(request.header("Content-Type") ?? "-") \(request.header("x-default") ?? "-") \(String(decoding: body, as: UTF8.self))")
         }])

@@ -17,7 +17,7 @@ struct Example {
             FileHandle.standardError.write(Data("usage: example-client BASE-URL\n".utf8))
             exit(2)
         }
-        let client = HttpClient(baseURL: CommandLine.arguments[1], headers: [("Accept", "application/json")])
+        let client = HttpClient(baseURL: CommandLine.arguments[1], headerFields: [.accept: "application/json"])
         do {
             let echo: Echo = try await client.invoke("GET", path: "echo", arguments: [("q", "swift"), ("page", 2), ("tag", ["a", "b"])])
             print("\(echo.method) \(echo.path) \(echo.query.map { $0.joined(separator: "=") }.joined(separator: "&"))")

@@ -1,0 +1,94 @@
+import CurlXHR
+import Dispatch
+import HTTPTypes
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The spellings with header fields as name and value pairs, kept as forwards to those with
+/// `HTTPFields`. A pair `HTTPFields` cannot hold as given (a name that is no token, a value
+/// with CR, LF or NUL) fails the call, naming it, as `HttpRequest.setRequestHeader(_:value:)`
+/// refuses it.
+extension HttpClient {
+    /// Header fields sent with every call, as name and value pairs.
+    @available(*, deprecated, renamed: "headerFields")
+    public var headers: [(name: String, value: String)] {
+        get { HeaderFieldList.pairs(headerFields) + refusedFields }
+        set { (headerFields, refusedFields) = { ($0.fields, $0.refused) }(HeaderFieldList(newValue)) }
+    }
+
+    /// A client with fields as name and value pairs; see ``init(baseURL:apiPath:headerFields:user:password:auth:encoder:decoder:completionQueue:middlewares:configure:)``.
+    @available(*, deprecated, renamed: "init(baseURL:apiPath:headerFields:user:password:auth:encoder:decoder:completionQueue:middlewares:configure:)")
+    public init(baseURL: String, apiPath: String = "", headers: [(name: String, value: String)],
+                user: String? = nil, password: String? = nil, auth: String? = nil,
+                encoder: JSONEncoder = JSONEncoder(), decoder: JSONDecoder = JSONDecoder(),
+                completionQueue: DispatchQueue = .global(), middlewares: [any HttpClientMiddleware] = [],
+                configure: (@Sendable (HttpRequest) -> Void)? = nil) {
+        self.init(baseURL: baseURL, apiPath: apiPath, user: user, password: password, auth: auth, encoder: encoder,
+                  decoder: decoder, completionQueue: completionQueue, middlewares: middlewares, configure: configure)
+        self.headers = headers
+    }
+
+    /// ``invoke(_:path:arguments:body:headerFields:as:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:headerFields:as:)")
+    public func invoke<Result: Decodable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
+                                          body: RequestBody? = nil, headers: [(name: String, value: String)],
+                                          as type: Result.Type = Result.self) async throws(HttpClientError) -> Result {
+        let response = try await send(try makeRequest(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headers)))
+        return try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
+    }
+
+    /// ``invoke(_:path:arguments:body:headerFields:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:headerFields:)")
+    @discardableResult
+    public func invoke(_ method: String, path: String, arguments: [(String, Argument)] = [],
+                       body: RequestBody? = nil, headers: [(name: String, value: String)]) async throws(HttpClientError) -> ResponseContent {
+        let response = try await send(try makeRequest(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headers)))
+        return try ResponseDecoding.content(from: response, decoder: decoder)
+    }
+
+    /// ``invoke(_:path:arguments:body:headerFields:as:queue:completion:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:headerFields:as:queue:completion:)")
+    @discardableResult
+    public func invoke<Result: Decodable & Sendable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
+                                                     body: RequestBody? = nil, headers: [(name: String, value: String)],
+                                                     as type: Result.Type = Result.self, queue: DispatchQueue? = nil,
+                                                     completion: @escaping @Sendable (Swift.Result<Result, HttpClientError>) -> Void) -> Task<Void, Never> {
+        let decoder = decoder
+        return call(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headers), queue: queue, completion: completion) {
+            response throws(HttpClientError) in try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
+        }
+    }
+
+    /// ``invoke(_:path:arguments:body:headerFields:queue:completion:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:headerFields:queue:completion:)")
+    @discardableResult
+    public func invoke(_ method: String, path: String, arguments: [(String, Argument)] = [],
+                       body: RequestBody? = nil, headers: [(name: String, value: String)], queue: DispatchQueue? = nil,
+                       completion: @escaping @Sendable (Swift.Result<ResponseContent, HttpClientError>) -> Void) -> Task<Void, Never> {
+        let decoder = decoder
+        return call(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headers), queue: queue, completion: completion) {
+            response throws(HttpClientError) in try ResponseDecoding.content(from: response, decoder: decoder)
+        }
+    }
+
+    /// ``invokeSync(_:path:arguments:body:headerFields:as:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invokeSync(_:path:arguments:body:headerFields:as:)")
+    public func invokeSync<Result: Decodable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
+                                              body: RequestBody? = nil, headers: [(name: String, value: String)],
+                                              as type: Result.Type = Result.self) throws(HttpClientError) -> Result {
+        let response = try sendBlocking(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headers))
+        return try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
+    }
+
+    /// ``invokeSync(_:path:arguments:body:headerFields:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invokeSync(_:path:arguments:body:headerFields:)")
+    @discardableResult
+    public func invokeSync(_ method: String, path: String, arguments: [(String, Argument)] = [],
+                           body: RequestBody? = nil, headers: [(name: String, value: String)]) throws(HttpClientError) -> ResponseContent {
+        let response = try sendBlocking(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headers))
+        return try ResponseDecoding.content(from: response, decoder: decoder)
+    }
+}
