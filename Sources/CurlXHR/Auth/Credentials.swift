@@ -1,12 +1,46 @@
 import CCurlShim
 
-/// An authentication scheme that `open` and the proxy switches accept.
-enum AuthScheme: String, Sendable, CaseIterable {
-    case basic = "BASIC"
-    case digest = "DIGEST"
-    case ntlm = "NTLM"
-    case negotiate = "NEGOTIATE"
+extension HttpRequest {
+    /// An authentication scheme, as ``open(_:url:async:user:password:auth:)`` and the proxy
+    /// switches name them (their `auth` text is the raw value, in any case).
+    public enum AuthScheme: String, Sendable, CaseIterable {
+        /// Basic: the user and password in every request (use it over HTTPS).
+        case basic = "BASIC"
+        /// Digest (RFC 7616).
+        case digest = "DIGEST"
+        /// NTLM; the user may be `DOMAIN\user`.
+        case ntlm = "NTLM"
+        /// Kerberos through SPNEGO; a `user@REALM` name and its password get tickets through
+        /// libkrb5, kept in the library's credential cache (see ``KerberosCredentials``).
+        case negotiate = "NEGOTIATE"
+    }
 
+    /// A user name, a password and the scheme to present them with, for a server or a proxy.
+    public struct Credentials: Sendable, Equatable {
+        /// The user name (`DOMAIN\user` for NTLM, `user@REALM` for Kerberos).
+        public var user: String
+        /// The password.
+        public var password: String
+        /// How they are sent.
+        public var scheme: AuthScheme
+
+        /// Credentials presented with `scheme` (Basic by default).
+        /// - Parameters:
+        ///   - user: the user name.
+        ///   - password: the password.
+        ///   - scheme: the authentication scheme.
+        public init(user: String, password: String, scheme: AuthScheme = .basic) {
+            self.user = user
+            self.password = password
+            self.scheme = scheme
+        }
+    }
+}
+
+typealias AuthScheme = HttpRequest.AuthScheme
+typealias Credentials = HttpRequest.Credentials
+
+extension HttpRequest.AuthScheme {
     /// `nil` means Basic; names are case-insensitive.
     init?(name: String?) {
         guard let name else { self = .basic; return }
@@ -27,12 +61,7 @@ enum AuthScheme: String, Sendable, CaseIterable {
     }
 }
 
-/// User name and password for a server or a proxy.
-struct Credentials: Sendable, Equatable {
-    var user: String
-    var password: String
-    var scheme: AuthScheme
-
+extension HttpRequest.Credentials {
     /// The scheme `auth` names and the credentials for `user` (nil without one), or why they
     /// cannot be used. `party` names whose they are in the text ("" or "proxy ").
     static func parse(user: String?, password: String?, auth: String?, party: String = "") -> Result<(AuthScheme, Credentials?), ParseProblem> {

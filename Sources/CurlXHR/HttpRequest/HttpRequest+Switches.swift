@@ -72,6 +72,17 @@ extension HttpRequest {
         return changeSwitches { $0.proxy = proxy }
     }
 
+    /// Sends this request through `proxy`: ``enableHttpProxy(host:port:user:password:auth:)``
+    /// with its parts (C: `cxhr_enable_http_proxy`).
+    /// - Parameter proxy: the proxy, and credentials for it.
+    /// - Returns: `false` with ``lastError`` for a bad host or port, credentials with CR, LF or
+    ///   NUL, or a request in flight.
+    @discardableResult
+    public func enableHttpProxy(_ proxy: Proxy) -> Bool {
+        enableHttpProxy(host: proxy.host, port: proxy.port, user: proxy.credentials?.user,
+                        password: proxy.credentials?.password, auth: proxy.credentials?.scheme.rawValue)
+    }
+
     /// Sends this request directly, without the proxy set by ``enableHttpProxy(host:port:user:password:auth:)``.
     @discardableResult
     public func disableHttpProxy() -> Bool {
@@ -98,6 +109,16 @@ extension HttpRequest {
             return refuse(.invalidArgument, problem)
         }
         return changeSwitches { $0.timeouts = Timeouts(connect: connect, headers: headers, idle: idle, total: total) }
+    }
+
+    /// Limits each phase of the request: ``setTimeouts(connect:headers:idle:total:)`` with the
+    /// values of `timeouts` (C: `cxhr_set_timeouts`).
+    /// - Parameter timeouts: the limits, in seconds; 0 is none.
+    /// - Returns: `false` with ``lastError`` for a negative or non-finite value, or a request
+    ///   in flight.
+    @discardableResult
+    public func setTimeouts(_ timeouts: Timeouts) -> Bool {
+        setTimeouts(connect: timeouts.connect, headers: timeouts.headers, idle: timeouts.idle, total: timeouts.total)
     }
 
     /// Asks for bytes `start` to `end` of the body (both included; `nil`: to its end) with a

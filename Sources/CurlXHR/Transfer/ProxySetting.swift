@@ -1,3 +1,28 @@
+extension HttpRequest {
+    /// An HTTP proxy, as ``enableHttpProxy(_:)`` takes it: plain HTTP requests go to it as proxy
+    /// requests, HTTPS ones through a `CONNECT` tunnel.
+    public struct Proxy: Sendable, Equatable {
+        /// The proxy's host name or address.
+        public var host: String
+        /// The proxy's port, 1…65535.
+        public var port: Int
+        /// Credentials for the proxy (answering its 407s); nil sends none. A `.negotiate`
+        /// scheme with an empty user uses tickets already in a credential cache.
+        public var credentials: Credentials?
+
+        /// The proxy at `host:port`.
+        /// - Parameters:
+        ///   - host: the proxy's host name or address.
+        ///   - port: the proxy's port.
+        ///   - credentials: for the proxy, or nil.
+        public init(host: String, port: Int, credentials: Credentials? = nil) {
+            self.host = host
+            self.port = port
+            self.credentials = credentials
+        }
+    }
+}
+
 /// An HTTP proxy set by `enableHttpProxy`.
 ///
 /// A class, so that the switches holding one copy, compare and test it for nil as one

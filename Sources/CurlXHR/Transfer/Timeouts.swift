@@ -1,16 +1,37 @@
-/// The limits of a request's phases, in seconds (0: none).
-///
-/// - `connect`: until the connection (and its TLS handshake) is up (libcurl's
-///   `CURLOPT_CONNECTTIMEOUT_MS`);
-/// - `headers`: from the request sent to the head of the response (``PhaseClock``);
-/// - `idle`: the longest gap without a byte in either direction (``PhaseClock``);
-/// - `total`: the whole request (libcurl's `CURLOPT_TIMEOUT_MS`).
-struct Timeouts: Sendable, Equatable {
-    var connect = 0.0
-    var headers = 0.0
-    var idle = 0.0
-    var total = 0.0
+extension HttpRequest {
+    /// The limits of a request's phases, in seconds; 0 is no limit. Set with
+    /// ``setTimeouts(_:)`` (or ``setTimeouts(connect:headers:idle:total:)``): a limit that runs
+    /// out ends the request in DONE with status 0 and ``FailureKind/timeout``.
+    public struct Timeouts: Sendable, Equatable {
+        /// Until the connection (and its TLS handshake) is up (libcurl's `CURLOPT_CONNECTTIMEOUT_MS`).
+        public var connect: Double
+        /// From the request sent to the response's head.
+        public var headers: Double
+        /// The longest time without a byte sent or received.
+        public var idle: Double
+        /// The whole request, body included (libcurl's `CURLOPT_TIMEOUT_MS`).
+        public var total: Double
 
+        /// Limits in seconds; 0 (the default of each) is none.
+        /// - Parameters:
+        ///   - connect: until the connection is up.
+        ///   - headers: from the request sent to the response's head.
+        ///   - idle: the longest time without a byte sent or received.
+        ///   - total: the whole request.
+        public init(connect: Double = 0, headers: Double = 0, idle: Double = 0, total: Double = 0) {
+            self.connect = connect
+            self.headers = headers
+            self.idle = idle
+            self.total = total
+        }
+    }
+}
+
+typealias Timeouts = HttpRequest.Timeouts
+
+/// How the engine reads the limits: the headers and idle clocks are the library's
+/// (``PhaseClock``), connect and total libcurl's.
+extension HttpRequest.Timeouts {
     /// The phases, by the word a timeout's text names them with.
     enum Phase: String, Sendable {
         case connect, header, idle, total

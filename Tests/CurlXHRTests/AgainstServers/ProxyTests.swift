@@ -103,6 +103,26 @@ import Testing
         }
     }
 
+    /// `enableHttpProxy(_:)` with an `HttpRequest.Proxy` value is the switch its parts name:
+    /// through squid with Basic credentials, and refused as they are (bad port, CR/LF).
+    @Test func aProxyValueIsTheSwitchItsPartsName() throws {
+        let proxy = HttpRequest.Proxy(host: "127.0.0.1", port: try port("PROXY_BASIC"),
+                                      credentials: HttpRequest.Credentials(user: try proxyUser, password: try proxyPassword))
+        let (request, body) = fetchSync("GET", try env.httpURL + "/echo") { #expect($0.enableHttpProxy(proxy)) }
+        #expect(request.getStatus() == 200)
+        let echo = try Echo(body)
+        #expect(echo.header("X-Squid-User")?.contains(try proxyUser) == true, "\(echo.headers)")
+        #expect(echo.header("Proxy-Authorization") == nil)
+        let refusing = HttpRequest()
+        #expect(refusing.open("GET", url: try env.httpURL + "/echo"))
+        #expect(!refusing.enableHttpProxy(HttpRequest.Proxy(host: "127.0.0.1", port: 0)))
+        #expect(refusing.lastError?.code == .invalidArgument)
+        var injected = proxy
+        injected.credentials?.password = "p\r\nX-Injected: 1"
+        #expect(!refusing.enableHttpProxy(injected), "a password with CR/LF")
+        #expect(refusing.lastError?.description.contains("CR, LF or NUL") == true, "\(String(describing: refusing.lastError))")
+    }
+
     @Test func openProxy() throws { try checkProxy("PROXY", auth: nil) }
     @Test func basicProxy() throws { try checkProxy("PROXY_BASIC", auth: "BASIC") }
     @Test func digestProxy() throws { try checkProxy("PROXY_DIGEST", auth: "DIGEST") }

@@ -29,6 +29,18 @@ import Testing
         #expect(abs(seconds - limit) <= 0.25, "fired after \(seconds) s, limit \(limit) s: \(text)", sourceLocation: sourceLocation)
     }
 
+    /// `setTimeouts(_:)` with an `HttpRequest.Timeouts` value: the switch its parts name.
+    @Test func aTimeoutsValueIsTheSwitchItsPartsName() throws {
+        let (request, seconds) = timed(try env.faultURL + "/stall?n=100&head_ms=3000", async: true) {
+            #expect($0.setTimeouts(HttpRequest.Timeouts(headers: 0.8)))
+        }
+        expectTimeout(request, after: seconds, limit: 0.8, phase: "header")
+        let refusing = HttpRequest()
+        #expect(!refusing.setTimeouts(HttpRequest.Timeouts(connect: -1)))
+        #expect(!refusing.setTimeouts(HttpRequest.Timeouts(total: .nan)))
+        #expect(refusing.lastError?.code == .invalidArgument)
+    }
+
     @Test(arguments: [false, true])
     func aServerSilentBeforeItsHeadMeetsTheHeadersTimeout(async: Bool) throws {
         let url = try env.faultURL + "/stall?n=100&head_ms=3000"
