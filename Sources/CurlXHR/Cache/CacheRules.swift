@@ -87,8 +87,8 @@ package enum CacheRules {
         case .absent: break
         }
         if HeaderFieldNames.first("Expires", in: stored.fields) != nil {
-            // An Expires that is not a date ("0", say) is in the past.
-            guard let expires = HeaderFieldNames.date("Expires", in: stored.fields) else { return (0, false) }
+            // An Expires that is not an HTTP-date ("0", say) is in the past (section 5.3).
+            guard let expires = expires(stored) else { return (0, false) }
             let date = HeaderFieldNames.date("Date", in: stored.fields) ?? stored.responseTime
             return (max(0, expires - date), false)
         }
@@ -99,10 +99,26 @@ package enum CacheRules {
         return (max(0, (date - lastModified) / 10), true)
     }
 
+    /// The time `stored`'s `Expires` names, read strictly (``HTTPDate``); nil when it is not
+    /// an HTTP-date, or when several `Expires` fields disagree (a field defined once).
+    static func expires(_ stored: Stored) -> Double? {
+        let values = stored.fields.filter { HeaderFieldNames.same($0.name, "Expires") }.map { HeaderFieldNames.trimmed($0.value) }
+        guard let value = values.first, values.allSatisfy({ $0 == value }) else { return nil }
+        return HTTPDate.seconds(value, reference: stored.responseTime)
+    }
+
+    /// The `Age` of `fields` in seconds (section 5.1): the first member when several came (in
+    /// one field or more), without parameters (`7200;foo=bar`); nil when that is not
+    /// delta-seconds (`-1`, `1.5`, `abc`), capped at 2^31.
+    static func ageValue(_ fields: Fields) -> Int? {
+        guard let value = HeaderFieldNames.first("Age", in: fields) else { return nil }
+        let member = value.split(separator: ",", omittingEmptySubsequences: false)[0]
+        return CacheControl.deltaSeconds(HeaderFieldNames.trimmed(member.split(separator: ";", omittingEmptySubsequences: false)[0]))
+    }
+
     /// The current age of `stored` at `now` in seconds (section 4.2.3).
     static func currentAge(_ stored: Stored, now: Double) -> Double {
-        let ageValue = HeaderFieldNames.first("Age", in: stored.fields)
-            .flatMap { CacheControl.deltaSeconds(HeaderFieldNames.trimmed($0)) }.map(Double.init) ?? 0
+        let ageValue = ageValue(stored.fields).map(Double.init) ?? 0
         let dateValue = HeaderFieldNames.date("Date", in: stored.fields) ?? stored.responseTime
         let apparentAge = max(0, stored.responseTime - dateValue)
         let responseDelay = max(0, stored.responseTime - stored.requestTime)
