@@ -209,11 +209,25 @@ import Testing
         ([("Expires", datePlus3600), ("Date", date0)], [], 3599.0, "fresh 3599"),
         ([("Last-Modified", dateMinus10Days), ("Date", date0)], [], 86_000.0, "fresh 86000"),
         ([("Date", date0)], [], 0.0, "validate"),
+        // stale-while-revalidate (RFC 5861): served stale within the window after max-age.
+        ([("Cache-Control", "max-age=60, stale-while-revalidate=30"), ("Date", date0)], [], 59.0, "fresh 59"),
+        ([("Cache-Control", "max-age=60, stale-while-revalidate=30"), ("Date", date0)], [], 80.0, "while revalidating 80"),
+        ([("Cache-Control", "max-age=60, stale-while-revalidate=30"), ("Date", date0)], [], 90.0, "while revalidating 90"),
+        ([("Cache-Control", "max-age=60, stale-while-revalidate=30"), ("Date", date0)], [], 91.0, "validate"),
+        ([("Cache-Control", "max-age=60, stale-while-revalidate=30, must-revalidate"), ("Date", date0)], [], 80.0, "validate"),
+        ([("Cache-Control", "max-age=60, stale-while-revalidate=30, no-cache"), ("Date", date0)], [], 80.0, "validate"),
+        ([("Cache-Control", "max-age=60, stale-while-revalidate=30"), ("Date", date0)], [("Cache-Control", "max-age=70")], 80.0, "validate"),
+        ([("Cache-Control", "max-age=60, stale-while-revalidate=30"), ("Date", date0)], [("Cache-Control", "max-stale=100")], 120.0, "stale 120"),
+        ([("Cache-Control", "max-age=60, stale-while-revalidate=-1"), ("Date", date0)], [], 61.0, "validate"),
+        ([("Cache-Control", "max-age=60, stale-while-revalidate"), ("Date", date0)], [], 61.0, "validate"),
+        ([("Cache-Control", "max-age=60, stale-while-revalidate=99999999999999999999"), ("Date", date0)], [], 1e9, "while revalidating 1000000000"),
+        ([("Cache-Control", "max-age=60, stale-while-revalidate=10"), ("Date", date0), ("Age", "65")], [], 0.0, "while revalidating 65"),
     ] as [(Fields, Fields, Double, String)])
     func reuse(response: Fields, request: Fields, after seconds: Double, decision: String) {
         let said = switch CacheRules.reuse(stored(response), requestFields: request, now: Self.t0 + seconds) {
         case .fresh(let age): "fresh \(age)"
         case .stale(let age): "stale \(age)"
+        case .staleWhileRevalidate(let age): "while revalidating \(age)"
         case .validate: "validate"
         }
         #expect(said == decision)
@@ -223,9 +237,15 @@ import Testing
 
     @Test func aStoredResponseIsValidatedWithItsEntityTagAndDate() {
         let both = stored([("ETag", "\"v1\""), ("Last-Modified", Self.dateMinus10Days)])
-        #expect(CacheRules.validation(for: both).map { "\($0.name): \($0.value)" }
-            == ["If-None-Match: \"v1\"", "If-Modified-Since: \(Self.dateMinus10Days)"])
-        #expect(CacheRules.validation(for: stored([("Cache-Control", "max-age=1")])).isEmpty)
+        // With max-age=0, so that no cache on the way answers from its own copy.
+        #expect(CacheRules.validation(for: both, requestFields: []).map { "\($0.name): \($0.value)" }
+            == ["If-None-Match: \"v1\"", "If-Modified-Since: \(Self.dateMinus10Days)", "Cache-Control: max-age=0"])
+        // The request's own Cache-Control or Pragma stays as it is, alone.
+        #expect(CacheRules.validation(for: both, requestFields: [("cache-control", "max-stale=5")]).map(\.name)
+            == ["If-None-Match", "If-Modified-Since"])
+        #expect(CacheRules.validation(for: both, requestFields: [("Pragma", "no-cache")]).map(\.name)
+            == ["If-None-Match", "If-Modified-Since"])
+        #expect(CacheRules.validation(for: stored([("Cache-Control", "max-age=1")]), requestFields: []).isEmpty)
     }
 
     @Test func a304ReplacesTheFieldsItCarriesButNotThoseTheBodyDependsOn() {
@@ -256,6 +276,29 @@ import Testing
         #expect(CacheRules.notModified([("Last-Modified", Self.dateMinus10Days)], matches: tagged))
         #expect(!CacheRules.notModified([("Last-Modified", Self.date0)], matches: tagged))
         #expect(CacheRules.notModified([], matches: tagged))
+    }
+
+    // MARK: Parts
+
+    @Test(arguments: [
+        // (Range value, body size, the part or nil)
+        ("bytes=0-1", 11, "0...1"), ("bytes=5-", 11, "5...10"), ("bytes=-3", 11, "8...10"), ("bytes=-30", 11, "0...10"),
+        ("bytes=3-100", 11, "3...10"), ("bytes=10-10", 11, "10...10"), ("BYTES=0-1", 11, "0...1"), (" bytes= 2-4 ", 11, "2...4"),
+        ("bytes=0-99999999999999999999999999", 11, "0...10"), ("bytes=-99999999999999999999999999", 11, "0...10"),
+        ("bytes=0-1,3-4", 11, nil), ("bytes=0-1, ", 11, nil), ("bytes=11-", 11, nil), ("bytes=99999999999999999999999999-", 11, nil),
+        ("bytes=5-2", 11, nil), ("bytes=-0", 11, nil), ("bytes=-", 11, nil), ("bytes=", 11, nil), ("bytes=0-1", 0, nil),
+        ("items=0-1", 11, nil), ("bytes 0-1", 11, nil), ("bytes=a-1", 11, nil), ("bytes=-1-2", 11, nil), ("bytes=0--1", 11, nil),
+        ("bytes=+0-1", 11, nil), ("bytes=0-1\u{0}", 11, nil), ("bytes=0 - 1", 11, nil),
+        ("bytes=0-1" + String(repeating: ",0-1", count: 10_000), 11, nil),
+    ] as [(String, Int64, String?)])
+    func aRangeOfAStoredBody(range: String, size: Int64, part: String?) {
+        #expect(CacheRules.byteRange(range, size: size).map { "\($0.lowerBound)...\($0.upperBound)" } == part)
+    }
+
+    @Test func aPartCarriesItsRangeAndLengthAndTheStoredFields() {
+        let whole = stored([("Content-Type", "text/plain"), ("Content-Length", "11"), ("A", "1"), ("content-range", "bytes 0-10/11")])
+        #expect(CacheRules.partFields(whole, part: 2...4, size: 11).map { "\($0.name): \($0.value)" }
+            == ["Content-Type: text/plain", "A: 1", "Content-Range: bytes 2-4/11", "Content-Length: 3"])
     }
 
     // MARK: Invalidation and keys
