@@ -29,5 +29,5 @@ bash scripts/install-c.sh "$dir/prefix" debug >/dev/null
 export CURLXHR_PREFIX="$dir/prefix"
 if [ "$sanitizers" = 1 ]; then bash scripts/test-sanitizers.sh; fi
 swift test --skip-build "$@"
-# The whole run: also the public cache conformance suite (it builds the release xhr).
-if [ $# -eq 0 ]; then bash scripts/cache-tests.sh; fi
+# The whole run: also the public cache conformance suite, through the xhr built above.
+if [ $# -eq 0 ]; then XHR=.build/debug/xhr bash scripts/cache-tests.sh; fi

@@ -11,6 +11,9 @@ enum CacheDecision {
         var range: Bool
         /// Bodies are decoded (a stored decoded body cannot answer a request that wants them encoded).
         var decodes: Bool
+        /// The request's `Range` field, when it alone asks for the part (no `setRange`, no
+        /// `If-Range`): a stored complete response may answer it with that part.
+        var rangeField: String? = nil
 
         /// GET or HEAD: the methods a stored response may answer.
         var reads: Bool { method == "GET" || method == "HEAD" }
@@ -25,6 +28,8 @@ enum CacheDecision {
         /// Answered from `entry` with `age` in its `Age` field; `notModified`: as a 304 made
         /// from it (the caller's conditional matched a fresh response).
         case serve(CacheStore.Entry, age: Int, notModified: Bool)
+        /// Answered from `entry` with a 206 of the bytes `part` of its body (a GET's `Range`).
+        case servePart(CacheStore.Entry, age: Int, part: ClosedRange<Int64>)
         /// To the network with `conditions` in place of the caller's: a 304 that matches is
         /// not the caller's but updates `entry`, which then answers.
         case validate(CacheStore.Entry, conditions: CacheRules.Fields, store: Bool)
@@ -39,9 +44,11 @@ enum CacheDecision {
         let store = request.method == "GET" && !request.range && request.mayStore
         // Offline, nothing goes to the network: what the cache cannot answer fails.
         if request.policy.contains(.readForced), !request.reads || request.range { return .offlineMiss }
-        guard request.reads, !request.range else { return .forward(store: false, freshens: nil) }
         let usable = candidates.first {
             $0.varyValues == CacheKeys.varyValues($0.varyNames, in: request.fields) && (request.decodes || !$0.decoded)
+        }
+        guard request.reads, !request.range else {
+            return usable.flatMap { part(of: $0, for: request, now: now) } ?? .forward(store: false, freshens: nil)
         }
         if request.policy.contains(.readForced) {
             guard let entry = usable else { return .offlineMiss }
@@ -54,14 +61,28 @@ enum CacheDecision {
         }
         let conditional = hasConditions(request.fields)
         switch CacheRules.reuse(entry.stored, requestFields: request.fields, now: now) {
-        case .fresh(let age), .stale(let age):
+        case .fresh(let age), .stale(let age), .staleWhileRevalidate(let age):
             return .serve(entry, age: age, notModified: conditional && matches(request.fields, entry.stored))
         case .validate:
             if control.has("only-if-cached") { return .gatewayTimeout }
             // The caller's own conditions go as they are: the answer is theirs.
             if conditional { return .forward(store: store, freshens: entry) }
-            let conditions = CacheRules.validation(for: entry.stored)
+            let conditions = CacheRules.validation(for: entry.stored, requestFields: request.fields)
             return conditions.isEmpty ? .forward(store: store, freshens: nil) : .validate(entry, conditions: conditions, store: store)
+        }
+    }
+
+    /// The part of `entry` that answers a GET's `Range` (RFC 9111, section 3.4: a stored
+    /// complete response may), when it is fresh or may serve stale, and holds the body as it
+    /// was sent without a content coding (the range counts bytes of that); else nil.
+    static func part(of entry: CacheStore.Entry, for request: Request, now: Double) -> Plan? {
+        guard request.method == "GET", request.policy.contains(.read), let range = request.rangeField, !hasConditions(request.fields),
+              entry.stored.status == 200, !entry.decoded,
+              (HeaderFieldNames.value("Content-Encoding", in: entry.stored.fields) ?? "identity").lowercased() == "identity",
+              let part = CacheRules.byteRange(range, size: entry.bodySize) else { return nil }
+        switch CacheRules.reuse(entry.stored, requestFields: request.fields, now: now) {
+        case .fresh(let age), .stale(let age), .staleWhileRevalidate(let age): return .servePart(entry, age: age, part: part)
+        case .validate: return nil
         }
     }
 
@@ -95,7 +116,7 @@ enum CacheDecision {
             store = mayStore
         case .forward(let mayStore, _):
             store = mayStore
-        case .serve, .gatewayTimeout, .offlineMiss:
+        case .serve, .servePart, .gatewayTimeout, .offlineMiss:
             return .deliver(store: false)
         }
         guard store else { return .deliver(store: false) }

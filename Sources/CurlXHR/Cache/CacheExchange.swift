@@ -35,6 +35,10 @@ final class CacheExchange: @unchecked Sendable {
         switch plan {
         case .serve(let entry, let age, let notModified):
             replay = Replay(entry: entry, age: age, status: notModified ? 304 : nil, withBody: !notModified && request.method != "HEAD")
+        case .servePart(let entry, let age, let part):
+            replay = Replay(entry: entry, age: age, status: 206, withBody: true)
+            replay?.part = part
+            replay?.offset = part.lowerBound
         case .gatewayTimeout:
             replay = Replay(madeStatus: 504)
         default:
@@ -166,6 +170,8 @@ extension CacheExchange {
         var withBody: Bool
         var headDelivered = false
         var offset: Int64 = 0
+        /// The bytes of the body a 206 made from it carries; nil for the whole body.
+        var part: ClosedRange<Int64>?
         var descriptor: Int32 = -1
         /// The head's field lines without `Age`, and the body, when the memo had them.
         var headLines: [UInt8]?
@@ -186,7 +192,10 @@ extension CacheExchange {
         /// The head as the parser would have recorded it, for `body`.
         func withHead<Result>(_ body: (RecordedHead) -> Result) -> Result {
             var lines: [UInt8] = []
-            if let entry {
+            if let entry, let part {
+                lines = CacheMemo.headLines(CacheRules.partFields(entry.stored, part: part, size: entry.bodySize))
+                lines += "Age: \(age)\r\n".utf8
+            } else if let entry {
                 lines = headLines ?? CacheMemo.headLines(entry.stored.fields)
                 lines += "Age: \(age)\r\n".utf8
             } else {
@@ -237,7 +246,7 @@ extension CacheExchange {
             }
         }
         var delivered = 0
-        let descriptor = replay.descriptor, size = entry.bodySize
+        let descriptor = replay.descriptor, size = replay.part.map { $0.upperBound + 1 } ?? entry.bodySize
         /// The next bytes of the body from `offset` into `buffer`: how many (0 at its end, < 0 on a failure).
         func read(_ buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
             var got: Int
@@ -267,7 +276,7 @@ extension CacheExchange {
                 delivered += got
             }
         }
-        return replay.offset < entry.bodySize ? .more : .finished(nil)
+        return replay.offset < size ? .more : .finished(nil)
     }
 
     /// Closes the replay's body file.

@@ -87,8 +87,8 @@ package enum CacheRules {
         case .absent: break
         }
         if HeaderFieldNames.first("Expires", in: stored.fields) != nil {
-            // An Expires that is not a date ("0", say) is in the past.
-            guard let expires = HeaderFieldNames.date("Expires", in: stored.fields) else { return (0, false) }
+            // An Expires that is not an HTTP-date ("0", say) is in the past (section 5.3).
+            guard let expires = expires(stored) else { return (0, false) }
             let date = HeaderFieldNames.date("Date", in: stored.fields) ?? stored.responseTime
             return (max(0, expires - date), false)
         }
@@ -99,10 +99,26 @@ package enum CacheRules {
         return (max(0, (date - lastModified) / 10), true)
     }
 
+    /// The time `stored`'s `Expires` names, read strictly (``HTTPDate``); nil when it is not
+    /// an HTTP-date, or when several `Expires` fields disagree (a field defined once).
+    static func expires(_ stored: Stored) -> Double? {
+        let values = stored.fields.filter { HeaderFieldNames.same($0.name, "Expires") }.map { HeaderFieldNames.trimmed($0.value) }
+        guard let value = values.first, values.allSatisfy({ $0 == value }) else { return nil }
+        return HTTPDate.seconds(value, reference: stored.responseTime)
+    }
+
+    /// The `Age` of `fields` in seconds (section 5.1): the first member when several came (in
+    /// one field or more), without parameters (`7200;foo=bar`); nil when that is not
+    /// delta-seconds (`-1`, `1.5`, `abc`), capped at 2^31.
+    static func ageValue(_ fields: Fields) -> Int? {
+        guard let value = HeaderFieldNames.first("Age", in: fields) else { return nil }
+        let member = value.split(separator: ",", omittingEmptySubsequences: false)[0]
+        return CacheControl.deltaSeconds(HeaderFieldNames.trimmed(member.split(separator: ";", omittingEmptySubsequences: false)[0]))
+    }
+
     /// The current age of `stored` at `now` in seconds (section 4.2.3).
     static func currentAge(_ stored: Stored, now: Double) -> Double {
-        let ageValue = HeaderFieldNames.first("Age", in: stored.fields)
-            .flatMap { CacheControl.deltaSeconds(HeaderFieldNames.trimmed($0)) }.map(Double.init) ?? 0
+        let ageValue = ageValue(stored.fields).map(Double.init) ?? 0
         let dateValue = HeaderFieldNames.date("Date", in: stored.fields) ?? stored.responseTime
         let apparentAge = max(0, stored.responseTime - dateValue)
         let responseDelay = max(0, stored.responseTime - stored.requestTime)
@@ -118,7 +134,11 @@ package enum CacheRules {
         case fresh(age: Int)
         /// Serve it although stale: the request's `max-stale` allows it.
         case stale(age: Int)
-        /// Ask the server first (with the conditions of ``validation(for:)``).
+        /// Serve it although stale: it is within the `stale-while-revalidate` window the
+        /// response gave (RFC 5861, section 3). The cache makes no validation in the
+        /// background: every request in the window is answered so, the first after it validates.
+        case staleWhileRevalidate(age: Int)
+        /// Ask the server first (with the conditions of ``validation(for:requestFields:)``).
         case validate
     }
 
@@ -143,8 +163,13 @@ package enum CacheRules {
         default: break
         }
         if lifetime > age { return .fresh(age: ageField) }
-        // Stale: served only when the request allows it and the response does not forbid it.
-        guard !response.has("must-revalidate"), request.has("max-stale") else { return .validate }
+        // Stale: served only when the response or the request allows it, and the response does
+        // not forbid it.
+        guard !response.has("must-revalidate") else { return .validate }
+        if case .valid(let window) = response.seconds("stale-while-revalidate"), age - lifetime <= Double(window) {
+            return .staleWhileRevalidate(age: ageField)
+        }
+        guard request.has("max-stale") else { return .validate }
         switch request.seconds("max-stale") {
         case .valid(let allowed): return age - lifetime <= Double(allowed) ? .stale(age: ageField) : .validate
         case .invalid: return request.argument("max-stale") == nil ? .stale(age: ageField) : .validate
@@ -152,14 +177,63 @@ package enum CacheRules {
         }
     }
 
-    /// The conditions that validate `stored` (section 4.3.1): `If-None-Match` with its entity
-    /// tag, `If-Modified-Since` with its `Last-Modified`; none when it has neither (then it is
-    /// fetched again in full).
-    static func validation(for stored: Stored) -> Fields {
+    /// The conditions that validate `stored` for a request with `requestFields` (section
+    /// 4.3.1): `If-None-Match` with its entity tag, `If-Modified-Since` with its
+    /// `Last-Modified`; none when it has neither (then it is fetched again in full). With them,
+    /// unless the request has directives of its own (`Cache-Control`, or `Pragma`, which then
+    /// stays alone), `Cache-Control: max-age=0`: the stored response may not serve without the
+    /// origin's word, so a cache on the way must not answer the validation from a copy of its
+    /// own either (section 5.2.1.1), as a browser's validating reload asks.
+    static func validation(for stored: Stored, requestFields: Fields) -> Fields {
         var fields: Fields = []
         if let tag = HeaderFieldNames.first("ETag", in: stored.fields) { fields.append(("If-None-Match", tag)) }
         if let modified = HeaderFieldNames.first("Last-Modified", in: stored.fields) { fields.append(("If-Modified-Since", modified)) }
+        if !fields.isEmpty, HeaderFieldNames.first("Cache-Control", in: requestFields) == nil,
+           HeaderFieldNames.first("Pragma", in: requestFields) == nil {
+            fields.append(("Cache-Control", "max-age=0"))
+        }
         return fields
+    }
+
+    // MARK: Parts (section 3.4; RFC 9110, section 14)
+
+    /// The bytes of a body of `size` bytes that a `Range` field value asks for, when one
+    /// stored complete response answers it: a single `bytes` range (`first-last`, `first-`,
+    /// `-suffix`), clipped to the body. Nil for anything else (another unit, several ranges,
+    /// bad syntax, nothing of the body): the request then goes to the server, which answers
+    /// it as it sees fit (a 416, or the whole body).
+    static func byteRange(_ value: String, size: Int64) -> ClosedRange<Int64>? {
+        let text = HeaderFieldNames.trimmed(value)
+        guard text.utf8.count <= 100, text.lowercased().hasPrefix("bytes="), size > 0 else { return nil }
+        let spec = HeaderFieldNames.trimmed(text.dropFirst(6))
+        let sides = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard sides.count == 2 else { return nil }
+        if sides[0].isEmpty {
+            guard let suffix = position(sides[1]), suffix > 0 else { return nil }
+            return max(0, size - suffix)...(size - 1)
+        }
+        guard let first = position(sides[0]), first < size else { return nil }
+        if sides[1].isEmpty { return first...(size - 1) }
+        guard let last = position(sides[1]), last >= first else { return nil }
+        return first...min(last, size - 1)
+    }
+
+    /// `1*DIGIT` as a byte position, capped at 2^62 (beyond any body).
+    private static func position(_ text: Substring) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        var value: Int64 = 0
+        for digit in text.utf8 {
+            guard value < 1 << 58 else { return 1 << 62 }  // so that ten times it stays far from overflowing
+            value = value * 10 + Int64(digit - UInt8(ascii: "0"))
+        }
+        return min(value, 1 << 62)
+    }
+
+    /// The fields of a 206 made from `stored`, whose body has `size` bytes, for `part`: its
+    /// own but `Content-Length` and `Content-Range`, then those of the part.
+    static func partFields(_ stored: Stored, part: ClosedRange<Int64>, size: Int64) -> Fields {
+        stored.fields.filter { !HeaderFieldNames.same($0.name, "Content-Length") && !HeaderFieldNames.same($0.name, "Content-Range") }
+            + [("Content-Range", "bytes \(part.lowerBound)-\(part.upperBound)/\(size)"), ("Content-Length", "\(part.upperBound - part.lowerBound + 1)")]
     }
 
     // MARK: Updating (sections 3.2 and 4.3.4)

@@ -85,14 +85,16 @@ final class HttpCache: Sendable {
         guard let key = CacheKeys.primary(message.url) else { return .none }
         if switches.cookies, jar == nil, CacheRules.safeMethods.contains(message.method) { return .needsJar }
         let fields = CacheKeys.fieldsAsSent(message, switches: switches, jar: jar ?? "")
+        let rangeField = HeaderFieldNames.value("Range", in: fields)
         let request = CacheDecision.Request(method: message.method, fields: fields, policy: policy,
-                                            range: switches.range != nil || HeaderFieldNames.first("Range", in: fields) != nil,
-                                            decodes: switches.contentDecoding)
+                                            range: switches.range != nil || rangeField != nil, decodes: switches.contentDecoding,
+                                            rangeField: switches.range == nil && HeaderFieldNames.first("If-Range", in: fields) == nil ? rangeField : nil)
         let now = now()
-        let candidates = request.reads && !request.range ? cache.store.entries(for: key) : []
+        let candidates = request.reads && (!request.range || request.rangeField != nil) ? cache.store.entries(for: key) : []
         let plan = CacheDecision.plan(request, candidates: candidates, now: now)
         if case .forward(false, .none) = plan, CacheRules.safeMethods.contains(request.method) { return .none }
         if case .serve(let entry, _, _) = plan { cache.store.touch(entry, now: now) }
+        if case .servePart(let entry, _, _) = plan { cache.store.touch(entry, now: now) }
         if plain, case .serve(let entry, _, false) = plan, let item = cache.memoItem(entry, now: now) {
             cache.memo.withLock { $0.keep(item, for: message.url, stamp: cache.store.changeStamp()) }
             return .exchange(CacheExchange(cache: cache, request: request, memo: item, now: now))

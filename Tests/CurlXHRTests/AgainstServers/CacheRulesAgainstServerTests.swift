@@ -194,9 +194,17 @@ struct CacheRulesAgainstServerTests {
             Step(policy: [], fromCache: false, sent: .plain),
             Step(fromCache: true, sent: .nothing),
         ]),
-        Case(name: "a Range goes to the server", query: "\(fresh)", steps: [
+        Case(name: "a Range of a fresh stored response is answered from it", query: "\(fresh)&size=11", steps: [
             Step(fromCache: false, sent: .plain),
-            Step(headers: [("Range", "bytes=0-3")], fromCache: false, sent: .plain, version: nil),
+            Step(headers: [("Range", "bytes=2-4")], status: 206, fromCache: true, sent: .nothing, field: ("Content-Range", "bytes 2-4/11")),
+            Step(headers: [("Range", "bytes=-3")], status: 206, fromCache: true, sent: .nothing, field: ("Content-Length", "3")),
+            // Several ranges, or one with If-Range, go to the server (which sends it all).
+            Step(headers: [("Range", "bytes=0-1,4-5")], fromCache: false, sent: .plain, field: ("Content-Range", nil)),
+            Step(headers: [("Range", "bytes=0-1"), ("If-Range", "\"e\"")], fromCache: false, sent: .plain),
+        ]),
+        Case(name: "a Range of a stale stored response goes to the server", query: "\(fresh)&\(etag)&\(staleDate)", steps: [
+            Step(fromCache: false, sent: .plain),
+            Step(headers: [("Range", "bytes=0-3")], fromCache: false, sent: .plain, version: 0),
         ]),
     ]
 
