@@ -36,8 +36,6 @@ public struct HttpResponse: Sendable {
     /// The header fields in arrival order, values trimmed.
     @available(*, deprecated, renamed: "headerFields")
     public var headers: [(name: String, value: String)] { head.fields }
-    /// The fields as the client layer's types still take them (names as sent, invalid or not).
-    package var fieldList: [(name: String, value: String)] { head.fields }
     /// The body, as it arrives.
     public let body: Body
     /// The response came from the process's cache (``HttpRequest/setCacheFolder(_:maxBytes:)``),
