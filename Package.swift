@@ -17,7 +17,6 @@ let package = Package(
     // DocC plugin (`swift package generate-documentation`, scripts/docs.sh); and the OpenAPI
     // runtime and HTTP types for CurlXHROpenAPI. The other library targets depend on no package.
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
         // For CurlXHROpenAPI only.
@@ -95,7 +94,6 @@ let package = Package(
             dependencies: [
                 "CurlXHR",
                 "CurlXHRClient",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

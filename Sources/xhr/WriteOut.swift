@@ -1,5 +1,9 @@
 import CurlXHR
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What the tool reports about a finished transfer: -w's variables and -i's status line.
 struct TransferReport {
@@ -34,11 +38,7 @@ enum WriteOut {
         var pending = ""
         func flush() {
             guard !pending.isEmpty else { return }
-            if toStandardError {
-                FileHandle.standardError.write(Data(pending.utf8))
-            } else {
-                try? FileHandle.standardOutput.write(contentsOf: Data(pending.utf8))
-            }
+            StandardStreams.write(pending, to: toStandardError ? 2 : 1)
             pending = ""
         }
         let scalars = Array(format.unicodeScalars)
@@ -103,6 +103,37 @@ enum WriteOut {
             }
         }
         flush()
+    }
+
+    /// `%{json}`: every variable in one JSON object, numbers as numbers (as curl's).
+    static func json(_ values: [String: String]) -> String {
+        let numeric: Set<String> = ["http_code", "response_code", "size_download", "num_redirects", "exitcode",
+                                    "time_total", "time_connect", "time_starttransfer"]
+        let members = values.keys.sorted().map { name in
+            let value = values[name] ?? ""
+            let number = numeric.contains(name) ? Int(value).map(String.init) ?? (Double(value) != nil ? value : nil) : nil
+            return quoted(name) + ":" + (number ?? quoted(value))
+        }
+        return "{" + members.joined(separator: ",") + "}"
+    }
+
+    /// A JSON string: quotes, backslashes and control characters escaped.
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
     }
 
     /// curl's times: seconds with six decimals (microseconds, truncated); 0.000000 unknown.
