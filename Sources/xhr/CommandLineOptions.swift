@@ -14,6 +14,12 @@ struct ValidationError: Error {
     }
 }
 
+/// An option no table knows: curl's "option --NAME: is unknown" (exit 2), a warning in a config file.
+struct UnknownOption: Error {
+    let name: String
+    var asUsageError: ValidationError { ValidationError("option \(name): is unknown") }
+}
+
 /// The exit a run ends with (0: success), after its message was printed.
 struct ExitCode: Error {
     let rawValue: Int32
@@ -133,7 +139,7 @@ struct CommandLineParser {
         if name.hasPrefix("no-"), let option = byLong[String(name.dropFirst(3))], !option.takesValue {
             return try option.apply(&fetch, "no")
         }
-        throw ValidationError("option --\(name): is unknown")
+        throw UnknownOption(name: "--" + name)
     }
 
     /// `-sS`, `-o FILE`, `-oFILE`, `-so FILE`: switches, and at most one option with a value, last.
@@ -145,7 +151,7 @@ struct CommandLineParser {
                 return try config(path, into: &fetch, depth: depth)
             }
             if letter == "q" { continue }  // -q later than first: curl ignores it too
-            guard let option = byShort[letter] else { throw ValidationError("option -\(letter): is unknown") }
+            guard let option = byShort[letter] else { throw UnknownOption(name: "-\(letter)") }
             guard option.takesValue else {
                 try option.apply(&fetch, "")
                 continue
@@ -166,8 +172,15 @@ struct CommandLineParser {
         guard let bytes = path == "-" ? StandardStreams.readAll(0) : StandardStreams.read(file: path) else {
             throw ValidationError("cannot read config file \(path)")
         }
-        var arguments = try ConfigFile.arguments(String(decoding: bytes, as: UTF8.self), path: path)[...]
-        if try parse(&arguments, into: &fetch, depth: depth + 1) { throw ValidationError("-K \(path): --help in a config file") }
+        for line in try ConfigFile.lines(String(decoding: bytes, as: UTF8.self), path: path) {
+            var arguments = line.arguments[...]
+            do {
+                if try parse(&arguments, into: &fetch, depth: depth + 1) { throw ValidationError("-K \(path): --help in a config file") }
+            } catch let unknown as UnknownOption {
+                // As curl: a warning, and the next line.
+                StandardStreams.write("xhr: \(path):\(line.number): warning: '\(unknown.name)' is unknown\n", to: 2)
+            }
+        }
     }
 
     /// The help: an overview, every option of every section, then `footer`.
@@ -214,25 +227,30 @@ struct CommandLineParser {
 /// blanks, `=` or `:`, "quoted" with \\ \" \t \n \r \v escapes or bare to the next blank;
 /// `#` starts a comment line.
 enum ConfigFile {
-    static func arguments(_ text: String, path: String) throws -> [String] {
-        var arguments: [String] = []
+    /// The arguments of each option line, with its number (from 1).
+    static func lines(_ text: String, path: String) throws -> [(number: Int, arguments: [String])] {
+        var lines: [(number: Int, arguments: [String])] = []
         for (number, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             var line = rawLine.drop { $0 == " " || $0 == "\t" }
             if line.hasSuffix("\r") { line = line.dropLast() }
             if line.isEmpty || line.hasPrefix("#") { continue }
-            let name = line.prefix { $0 != " " && $0 != "\t" && $0 != "=" && $0 != ":" }
+            // `=` and `:` separate the value only after a name without dashes (as curl).
+            let dashed = line.hasPrefix("-")
+            let name = line.prefix { $0 != " " && $0 != "\t" && (dashed || ($0 != "=" && $0 != ":")) }
             var rest = line[name.endIndex...].drop { $0 == " " || $0 == "\t" }
-            if let first = rest.first, first == "=" || first == ":" {
+            if !dashed, let first = rest.first, first == "=" || first == ":" {
                 rest = rest.dropFirst().drop { $0 == " " || $0 == "\t" }
             }
-            arguments.append(name.hasPrefix("-") ? String(name) : "--" + name)
-            guard !rest.isEmpty else { continue }
-            guard let value = value(rest) else {
-                throw ValidationError("config file \(path), line \(number + 1): an unterminated quoted value")
+            var arguments = [dashed ? String(name) : "--" + name]
+            if !rest.isEmpty {
+                guard let value = value(rest) else {
+                    throw ValidationError("config file \(path), line \(number + 1): an unterminated quoted value")
+                }
+                arguments.append(value)
             }
-            arguments.append(value)
+            lines.append((number + 1, arguments))
         }
-        return arguments
+        return lines
     }
 
     /// A quoted value with its escapes resolved, or a bare one up to the first blank.

@@ -52,13 +52,18 @@ extension Fetch {
     }
 
     /// curl's --data-urlencode: CONTENT, =CONTENT, NAME=CONTENT, @FILE or NAME@FILE, whichever
-    /// of `=` and `@` comes first deciding; the content percent-encoded (all but A-Z a-z 0-9 - . _ ~).
+    /// of `=` and `@` comes first deciding; the content percent-encoded (all but A-Z a-z 0-9
+    /// - . _ ~), a space as +.
     static func urlencoded(_ argument: String, console: Console) throws -> String {
-        guard let mark = argument.firstIndex(where: { $0 == "=" || $0 == "@" }) else { return percentEncoded(Data(argument.utf8)) }
+        guard let mark = argument.firstIndex(where: { $0 == "=" || $0 == "@" }) else { return formEncoded(Data(argument.utf8)) }
         let name = String(argument[..<mark])
         let rest = String(argument[argument.index(after: mark)...])
         let content = argument[mark] == "@" ? try file(rest, console: console) : Data(rest.utf8)
-        return (name.isEmpty ? "" : name + "=") + percentEncoded(content)
+        return (name.isEmpty ? "" : name + "=") + formEncoded(content)
+    }
+
+    static func formEncoded(_ bytes: Data) -> String {
+        percentEncoded(bytes).replacing("%20", with: "+")
     }
 
     static func percentEncoded(_ bytes: some Sequence<UInt8>) -> String {

@@ -34,7 +34,7 @@ extension Fetch {
     }
 
     /// The response -J reads its name from: set when its request is made.
-    final class ResponseHead: @unchecked Sendable {
+    final class ResponseHead {
         var request: HttpRequest?
     }
 
@@ -53,7 +53,9 @@ extension Fetch {
         if continueAt != nil, let output {
             guard resume.continuesFile else { return .discard() }  // the library writes FILE.part
             mode.appends = true
-            return .file(output, mode: mode)
+            let file = Output.file(output, mode: mode)
+            guard file.openNow() else { throw console.exit(23, "cannot write \(output)") }
+            return file
         }
         return output.map { .file($0, mode: mode) } ?? .standardOutput()
     }

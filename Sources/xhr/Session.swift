@@ -73,9 +73,15 @@ final class Output: @unchecked Sendable {
         return StandardStreams.write(data, to: descriptor)
     }
 
+    /// Opens the file before the transfer (-C: curl opens the file it continues at the start);
+    /// false if it cannot be.
+    func openNow() -> Bool {
+        open() != nil
+    }
+
     /// Creates the file if nothing was written (an empty body); false if it cannot be.
     func finish() -> Bool {
-        discards || open() != nil
+        discards || descriptor == Self.closed || open() != nil
     }
 
     var name: String { path ?? (namer == nil ? "standard output" : "the file -J names") }

@@ -36,11 +36,17 @@ enum XHR {
         } catch let exit as ExitCode {
             return exit.rawValue
         } catch let error as ValidationError {
-            StandardStreams.write("xhr: \(error.message)\nxhr: try 'xhr --help' for more information\n", to: 2)
-            return error.code
+            return usage(error)
+        } catch let unknown as UnknownOption {
+            return usage(unknown.asUsageError)
         } catch {
             StandardStreams.write("xhr: \(error)\n", to: 2)
             return 1
         }
+    }
+
+    private static func usage(_ error: ValidationError) -> Int32 {
+        StandardStreams.write("xhr: \(error.message)\nxhr: try 'xhr --help' for more information\n", to: 2)
+        return error.code
     }
 }
