@@ -132,6 +132,7 @@ struct CommandLineParser {
 
     private func long(_ name: String, rest: inout ArraySlice<String>, into fetch: inout Fetch, depth: Int) throws {
         if name == "config" { return try config(Self.value(for: "--config", &rest), into: &fetch, depth: depth) }
+        if name == "disable" { return }  // -q later than first: curl ignores it too
         if let option = byLong[name] {
             if option.takesValue { return try option.apply(&fetch, Self.value(for: "--" + name, &rest)) }
             return try option.apply(&fetch, "")
@@ -192,7 +193,7 @@ struct CommandLineParser {
                 text += "  \(option.definition)\n" + Self.wrapped(option.help, indent: "        ")
             }
         }
-        text += "\n  -K, --config <FILE>\n" + Self.wrapped("Read more options from FILE, in curl's config file syntax (- : standard input).", indent: "        ")
+        text += "\n  -K, --config <FILE>\n" + Self.wrapped("Read more options from FILE, in curl's config file syntax (- : standard input); an unknown one there is reported and skipped.", indent: "        ")
         text += "  -q, --disable\n" + Self.wrapped("As the first option: read no ~/.curlrc (xhr never reads one).", indent: "        ")
         text += "  -h, --help\n" + Self.wrapped("Show help information.", indent: "        ")
         return text + "\n" + footer

@@ -57,7 +57,8 @@ extension Fetch {
             guard file.openNow() else { throw console.exit(23, "cannot write \(output)") }
             return file
         }
-        return output.map { .file($0, mode: mode) } ?? .standardOutput()
+        guard let output, outputs.first != "-" else { return .standardOutput() }  // -o -: standard output, as curl
+        return .file(output, mode: mode)
     }
 
     /// --stderr FILE: standard error goes to FILE (`-`: standard output) for the whole run.

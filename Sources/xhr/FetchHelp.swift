@@ -26,10 +26,9 @@ enum FetchHelp {
           Compressed bodies are asked for and decoded by default (--compressed changes \
         nothing); --no-compressed gets the body as sent.
           -r takes one range, START-END or START-.
-          --data-urlencode takes name=value only and encodes a space as + (curl: %20); \
-        -F name=<FILE is not supported.
-          -C - (with -o FILE) continues FILE.part, which the library writes while a body \
-        arrives and renames to FILE when it is complete, rather than FILE itself.
+          -J refuses a name that is . or .. or holds a control character (exit 23); \
+        the name is always the last segment of its path, in the current folder.
+          -C needs -o FILE (a FILE.part an earlier xhr left is continued the library's way).
           --retry writes only the last attempt's body and retries only 429 and 503 answers \
         (curl: also 408, 500, 502, 504).
           %{size_download} counts the body bytes written (decoded), where curl counts the \
@@ -52,12 +51,16 @@ enum FetchHelp {
           A status line without a reason phrase is shown with the standard one \
         ("HTTP/1.1 201 Created" where curl shows "HTTP/1.1 201").
           Errors are one line, "xhr: <reason>", not curl's "curl: (N) <reason>".
+          Options curl has and xhr does not know are refused by name (exit 2), as curl \
+        refuses options it does not know.
 
         EXIT STATUS
           0   the request completed (any HTTP status unless -f or --fail-with-body)
           1   another failure (also: --offline and nothing stored for the URL)
-          2   the library refused an argument (a malformed URL, header or proxy, or a \
-        --cache folder it cannot use)
+          2   the command line is wrong (an unknown option, named; a missing value), or the \
+        library refused an argument (a header, proxy or scheme, or a --cache folder)
+          3   the URL is malformed (a port over 65535, no host, a bad {} or [] pattern, more \
+        than 100000 URLs from one)
           5   the proxy could not be reached or broke the connection
           6   the host name did not resolve
           7   the connection failed or broke
@@ -66,10 +69,10 @@ enum FetchHelp {
           23  the output file could not be written (or -O found no file name in the URL)
           26  the file to send could not be read
           28  a timeout ran out (--max-time, --connect-timeout, --headers-timeout, --idle-timeout)
+          33  -C, and the server answered 200 rather than the range
           35  TLS handshake or certificate verification failed
           42  the request was aborted
           47  too many redirects
-          64  the command line is wrong (usage)
           67  Kerberos tickets or an OAuth2 token could not be obtained
         """)
 }

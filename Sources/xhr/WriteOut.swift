@@ -109,31 +109,33 @@ enum WriteOut {
     static func json(_ values: [String: String]) -> String {
         let numeric: Set<String> = ["http_code", "response_code", "size_download", "num_redirects", "exitcode",
                                     "time_total", "time_connect", "time_starttransfer"]
-        let members = values.keys.sorted().map { name in
-            let value = values[name] ?? ""
-            let number = numeric.contains(name) ? Int(value).map(String.init) ?? (Double(value) != nil ? value : nil) : nil
-            return quoted(name) + ":" + (number ?? quoted(value))
-        }
-        return "{" + members.joined(separator: ",") + "}"
+        let members = values.mapValues { value in JSONValue(value, numeric: false) }
+            .merging(values.filter { numeric.contains($0.key) }.mapValues { JSONValue($0, numeric: true) }) { $1 }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(members)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
-    /// A JSON string: quotes, backslashes and control characters escaped.
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
+    /// A -w value in %{json}: a number where curl writes one, else a string.
+    enum JSONValue: Encodable {
+        case number(Double)
+        case integer(Int)
+        case text(String)
+
+        init(_ value: String, numeric: Bool) {
+            if numeric, let integer = Int(value) { self = .integer(integer) }
+            else if numeric, let number = Double(value) { self = .number(number) }
+            else { self = .text(value) }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .number(let number): try container.encode(number)
+            case .integer(let integer): try container.encode(integer)
+            case .text(let text): try container.encode(text)
             }
         }
-        return result + "\""
     }
 
     /// curl's times: seconds with six decimals (microseconds, truncated); 0.000000 unknown.

@@ -388,6 +388,7 @@ import Testing
             Incantation(arguments: ["-s", "-J", "-O", "{F}/disposition?name=../../up.txt"], written: ["up.txt"]),
             Incantation(arguments: ["-s", "-J", "-O", "{F}/disposition?name=%2Fetc%2Fplain.txt"], written: ["plain.txt"]),
             Incantation(arguments: ["-s", "--stderr", "-", "http://127.0.0.1:1/"]),
+            Incantation(arguments: ["-q", "-so", "-", "{F}/bytes?n=10"]),
             // HTTP/2 (Apache through ALPN): the protocol in -w.
             Incantation(arguments: ["-s", "--cacert", "{CA}", "-o", "/dev/null", "-w", "%{http_code} %{http_version} %{size_download}\\n",
                                     "{H2}/files/100b"]),
