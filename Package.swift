@@ -100,7 +100,12 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "CDigestMD5",
             ],
-            swiftSettings: [.swiftLanguageMode(.v6)]
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            // A release xhr carries the Swift runtime and FoundationEssentials inside it: at
+            // every start the dynamic loader then maps and binds a dozen libraries fewer
+            // (Benchmarks/startup.sh). lld: gold warns about mktemp in Foundation's archive.
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld", "-l_FoundationCollections", "-l_FoundationCShims"],
+                                          .when(configuration: .release))]
         ),
         // The Swift examples (examples/swift), built with everything and run by the tests.
         .executableTarget(name: "example-workers", dependencies: ["CurlXHR"], path: "examples/swift/workers",

@@ -3,15 +3,13 @@
 # against a loopback server, with the median wall time, CPU time (user + sys) and peak
 # resident memory of each and xhr's ratios to curl's.
 #
-#   Benchmarks/startup.sh [--runs N] [--static] [--xhr PATH] [--skip-build]
-#   Benchmarks/run.sh --startup [--runs N] [--static] [--skip-build]
+#   Benchmarks/startup.sh [--runs N] [--xhr PATH] [--skip-build]
+#   Benchmarks/run.sh --startup [--runs N] [--skip-build]
 #
 #   --runs N      runs of each tool (default 200), alternating xhr and curl.
-#   --static      measure xhr linked with the Swift runtime and Foundation inside it
-#                 (`--static-swift-stdlib`, built in .build/static-stdlib): fewer shared
-#                 libraries for the dynamic loader to map and bind at every start.
-#   --xhr PATH    the xhr to measure (default: .build/release/xhr, or with --static
-#                 .build/static-stdlib/release/xhr; built unless --skip-build).
+#   --xhr PATH    the xhr to measure (default: the release build's, made with
+#                 `swift build -c release --product xhr` unless --skip-build; a release xhr
+#                 has the Swift runtime and FoundationEssentials linked in, see Package.swift).
 #   --skip-build  use the xhr already built.
 #
 # The server is `python3 -m http.server` on a free port of 127.0.0.1, serving a 100-byte file
@@ -25,15 +23,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 runs=200
 xhr=""
-static=0
 skip_build=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="${2:?--runs needs a number}"; shift ;;
     --xhr) xhr="${2:?--xhr needs a path}"; shift ;;
-    --static) static=1 ;;
     --skip-build) skip_build=1 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "startup.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -41,7 +37,6 @@ done
 case "$runs" in ''|*[!0-9]*|0) echo "startup.sh: --runs needs a positive number" >&2; exit 2 ;; esac
 command -v curl > /dev/null || { echo "startup.sh: curl is missing" >&2; exit 1; }
 build=(swift build -c release --product xhr)
-[ $static -eq 1 ] && build+=(--static-swift-stdlib --scratch-path "$root/.build/static-stdlib")
 [ -z "$xhr" ] && xhr=$(cd "$root" && "${build[@]}" --show-bin-path)/xhr
 if [ $skip_build -eq 0 ]; then
   (cd "$root" && "${build[@]}" > /dev/null)

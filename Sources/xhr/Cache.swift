@@ -14,11 +14,11 @@ struct CacheOptions {
     static var section: OptionSection {
         OptionSection(title: "Cache", options: [
             .text(nil, "cache", "DIR", "Keep responses in the HTTP cache in DIR (xhr's own; made if missing, an existing folder used as it is; shared by "
-                  + "the runs that name it) and answer from it while they are fresh, validating them with the server when stale.", \.cache.folder),
+                  + "the runs that name it) and answer from it while they are fresh, validating them with the server when stale.", { $0.cache.folder = $1 }),
             .text(nil, "cache-max", "BYTES", "With --cache: at most BYTES of responses in it, the least recently used dropped first (BYTES may end in K, M "
-                  + "or G: KiB, MiB, GiB; default 1G).", \.cache.maxBytesText),
+                  + "or G: KiB, MiB, GiB; default 1G).", { $0.cache.maxBytesText = $1 }),
             .flag(nil, "offline", "With --cache: answer from the cache only, whatever the age of the stored response, and send nothing; "
-                  + "with nothing stored for the URL, exit 1 (GET and HEAD only; no -r, -C or Range header).", \.cache.offline),
+                  + "with nothing stored for the URL, exit 1 (GET and HEAD only; no -r, -C or Range header).", { $0.cache.offline = $1 }),
         ])
     }
 

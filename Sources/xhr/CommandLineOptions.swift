@@ -43,38 +43,40 @@ struct OptionSpec {
 
     var takesValue: Bool { valueName != nil }
 
-    static func flag(_ short: Character?, _ long: String, _ help: String, _ key: WritableKeyPath<Fetch, Bool>,
-                     showsNegation: Bool = false, hidden: Bool = false) -> OptionSpec {
+    // The setters are closures, not key paths: a key path is made at run time, at every start.
+
+    static func flag(_ short: Character?, _ long: String, _ help: String, showsNegation: Bool = false, hidden: Bool = false,
+                     _ set: @escaping (inout Fetch, Bool) -> Void) -> OptionSpec {
         OptionSpec(short: short, long: long, valueName: nil, help: help, showsNegation: showsNegation, hidden: hidden) {
-            $0[keyPath: key] = $1 != "no"
+            set(&$0, $1 != "no")
         }
     }
 
     static func text(_ short: Character?, _ long: String, _ valueName: String, _ help: String,
-                     _ key: WritableKeyPath<Fetch, String?>) -> OptionSpec {
-        OptionSpec(short: short, long: long, valueName: valueName, help: help) { $0[keyPath: key] = $1 }
+                     _ set: @escaping (inout Fetch, String) -> Void) -> OptionSpec {
+        OptionSpec(short: short, long: long, valueName: valueName, help: help, apply: set)
     }
 
     static func list(_ short: Character?, _ long: String, _ valueName: String, _ help: String,
-                     _ key: WritableKeyPath<Fetch, [String]>) -> OptionSpec {
-        OptionSpec(short: short, long: long, valueName: valueName, help: help) { $0[keyPath: key].append($1) }
+                     _ append: @escaping (inout Fetch, String) -> Void) -> OptionSpec {
+        OptionSpec(short: short, long: long, valueName: valueName, help: help, apply: append)
     }
 
-    static func seconds(_ short: Character?, _ long: String, _ help: String, _ key: WritableKeyPath<Fetch, Double>) -> OptionSpec {
+    static func seconds(_ short: Character?, _ long: String, _ help: String, _ set: @escaping (inout Fetch, Double) -> Void) -> OptionSpec {
         OptionSpec(short: short, long: long, valueName: "SECONDS", help: help) { fetch, value in
             guard let number = Double(value), number >= 0, number.isFinite else {
                 throw ValidationError("option --\(long): expected a proper numerical parameter")
             }
-            fetch[keyPath: key] = number
+            set(&fetch, number)
         }
     }
 
-    static func count(_ long: String, _ help: String, _ key: WritableKeyPath<Fetch, Int>) -> OptionSpec {
+    static func count(_ long: String, _ help: String, _ set: @escaping (inout Fetch, Int) -> Void) -> OptionSpec {
         OptionSpec(short: nil, long: long, valueName: "N", help: help) { fetch, value in
             guard let number = Int(value), number >= 0 else {
                 throw ValidationError("option --\(long): expected a proper numerical parameter")
             }
-            fetch[keyPath: key] = number
+            set(&fetch, number)
         }
     }
 
@@ -171,7 +173,7 @@ struct CommandLineParser {
     private func config(_ path: String, into fetch: inout Fetch, depth: Int) throws {
         guard depth < Self.maxConfigDepth else { throw ValidationError("-K \(path): config files nested too deep") }
         guard let bytes = path == "-" ? StandardStreams.readAll(0) : StandardStreams.read(file: path) else {
-            throw ValidationError("cannot read config file \(path)")
+            throw ValidationError("cannot read config file \(path)", code: 26)
         }
         for line in try ConfigFile.lines(String(decoding: bytes, as: UTF8.self), path: path) {
             var arguments = line.arguments[...]

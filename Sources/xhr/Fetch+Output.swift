@@ -76,14 +76,12 @@ extension Fetch {
     }
 
     /// -u's credentials, or with --netrc those of the URL's host in the netrc file.
-    func credentials(console: Console) throws -> String? {
+    func credentials(console: Console) -> String? {
         if let user { return user }
         guard netrc != .ignored, let host = URLShape.host(of: url) else { return nil }
         let path = netrcFile ?? (getenv("HOME").map { String(cString: $0) + "/.netrc" } ?? ".netrc")
-        guard let bytes = StandardStreams.read(file: path) else {
-            if netrc == .optional { return nil }
-            throw console.exit(26, "--netrc: cannot read \(path)")
-        }
+        // As curl 7.88: a netrc file that cannot be read gives no credentials, and no error.
+        guard let bytes = StandardStreams.read(file: path) else { return nil }
         return Netrc.credentials(in: String(decoding: bytes, as: UTF8.self), host: host)
     }
 }

@@ -161,7 +161,7 @@ struct Fetch {
         HttpRequest.usesEnvironmentProxy = true
         if let cookieJar, cookieJar != "-" { CookieStore.shared.file = cookieJar }
         let console = Console(silent: silent && !showError)
-        let user = try credentials(console: console)
+        let user = credentials(console: console)
         // Before any request of the run (an OAuth2 token's too).
         try cache.apply(console: console)
         let authorizer = oauth2.authorizer(caFile: caFile, insecure: insecure)

@@ -67,7 +67,7 @@ enum FetchHelp {
           8   the response was not valid HTTP
           22  -f or --fail-with-body, and an HTTP status of 400 or more
           23  the output file could not be written (or -O found no file name in the URL)
-          26  the file to send could not be read
+          26  the file to send (or -F name=<FILE, or a -K config file) could not be read
           28  a timeout ran out (--max-time, --connect-timeout, --headers-timeout, --idle-timeout)
           33  -C, and the server answered 200 rather than the range
           35  TLS handshake or certificate verification failed

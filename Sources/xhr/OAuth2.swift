@@ -19,13 +19,13 @@ struct OAuth2Options {
 
     static var section: OptionSection {
         OptionSection(title: "OAuth2", options: [
-            .text(nil, "oauth2-bearer", "TOKEN", "Send 'Authorization: Bearer TOKEN'.", \.oauth2.bearer),
+            .text(nil, "oauth2-bearer", "TOKEN", "Send 'Authorization: Bearer TOKEN'.", { $0.oauth2.bearer = $1 }),
             .text(nil, "oauth2-token-url", "URL", "Get a bearer token from this OAuth2 token endpoint (client credentials, or the password grant "
-                  + "with --oauth2-user), renewed when it is due and once after a 401 with a Bearer challenge.", \.oauth2.tokenURL),
-            .text(nil, "oauth2-client", "ID[:SECRET]", "The OAuth2 client ID and secret (sent with Basic).", \.oauth2.client),
-            .text(nil, "oauth2-user", "USER:PASSWORD", "The resource owner for the password grant.", \.oauth2.user),
-            .text(nil, "oauth2-scope", "SCOPE", "The scope to ask for.", \.oauth2.scope),
-            .text(nil, "oauth2-token-file", "FILE", "Keep the tokens in FILE (mode 0600): the next run uses them without a new grant.", \.oauth2.tokenFile),
+                  + "with --oauth2-user), renewed when it is due and once after a 401 with a Bearer challenge.", { $0.oauth2.tokenURL = $1 }),
+            .text(nil, "oauth2-client", "ID[:SECRET]", "The OAuth2 client ID and secret (sent with Basic).", { $0.oauth2.client = $1 }),
+            .text(nil, "oauth2-user", "USER:PASSWORD", "The resource owner for the password grant.", { $0.oauth2.user = $1 }),
+            .text(nil, "oauth2-scope", "SCOPE", "The scope to ask for.", { $0.oauth2.scope = $1 }),
+            .text(nil, "oauth2-token-file", "FILE", "Keep the tokens in FILE (mode 0600): the next run uses them without a new grant.", { $0.oauth2.tokenFile = $1 }),
         ])
     }
 

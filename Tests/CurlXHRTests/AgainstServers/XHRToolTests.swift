@@ -74,6 +74,21 @@ import Testing
         #expect(try xhr(["-s", "-C", "-", try env.faultURL + "/file?size=10"]).status == 2, "-C - needs -o")
     }
 
+    /// A FILE.part the library left (with its validator, setResponseFile(_:resume:)) is
+    /// still continued the library's way by -C -, and renamed to FILE when complete.
+    @Test func continueAtFinishesAPartFileTheLibraryLeft() throws {
+        let directory = try env.scratchPath("xhr-continue-part")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let file = directory + "/big.bin", key = UUID().uuidString
+        _ = fetchSync("GET", try env.faultURL + "/file?size=500000&key=\(key)&cut=200000") { $0.setResponseFile(file, resume: true) }
+        #expect(FileManager.default.fileExists(atPath: file + ".part.validator"))
+        let resumed = try xhr(["-s", "-C", "-", "-o", file, "-w", "%{http_code}", try env.faultURL + "/file?size=500000&key=\(key)"])
+        #expect(resumed.status == 0 && resumed.text == "206", "\(resumed.text) \(resumed.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: file))
+        #expect(data.count == 500_000 && Pattern.matches(data, at: 0))
+        #expect(!FileManager.default.fileExists(atPath: file + ".part"))
+    }
+
     @Test func theDemoRunsEveryStepAndExitsZero() throws {
         let run = try xhr(["demo"])
         #expect(run.status == 0, "\(run.text)\n\(run.stderr)")
@@ -372,6 +387,8 @@ import Testing
             Incantation(arguments: ["-s", "--netrc-file", "netrc", "{F}/record"],
                         files: ["netrc": "macdef init\ncd /\n\nmachine other.example login x password y\ndefault login dflt password dp\n"]),
             Incantation(arguments: ["-s", "--netrc-optional", "--netrc-file", "missing", "{F}/record"]),
+            Incantation(arguments: ["-s", "--netrc", "--netrc-file", "missing", "{F}/record"]),
+            Incantation(arguments: ["-s", "-K", "missing.txt", "{F}/record"]),
             // -C as curl: continue the file from its size (or OFFSET), appending the 206's body.
             Incantation(arguments: ["-s", "-C", "-", "-o", "out.bin", "-w", "%{http_code}", "{F}/file?size=1000"],
                         files: ["out.bin": "0123456789"], written: ["out.bin"]),
