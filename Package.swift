@@ -18,7 +18,6 @@ let package = Package(
     // runtime for CurlXHROpenAPI; swift-http-types (itself dependent on nothing) for HTTPFields,
     // the header field type of the public API. The other library targets depend on no package.
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
         // For CurlXHROpenAPI only.
@@ -98,14 +97,18 @@ let package = Package(
             dependencies: [
                 "CurlXHR",
                 "CurlXHRClient",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "CDigestMD5",
             ],
-            swiftSettings: [.swiftLanguageMode(.v6)]
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            // A release xhr carries the Swift runtime and FoundationEssentials inside it: at
+            // every start the dynamic loader then maps and binds a dozen libraries fewer
+            // (Benchmarks/startup.sh). lld: gold warns about mktemp in Foundation's archive.
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld", "-l_FoundationCollections", "-l_FoundationCShims"],
+                                          .when(configuration: .release))]
         ),
         // The Swift examples (examples/swift), built with everything and run by the tests.
         .executableTarget(name: "example-workers", dependencies: ["CurlXHR"], path: "examples/swift/workers",

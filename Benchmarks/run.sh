@@ -5,6 +5,7 @@
 #   Benchmarks/run.sh --instructions [--smoke] [--skip-build] [--skip-install]
 #   Benchmarks/run.sh --profile [--skip-build] [--skip-install]
 #   Benchmarks/run.sh --memory [--reps N] [--smoke] [--skip-build] [--skip-install]
+#   Benchmarks/run.sh --startup [--runs N] [--skip-build]
 #
 #   (default)       every client on every workload, --reps times (default 5), then the table.
 #   --smoke         a few hundred requests per client and workload (the 100 MiB downloads
@@ -37,6 +38,8 @@
 #                   after the requests minus the baseline. --reps runs of each (default 5); the
 #                   table (median, min-max; target: CurlXHR `started` <= 1536 KiB) goes to
 #                   Benchmarks/results/<time>-memory.md. With --smoke: 20 GETs, 1 run, no target.
+#   --startup       instead: the xhr tool's start-up against curl's, one small GET each run
+#                   alternately (Benchmarks/startup.sh: median wall, CPU, peak RSS, ratios).
 #   --skip-build    use the clients already built.
 #   --skip-install  do not check for (or apt-get install) nginx and the build dependencies.
 #
@@ -85,9 +88,10 @@ while [ $# -gt 0 ]; do
     --instructions) mode=instructions ;;
     --profile) mode=profile ;;
     --memory) mode=memory ;;
+    --startup) shift; exec "$here/startup.sh" "$@" ;;
     --skip-build) skip_build=1 ;;
     --skip-install) skip_install=1 ;;
-    -h|--help) sed -n '2,69p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,72p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 64 ;;
   esac
   shift

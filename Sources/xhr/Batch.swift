@@ -1,7 +1,13 @@
-import ArgumentParser
 import CurlXHR
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Several URLs in one run: each to its own file, one after another, or at once with -Z
 /// (through a ``RequestQueue`` of --parallel-max slots), with one progress line for all.
@@ -11,7 +17,7 @@ extension Fetch {
 
     func validateBatch() throws {
         let refused = [("-i", include), ("-I", head), ("-D", dumpHeader != nil), ("-w", writeOut != nil),
-                       ("-C", continueAt != nil), ("-v", verbose), ("--states", states), ("--sync", sync)]
+                       ("-C", continueAt != nil), ("-J", remoteHeaderName), ("-v", verbose), ("--states", states), ("--sync", sync)]
         if let (name, _) = refused.first(where: { $0.1 }) {
             throw ValidationError("\(name) works with one URL only")
         }
@@ -26,10 +32,10 @@ extension Fetch {
         return outputDir.hasSuffix("/") ? outputDir + path : outputDir + "/" + path
     }
 
-    func runBatch(console: Console, bearer: String?) throws {
+    func runBatch(console: Console, user: String?, bearer: String?) throws {
         let body = try requestBody(console: console)
         let query = get ? try queryData(console: console) : nil
-        let targets = urls.map { get ? Self.url($0, withQuery: query) : $0 }
+        let targets = urls.map { get ? Self.url($0, withQuery: query) : uploadTarget($0) }
         let paths = try targets.enumerated().map { index, target in
             guard remoteName else { return inOutputDirectory(outputs[index]) }
             guard let name = Self.remoteFileName(target) else { throw console.exit(23, "-O: \(target) has no file name to write to") }
@@ -51,7 +57,7 @@ extension Fetch {
         do {
             for (target, path) in zip(targets, paths) {
                 let request = HttpRequest()
-                let session = Session(request: request, output: .file(path), headDump: nil, console: console, include: false,
+                let session = Session(request: request, output: .file(path, mode: Output.FileMode(createsFolders: createDirs)), headDump: nil, console: console, include: false,
                                       discardErrorBody: fail, verbose: false, states: false, uploadTotal: body.size, progress: false)
                 // A finished transfer's file is closed at once: a long list never holds them all open.
                 session.onDone = { [unowned session] in
@@ -59,7 +65,7 @@ extension Fetch {
                     group.leave()
                 }
                 request.delegate = session
-                try configure(request, url: target, bearer: bearer, console: console)
+                try configure(request, url: target, user: user, bearer: bearer, console: console)
                 if let sent = try sendCookies(request, url: target, console: console) { sentCookies.append(sent) }
                 request.queue = queue
                 transfers.append((target, request, session))
@@ -102,7 +108,7 @@ extension Fetch {
 
     /// Waits for every DONE, drawing one progress line for all on a terminal.
     private func wait(for group: DispatchGroup, transfers: [HttpRequest], console: Console) {
-        guard !silent, isatty(2) != 0 else { return group.wait() }
+        guard showsProgress else { return group.wait() }
         let bar = ProgressBar()
         let draw = {
             var received: Int64 = 0, done = 0, running = 0

@@ -1,28 +1,26 @@
-import ArgumentParser
 import CurlXHR
 
 /// The cache options: --cache DIR turns on the library's HTTP cache (RFC 9111's private cache,
 /// shared with other runs and processes that name the same folder), --cache-max bounds it,
 /// --offline answers from it alone.
-struct CacheOptions: ParsableArguments {
+struct CacheOptions {
     /// --cache-max's default: 1 GiB.
     static let defaultMaxBytes: Int64 = 1 << 30
 
-    @Option(name: .customLong("cache"), help: ArgumentHelp(
-        "Keep responses in the HTTP cache in DIR (xhr's own; made if missing, an existing folder used as it is; shared by "
-            + "the runs that name it) and answer from it while they are fresh, validating them with the server when stale.",
-        valueName: "DIR"))
     var folder: String?
-
-    @Option(name: .customLong("cache-max"), help: ArgumentHelp(
-        "With --cache: at most BYTES of responses in it, the least recently used dropped first (BYTES may end in K, M "
-            + "or G: KiB, MiB, GiB; default 1G).", valueName: "BYTES"))
     var maxBytesText: String?
-
-    @Flag(name: .customLong("offline"), help: ArgumentHelp(
-        "With --cache: answer from the cache only, whatever the age of the stored response, and send nothing; "
-            + "with nothing stored for the URL, exit 1 (GET and HEAD only; no -r, -C or Range header)."))
     var offline = false
+
+    static var section: OptionSection {
+        OptionSection(title: "Cache", options: [
+            .text(nil, "cache", "DIR", "Keep responses in the HTTP cache in DIR (xhr's own; made if missing, an existing folder used as it is; shared by "
+                  + "the runs that name it) and answer from it while they are fresh, validating them with the server when stale.", { $0.cache.folder = $1 }),
+            .text(nil, "cache-max", "BYTES", "With --cache: at most BYTES of responses in it, the least recently used dropped first (BYTES may end in K, M "
+                  + "or G: KiB, MiB, GiB; default 1G).", { $0.cache.maxBytesText = $1 }),
+            .flag(nil, "offline", "With --cache: answer from the cache only, whatever the age of the stored response, and send nothing; "
+                  + "with nothing stored for the URL, exit 1 (GET and HEAD only; no -r, -C or Range header).", { $0.cache.offline = $1 }),
+        ])
+    }
 
     /// --cache-max in bytes (nil: not a size).
     var maxBytes: Int64? {

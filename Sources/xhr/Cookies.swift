@@ -1,5 +1,9 @@
 import CurlXHR
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,9 +16,9 @@ enum Cookies {
     /// standard input) to the jar, session cookies too; expired ones and lines that are not
     /// cookies are skipped. A file that cannot be read adds nothing, as with curl.
     static func load(file path: String) {
-        let bytes = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
+        let bytes = path == "-" ? StandardStreams.readAll(0) : StandardStreams.read(file: path)
         guard let bytes else { return }
-        let now = Int64(Date().timeIntervalSince1970)
+        let now = Int64(time(nil))
         for line in String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline) {
             guard let cookie = cookie(netscapeLine: String(line)), cookie.expires.map({ $0 > now }) ?? true else { continue }
             CookieStore.shared.setCookie(cookie)
@@ -78,11 +82,11 @@ enum Cookies {
         guard let host = URLComponents(string: url)?.host, !host.isEmpty, !host.contains(":") else { return nil }
         var cookies: [Cookie] = []
         for pair in text.split(separator: ";") {
-            let pair = pair.trimmingCharacters(in: .whitespaces)
+            let pair = Text.trimmed(pair)
             if pair.isEmpty { continue }
             guard let equals = pair.firstIndex(of: "=") else { return nil }
-            let name = String(pair[..<equals]).trimmingCharacters(in: .whitespaces)
-            let value = String(pair[pair.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
+            let name = Text.trimmed(pair[..<equals])
+            let value = Text.trimmed(pair[pair.index(after: equals)...])
             guard !name.isEmpty, !name.contains(" "), !value.contains(where: { $0.isNewline || $0 == "\t" }) else { return nil }
             cookies.append(Cookie(name: name, value: value, domain: host.lowercased(), path: "/"))
         }
@@ -110,20 +114,15 @@ enum Cookies {
         let text = "# Netscape HTTP Cookie File\n# Written by xhr: every cookie of the jar, session cookies too.\n\n"
             + lines.map { $0 + "\n" }.joined()
         if path == "-" {
-            try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
+            StandardStreams.write(text, to: 1)
             return
         }
-        // The folder must exist (curl's -c makes none); the lock and the file are under it.
+        // The folder must exist (curl's -c makes none); its lock is the store's (no file).
         do throws(PrivateFiles.Failure) {
             let folder = try PrivateFiles.openFolder(of: path, creating: false)
             defer { close(folder) }
-            let name = PrivateFiles.name(of: path)
-            let lock = (try? PrivateFiles.openFile(name + ".lock", in: folder, O_RDWR | O_CREAT)) ?? -1
-            if lock >= 0 {
-                while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
-            }
-            defer { if lock >= 0 { close(lock) } }
-            try PrivateFiles.replace(name, in: folder, with: Array(text.utf8))
+            while flock(folder, LOCK_EX) != 0 && errno == EINTR {}
+            try PrivateFiles.replace(PrivateFiles.name(of: path), in: folder, with: Array(text.utf8))
         } catch {
             console.warn("could not write the cookies to \(path): \(error)")
         }

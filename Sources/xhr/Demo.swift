@@ -1,23 +1,22 @@
-import ArgumentParser
 import CurlXHR
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `xhr demo`: a tour of HttpRequest against a server inside this process.
-struct Demo: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Walk through what CurlXHR does, against a server inside this process.",
-        discussion: """
-        Starts an HTTP server on 127.0.0.1 in the process (no network needed), then runs a \
-        synchronous GET, an asynchronous GET with every ready state, a form POST, a drip-fed \
-        body reported LOADING by LOADING, an abort, a redirect followed and not followed, a \
-        cookie set and sent back, and Basic and Digest authentication. Each check is marked \
-        ✓ or ✗; the exit status is 0 only if every check passed. Cookies go to a temporary \
-        store, never to yours.
-        """
-    )
-
+/// Starts an HTTP server on 127.0.0.1 in the process (no network needed), then runs a
+/// synchronous GET, an asynchronous GET with every ready state, a form POST, a drip-fed body
+/// reported LOADING by LOADING, an abort, a redirect followed and not followed, a cookie set
+/// and sent back, and Basic and Digest authentication. Each check is marked ✓ or ✗; the exit
+/// status is 0 only if every check passed. Cookies go to a temporary store, never to yours.
+struct Demo {
     func run() throws {
         let server = try DemoServer()
         defer { server.stop() }
@@ -57,7 +56,7 @@ struct Tour {
     }
 
     static func text(_ data: Data) -> String {
-        String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        Text.trimmed(String(decoding: data, as: UTF8.self))
     }
 
     /// Opens `request` asynchronously with `open` (after setting the delegate: an
@@ -112,7 +111,7 @@ struct Tour {
         let request = HttpRequest()
         let watcher = runAsync(request) { $0.open("GET", url: base + "/drip", async: true) }
         let pieces = watcher.pieces.withLock { $0 }
-        for piece in pieces { print("   LOADING  +\(piece.milliseconds) ms  \(piece.text.trimmingCharacters(in: .newlines))") }
+        for piece in pieces { print("   LOADING  +\(piece.milliseconds) ms  \(Text.trimmed(piece.text))") }
         check(pieces.count >= 3, "\(pieces.count) LOADING reports, each with the new bytes only")
     }
 
@@ -121,14 +120,14 @@ struct Tour {
         let request = HttpRequest()
         let started = Date()
         let watcher = runAsync(request, open: { $0.open("GET", url: base + "/slow", async: true) }, whenSent: { request in
-            Thread.sleep(forTimeInterval: 0.2)
+            usleep(200_000)
             print("   aborting in \(request.getState())")
             request.abort()
         })
         let seconds = Date().timeIntervalSince(started)
         print("   state \(request.getState()), status \(request.getStatus()), text \"\(request.getStatusText() ?? "")\"")
         check(request.getState() == .done && request.getStatus() == 0 && seconds < 2 && watcher.states.withLock { $0.last } == .done,
-              String(format: "DONE at once (%.1f s), status 0, one DONE callback", seconds))
+              "DONE at once (" + Fixed.text(seconds, decimals: 1) + " s), status 0, one DONE callback")
     }
 
     mutating func redirects() {

@@ -1,5 +1,9 @@
 import CDigestMD5
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -72,7 +76,7 @@ private final class DemoHandler: ChannelInboundHandler {
         case "/form":
             let fields = body.split(separator: "&").map { pair -> String in
                 let parts = pair.split(separator: "=", maxSplits: 1).map {
-                    $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
+                    Self.percentDecoded(String($0.replacing("+", with: " ")))
                 }
                 return parts.joined(separator: " = ")
             }
@@ -100,7 +104,7 @@ private final class DemoHandler: ChannelInboundHandler {
             if let user = verifyDigest(head) {
                 respond(context, .ok, "Digest: welcome, \(user)\n")
             } else {
-                let nonce = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+                let nonce = (0..<16).map { _ in Fixed.padded(String(UInt8.random(in: 0...255), radix: 16), to: 2, left: true, fill: "0") }.joined()
                 nonces.withLockedValue { _ = $0.insert(nonce) }
                 let challenge = "Digest realm=\"\(DemoServer.realm)\", qop=\"auth\", algorithm=MD5, nonce=\"\(nonce)\""
                 respond(context, .unauthorized, "who are you?\n", headers: [("WWW-Authenticate", challenge)])
@@ -155,5 +159,22 @@ private final class DemoHandler: ChannelInboundHandler {
                 if index == chunks - 1 { context.writeAndFlush(handler.wrapOutboundOut(.end(nil)), promise: nil) }
             }
         }
+    }
+}
+
+extension DemoHandler {
+    /// `%XX` escapes decoded (the form values the demo posts); a text with a bad escape as it is.
+    static func percentDecoded(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        var rest = Array(text.utf8)[...]
+        while let byte = rest.popFirst() {
+            if byte == UInt8(ascii: "%"), rest.count >= 2, let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16) {
+                bytes.append(value)
+                rest = rest.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -1,32 +1,33 @@
-import ArgumentParser
 import CurlXHR
 import CurlXHRClient
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The OAuth2 options: a bearer token given as it is (curl's --oauth2-bearer), or one got from
 /// a token endpoint by the library's OAuth2Authorizer, kept in a file across runs.
-struct OAuth2Options: ParsableArguments {
-    @Option(name: .customLong("oauth2-bearer"), help: ArgumentHelp("Send 'Authorization: Bearer TOKEN'.", valueName: "TOKEN"))
+struct OAuth2Options {
     var bearer: String?
-
-    @Option(name: .customLong("oauth2-token-url"), help: ArgumentHelp(
-        "Get a bearer token from this OAuth2 token endpoint (client credentials, or the password grant with --oauth2-user), "
-            + "renewed when it is due and once after a 401 with a Bearer challenge.", valueName: "URL"))
     var tokenURL: String?
-
-    @Option(name: .customLong("oauth2-client"), help: ArgumentHelp("The OAuth2 client ID and secret (sent with Basic).", valueName: "ID[:SECRET]"))
     var client: String?
-
-    @Option(name: .customLong("oauth2-user"), help: ArgumentHelp("The resource owner for the password grant.", valueName: "USER:PASSWORD"))
     var user: String?
-
-    @Option(name: .customLong("oauth2-scope"), help: ArgumentHelp("The scope to ask for.", valueName: "SCOPE"))
     var scope: String?
-
-    @Option(name: .customLong("oauth2-token-file"), help: ArgumentHelp(
-        "Keep the tokens in FILE (mode 0600): the next run uses them without a new grant.", valueName: "FILE"))
     var tokenFile: String?
+
+    static var section: OptionSection {
+        OptionSection(title: "OAuth2", options: [
+            .text(nil, "oauth2-bearer", "TOKEN", "Send 'Authorization: Bearer TOKEN'.", { $0.oauth2.bearer = $1 }),
+            .text(nil, "oauth2-token-url", "URL", "Get a bearer token from this OAuth2 token endpoint (client credentials, or the password grant "
+                  + "with --oauth2-user), renewed when it is due and once after a 401 with a Bearer challenge.", { $0.oauth2.tokenURL = $1 }),
+            .text(nil, "oauth2-client", "ID[:SECRET]", "The OAuth2 client ID and secret (sent with Basic).", { $0.oauth2.client = $1 }),
+            .text(nil, "oauth2-user", "USER:PASSWORD", "The resource owner for the password grant.", { $0.oauth2.user = $1 }),
+            .text(nil, "oauth2-scope", "SCOPE", "The scope to ask for.", { $0.oauth2.scope = $1 }),
+            .text(nil, "oauth2-token-file", "FILE", "Keep the tokens in FILE (mode 0600): the next run uses them without a new grant.", { $0.oauth2.tokenFile = $1 }),
+        ])
+    }
 
     func validate() throws {
         if bearer != nil, tokenURL != nil { throw ValidationError("use one of --oauth2-bearer and --oauth2-token-url") }

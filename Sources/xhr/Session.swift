@@ -1,7 +1,10 @@
-import ArgumentParser
 import CurlXHR
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +14,7 @@ struct Console {
     let silent: Bool
 
     func write(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        StandardStreams.write(text, to: 2)
     }
 
     /// Prints `message` as `xhr: message` (unless silent) and returns the exit to throw.
@@ -29,51 +32,86 @@ struct Console {
 /// Where the body (or the head, for -D) goes: standard output, or a file created at the
 /// first write, as curl does, so that a failed transfer leaves no file behind.
 final class Output: @unchecked Sendable {
-    private let path: String?
-    private var handle: FileHandle?
-    /// Takes bytes and keeps none (the library writes the file itself: -C -).
+    /// How a file is opened at the first write.
+    struct FileMode {
+        /// Appends to what the file holds (-C) rather than replacing it.
+        var appends = false
+        /// Refuses a file that exists (-J, as curl).
+        var exclusive = false
+        /// Makes the missing folders of the path (--create-dirs).
+        var createsFolders = false
+    }
+
+    private var path: String?
+    /// Names the file at the first write (-J: from the response's head); nil: no usable name.
+    private let namer: (() -> String?)?
+    private let mode: FileMode
+    private var descriptor: Int32 = -1
+    /// The descriptor after `close`: nothing more is written.
+    private static let closed: Int32 = -2
+    /// Takes bytes and keeps none (the library writes the file itself: xhr's own .part resume).
     private let discards: Bool
 
-    private init(path: String?, handle: FileHandle?, discards: Bool = false) {
+    private init(path: String?, descriptor: Int32 = -1, namer: (() -> String?)? = nil, mode: FileMode = FileMode(),
+                 discards: Bool = false) {
         self.path = path
-        self.handle = handle
+        self.descriptor = descriptor
+        self.namer = namer
+        self.mode = mode
         self.discards = discards
     }
 
-    static func standardOutput() -> Output { Output(path: nil, handle: FileHandle.standardOutput) }
-    static func file(_ path: String) -> Output { Output(path: path, handle: nil) }
-    static func discard() -> Output { Output(path: nil, handle: nil, discards: true) }
+    static func standardOutput() -> Output { Output(path: nil, descriptor: 1) }
+    static func file(_ path: String, mode: FileMode = FileMode()) -> Output { Output(path: path, mode: mode) }
+    static func named(by namer: @escaping () -> String?, mode: FileMode) -> Output { Output(path: nil, namer: namer, mode: mode) }
+    static func discard() -> Output { Output(path: nil, discards: true) }
 
-    /// Writes `data`; false (the path in `failure`) when the file cannot be created or written.
+    /// Writes `data`; false when the file cannot be created or written.
     func write(_ data: Data) -> Bool {
         if discards { return true }
-        guard let handle = open() else { return false }
-        do {
-            try handle.write(contentsOf: data)
-            return true
-        } catch {
-            return false
-        }
+        guard let descriptor = open() else { return false }
+        return StandardStreams.write(data, to: descriptor)
+    }
+
+    /// Opens the file before the transfer (-C: curl opens the file it continues at the start);
+    /// false if it cannot be.
+    func openNow() -> Bool {
+        open() != nil
     }
 
     /// Creates the file if nothing was written (an empty body); false if it cannot be.
     func finish() -> Bool {
-        discards || open() != nil
+        discards || descriptor == Self.closed || open() != nil
     }
 
-    var name: String { path ?? "standard output" }
+    var name: String { path ?? (namer == nil ? "standard output" : "the file -J names") }
 
-    private func open() -> FileHandle? {
-        if let handle { return handle }
+    private func open() -> Int32? {
+        if descriptor >= 0 { return descriptor }
+        if descriptor == Self.closed { return nil }
+        if path == nil, let namer { path = namer() }
         guard let path else { return nil }
-        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-        guard descriptor >= 0 else { return nil }
-        handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        return handle
+        if mode.createsFolders { Self.makeFolders(of: path) }
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (mode.appends ? O_APPEND : O_TRUNC) | (mode.exclusive ? O_EXCL : 0)
+        let opened = Glibc.open(path, flags, 0o666)
+        guard opened >= 0 else { return nil }
+        descriptor = opened
+        return opened
+    }
+
+    /// mkdir -p of the folders above `path` (0750, as curl's --create-dirs).
+    static func makeFolders(of path: String) {
+        let bytes = Array(path.utf8)
+        for index in bytes.indices.dropFirst() where bytes[index] == UInt8(ascii: "/") {
+            _ = mkdir(String(decoding: bytes[..<index], as: UTF8.self), 0o750)
+        }
     }
 
     func close() {
-        if path != nil { try? handle?.close() } else { try? handle?.synchronize() }
+        if path != nil, descriptor >= 0 {
+            _ = Glibc.close(descriptor)
+            descriptor = Self.closed
+        }
     }
 }
 
@@ -102,8 +140,13 @@ final class Session: HttpRequestDelegate, @unchecked Sendable {
     private(set) var written: Int64 = 0
     /// The output that could not be written, if one could not.
     private(set) var writeFailure: String?
-    /// Bytes of FILE.part a -C - run continues (0: none): the bar counts from there on a 206.
+    /// Bytes of the file a -C run continues (0: none): the bar counts from there on a 206.
     var resumedFrom: Int64 = 0
+    /// -C as curl: the body is appended to the file from `resumedFrom`, only in a 206; a 416
+    /// (nothing left to send) or a 200 as long as the file write nothing.
+    var continuesFile = false
+    /// -C, and a 200 with a body other than the file's: the server ignored the range (curl's 33).
+    private(set) var rangeIgnored = false
     /// Runs on the callback queue after DONE was handled (several URLs: the run counts them).
     var onDone: (() -> Void)?
     /// A 401 with a Bearer challenge is not written anywhere: the run sends again with a new
@@ -198,8 +241,8 @@ final class Session: HttpRequestDelegate, @unchecked Sendable {
 
     private func report(_ state: HttpRequest.State) {
         let sent = request.getBytesSent()
-        let name = "\(state)".padding(toLength: 16, withPad: " ", startingAt: 0)
-        var line = String(format: "[%9.1f ms] ", elapsedMilliseconds) + "\(name) received \(received)"
+        let name = Fixed.padded("\(state)", to: 16)
+        var line = "[" + Fixed.text(elapsedMilliseconds, decimals: 1, width: 9) + " ms] " + "\(name) received \(received)"
         if sent > 0 { line += ", sent \(sent)" }
         if state == .done { line += ", status \(request.getStatus()) \(request.getStatusText() ?? "")" }
         console.write(line + "\n")
@@ -232,6 +275,18 @@ final class Session: HttpRequestDelegate, @unchecked Sendable {
         if include { write(wire, to: output) }
         if let headDump { write(wire, to: headDump) }
         if discardErrorBody, status >= 400 { discarding = true }
+        if continuesFile, resumedFrom > 0 { checkResumed(status) }
+    }
+
+    /// A -C run's answer: a 206 is appended; a 416, or a 200 whose length is the file's
+    /// (all there already), writes nothing; another 200 ends the transfer (curl's 33).
+    private func checkResumed(_ status: Int) {
+        guard status == 200 || status == 416 else { return }
+        discarding = true
+        if status == 200, request.getResponseHeader("Content-Length").flatMap({ Int64($0) }) != resumedFrom {
+            rangeIgnored = true
+            request.abort()
+        }
     }
 
     private func drain() {
@@ -281,7 +336,7 @@ final class ProgressBar: @unchecked Sendable {
         if let total, total > 0 {
             let fraction = min(Double(bytes) / Double(total), 1)
             let width = 30, filled = Int(fraction * Double(width))
-            line = arrow + String(format: " %5.1f%% [", fraction * 100) + String(repeating: "#", count: filled)
+            line = arrow + " " + Fixed.text(fraction * 100, decimals: 1, width: 5) + "% [" + String(repeating: "#", count: filled)
                 + String(repeating: " ", count: width - filled) + "] \(Self.size(bytes)) of \(Self.size(total))  \(rate)"
         } else {
             line = "\(arrow) \(Self.size(bytes))  \(rate)"
@@ -302,6 +357,6 @@ final class ProgressBar: @unchecked Sendable {
             value /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f ", value) + units[unit]
+        return unit == 0 ? "\(bytes) B" : Fixed.text(value, decimals: 1) + " " + units[unit]
     }
 }

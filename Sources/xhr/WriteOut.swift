@@ -1,5 +1,9 @@
 import CurlXHR
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What the tool reports about a finished transfer: -w's variables and -i's status line.
 struct TransferReport {
@@ -34,11 +38,7 @@ enum WriteOut {
         var pending = ""
         func flush() {
             guard !pending.isEmpty else { return }
-            if toStandardError {
-                FileHandle.standardError.write(Data(pending.utf8))
-            } else {
-                try? FileHandle.standardOutput.write(contentsOf: Data(pending.utf8))
-            }
+            StandardStreams.write(pending, to: toStandardError ? 2 : 1)
             pending = ""
         }
         let scalars = Array(format.unicodeScalars)
@@ -103,6 +103,39 @@ enum WriteOut {
             }
         }
         flush()
+    }
+
+    /// `%{json}`: every variable in one JSON object, numbers as numbers (as curl's).
+    static func json(_ values: [String: String]) -> String {
+        let numeric: Set<String> = ["http_code", "response_code", "size_download", "num_redirects", "exitcode",
+                                    "time_total", "time_connect", "time_starttransfer"]
+        let members = values.mapValues { value in JSONValue(value, numeric: false) }
+            .merging(values.filter { numeric.contains($0.key) }.mapValues { JSONValue($0, numeric: true) }) { $1 }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(members)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    /// A -w value in %{json}: a number where curl writes one, else a string.
+    enum JSONValue: Encodable {
+        case number(Double)
+        case integer(Int)
+        case text(String)
+
+        init(_ value: String, numeric: Bool) {
+            if numeric, let integer = Int(value) { self = .integer(integer) }
+            else if numeric, let number = Double(value) { self = .number(number) }
+            else { self = .text(value) }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .number(let number): try container.encode(number)
+            case .integer(let integer): try container.encode(integer)
+            case .text(let text): try container.encode(text)
+            }
+        }
     }
 
     /// curl's times: seconds with six decimals (microseconds, truncated); 0.000000 unknown.

@@ -470,6 +470,13 @@ def headers(handler, request):
     ])
 
 
+def disposition(handler, request):
+    """A body with Content-Disposition: attachment; filename="NAME" (curl's -J names its file so)."""
+    handler.discard_body(request)
+    name = request.arg("name") or "fromheader.txt"
+    handler.send_simple(200, b"disposition body\n", [("Content-Disposition", 'attachment; filename="%s"' % name)])
+
+
 def record(handler, request):
     length, digest = handler.digest_body(request)
     time.sleep(request.int_arg("delay_ms", 0) / 1000)
@@ -1299,7 +1306,7 @@ def zeros(handler, request):
 ROUTES = {
     "/delay": delay, "/drip": drip, "/bytes": send_bytes, "/reset": reset, "/malformed": malformed,
     "/hugeheader": huge_header, "/cuthead": cut_head, "/continue": continue_, "/sink": sink, "/redirect/chain": chain,
-    "/redirect/loop": loop, "/redirect/to": redirect_to, "/headers": headers, "/record": record,
+    "/redirect/loop": loop, "/redirect/to": redirect_to, "/headers": headers, "/record": record, "/disposition": disposition,
     "/recorded": recorded, "/status": status, "/connection": connection,
     "/file": file, "/file-log": file_log, "/retry": retry, "/retry-count": retry_count,
     "/encoded": encoded, "/stall": stall, "/blackhole": blackhole, "/multipart": multipart,

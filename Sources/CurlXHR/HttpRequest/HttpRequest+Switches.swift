@@ -241,6 +241,22 @@ extension HttpRequest {
         return changeMessage(.setRequestHeader) { $0.setHeader(name, value: trimmed) }
     }
 
+    /// Leaves a header field out of the request: one set with ``setRequestHeader(_:value:)``,
+    /// and one libcurl adds of its own (`Host`, `Accept`, `User-Agent`, `Accept-Encoding`…), as
+    /// curl's `-H 'Name:'`. A later `setRequestHeader` of the name sends it again. OPENED only.
+    /// - Returns: `false` for a name that is not a token, and for `Content-Length` and
+    ///   `Transfer-Encoding`, which the library derives from the body.
+    @discardableResult
+    public func removeRequestHeader(_ name: String) -> Bool {
+        guard MessageValidation.isToken(name) else {
+            return refuse(.invalidArgument, "'\(MessageValidation.escaped(name))' is not a valid header name")
+        }
+        guard !MessageValidation.derivedFieldNames.contains(where: { MessageValidation.sameFieldName($0.utf8, name.utf8) }) else {
+            return refuse(.invalidArgument, "\(name) is set by the library from the body")
+        }
+        return changeMessage(.setRequestHeader) { $0.removeHeader(name) }
+    }
+
     /// Adds (or replaces) a form value; the values are sent as an
     /// `application/x-www-form-urlencoded` body (as `multipart/form-data` once a file is added
     /// with ``addPostFile(_:forKey:fileName:contentType:)``), which excludes any other body.

@@ -8,10 +8,12 @@ import Foundation
 struct HeaderField: Sendable, Equatable {
     var name: String
     var value: String
+    /// Set by `removeRequestHeader`: the field libcurl would add is left out.
+    var removes = false
 
     /// The line libcurl sends: `Name: value`, or `Name;` for an empty value (libcurl drops a
-    /// `Name:` line, which would remove a header of its own).
-    var curlLine: String { value.isEmpty ? "\(name);" : "\(name): \(value)" }
+    /// `Name:` line, which would remove a header of its own: what `removes` asks for).
+    var curlLine: String { removes ? "\(name):" : value.isEmpty ? "\(name);" : "\(name): \(value)" }
 }
 
 /// What `open` set and the calls between `open` and `send` added: one request message.
@@ -81,10 +83,20 @@ struct RequestMessage: Sendable {
 
     mutating func setHeader(_ name: String, value: String) {
         if let index = headers.firstIndex(where: { MessageValidation.sameFieldName($0.name.utf8, name.utf8) }) {
-            headers[index].value += ", " + value
+            if headers[index].removes {
+                headers[index] = HeaderField(name: name, value: value)
+            } else {
+                headers[index].value += ", " + value
+            }
         } else {
             headers.append(HeaderField(name: name, value: value))
         }
+    }
+
+    /// Leaves the field out of the request: one set before, and one libcurl would add.
+    mutating func removeHeader(_ name: String) {
+        headers.removeAll { MessageValidation.sameFieldName($0.name.utf8, name.utf8) }
+        headers.append(HeaderField(name: name, value: "", removes: true))
     }
 
     /// Replaces the value of the key with the same bytes: String's == also equates spellings

@@ -60,19 +60,17 @@ extension PrivateFiles {
         }
     }
 
-    /// Runs `work` holding an exclusive lock on `<path>.lock` (made with mode 0600 if need be),
-    /// a file that outlives the renames of `path`: processes sharing `path` take turns. A link
-    /// planted as the `.lock` is not followed: `work` then runs without the lock.
+    /// Runs `work` holding an exclusive lock on the folder of `path` (made with mode 0700 if
+    /// need be): the folder outlives the renames of `path`, and the lock leaves no file
+    /// behind. Processes sharing `path` take turns (with those of the other files of the folder,
+    /// for as long as a read or a write takes). A folder that cannot be opened: `work` runs
+    /// without the lock.
     package static func withLock<Value>(on path: String, _ work: () throws -> Value) rethrows -> Value {
-        var descriptor: Int32 = -1
-        if let folder = try? openFolder(of: path, creating: true) {
-            descriptor = (try? openFile(name(of: path) + ".lock", in: folder, O_RDWR | O_CREAT)) ?? -1
-            _ = close(folder)
+        let folder = (try? openFolder(of: path, creating: true)) ?? -1
+        if folder >= 0 {
+            while flock(folder, LOCK_EX) != 0 && errno == EINTR {}
         }
-        if descriptor >= 0 {
-            while flock(descriptor, LOCK_EX) != 0 && errno == EINTR {}
-        }
-        defer { if descriptor >= 0 { _ = close(descriptor) } }
+        defer { if folder >= 0 { _ = close(folder) } }
         return try work()
     }
 

@@ -82,6 +82,22 @@ import Testing
         #expect(echo.header("X-Multi") == "a, b", "a repeated name, in any case, is joined")
     }
 
+    /// removeRequestHeader leaves out a field libcurl adds (Host, Accept, the default
+    /// User-Agent) and one set before; a later setRequestHeader sends the name again.
+    @Test func removedHeadersAreLeftOut() throws {
+        let request = HttpRequest()
+        #expect(request.open("GET", url: try env.faultURL + "/record"))
+        #expect(request.removeRequestHeader("Host") && request.removeRequestHeader("accept"))
+        #expect(request.removeRequestHeader("User-Agent"))
+        #expect(request.setRequestHeader("X-Gone", value: "1") && request.removeRequestHeader("X-Gone"))
+        #expect(request.removeRequestHeader("X-Back") && request.setRequestHeader("X-Back", value: "2"))
+        #expect(!request.removeRequestHeader("Content-Length") && !request.removeRequestHeader("Bad Name"))
+        #expect(request.send())
+        let headers = try #require((try JSONSerialization.jsonObject(with: request.getReceiveBuffer()) as? [String: Any])?["headers"] as? [String: String])
+        #expect(headers["Host"] == nil && headers["Accept"] == nil && headers["User-Agent"] == nil && headers["X-Gone"] == nil, "\(headers)")
+        #expect(headers["X-Back"] == "2", "\(headers)")
+    }
+
     @Test func stringBodyIsUTF8TextAndSyncPostWorks() throws {
         let request = HttpRequest()
         #expect(request.open("post", url: try env.httpURL + "/echo?status=201"))

@@ -1,0 +1,124 @@
+/// The options of `xhr fetch`, by curl's names, in the sections of the help and the man page.
+extension Fetch {
+    /// One -d, --data-binary, --data-raw or --data-urlencode argument.
+    struct DataArgument: Equatable {
+        enum Kind { case ascii, binary, raw, urlencode }
+        let kind: Kind
+        let text: String
+    }
+
+    /// --netrc (required), --netrc-optional, or neither.
+    enum NetrcChoice { case ignored, optional, required }
+
+    static var sections: [OptionSection] {
+        [request, authentication, OAuth2Options.section, redirects, transfer, CacheOptions.section, output]
+    }
+
+    private static func data(_ long: String, _ short: Character?, _ kind: DataArgument.Kind, _ help: String) -> OptionSpec {
+        OptionSpec(short: short, long: long, valueName: "DATA", help: help) { $0.data.append(DataArgument(kind: kind, text: $1)) }
+    }
+
+    private static func authScheme(_ long: String, _ help: String) -> OptionSpec {
+        OptionSpec(short: nil, long: long, valueName: nil, help: help) { fetch, value in
+            if value != "no" { fetch.auth = long } else if fetch.auth == long { fetch.auth = nil }
+        }
+    }
+
+    private static var request: OptionSection {
+        OptionSection(title: "The request", options: [
+        .text("X", "request", "METHOD", "The method (default GET; POST with -d, --data-binary, --data-raw, --json, --data-urlencode or -F; PUT with -T; HEAD with -I).", { $0.method = $1 }),
+        .list("H", "header", "HEADER", "A request header 'Name: value' (repeatable); 'Name:' removes a header the tool would send, 'Name;' sends it empty.", { $0.headers.append($1) }),
+        data("data", "d", .ascii, "A form body (Content-Type application/x-www-form-urlencoded unless -H sets one): DATA as given, @FILE the file without its CR and LF; repeated values are joined with '&'."),
+        data("data-binary", nil, .binary, "Data sent byte for byte (Content-Type as with -d); @FILE reads FILE."),
+        data("data-raw", nil, .raw, "Data as -d, without the meaning of @."),
+        data("data-urlencode", nil, .urlencode, "Data URL-encoded as curl does: CONTENT, =CONTENT, NAME=CONTENT, @FILE or NAME@FILE."),
+        .list(nil, "json", "DATA", "A JSON body (@FILE reads FILE; repeated values are joined), POSTed with Content-Type and Accept application/json.", { $0.json.append($1) }),
+        .list("F", "form", "NAME=VALUE|NAME=@FILE|NAME=<FILE", "A multipart/form-data part (repeatable): name=value, name=@FILE[;type=TYPE][;filename=NAME] for a file streamed from disk, or name=<FILE for a value read from FILE.", { $0.form.append($1) }),
+        .text("T", "upload-file", "FILE", "Stream FILE (- : standard input) as the body, with PUT (or the -X method if it is not GET, HEAD or POST); a URL ending in / gets FILE's name.", { $0.uploadFile = $1 }),
+        .flag("G", "get", "Send the -d and --data-binary data in the URL's query, with GET.", { $0.get = $1 }),
+        .text("A", "user-agent", "NAME", "The User-Agent header (default: the library's, CurlXHR/VERSION libcurl/VERSION).", { $0.userAgent = $1 }),
+        .text("e", "referer", "URL", "The Referer header (a ';auto' suffix is ignored).", { $0.referer = $1 }),
+        OptionSpec(short: nil, long: "url", valueName: "URL", help: "A URL to fetch, as one given without an option.") { $0.urls.append($1) },
+        .flag("g", "globoff", "Take {} and [] in URLs as they are (default: {a,b} and [1-3] make several URLs, #N in -o names their parts).", { $0.globOff = $1 }),
+    ]) }
+
+    private static var authentication: OptionSection {
+        OptionSection(title: "Authentication, proxies, TLS", options: [
+        .text("u", "user", "USER:PASSWORD", "Server credentials user:password.", { $0.user = $1 }),
+        .text(nil, "auth", "SCHEME", "basic (default), digest, ntlm or negotiate.", { $0.auth = $1 }),
+        authScheme("basic", "Basic authentication with -u (the default)."),
+        authScheme("digest", "Digest authentication with -u."),
+        authScheme("ntlm", "NTLM authentication with -u."),
+        authScheme("negotiate", "Negotiate (Kerberos) authentication; -u : uses the tickets of the credential cache."),
+        OptionSpec(short: "n", long: "netrc", valueName: nil, help: "Take -u's credentials for the URL's host (or the default entry) from ~/.netrc (or --netrc-file); a file that cannot be read gives none.") {
+            $0.netrc = $1 == "no" ? .ignored : .required
+        },
+        OptionSpec(short: nil, long: "netrc-optional", valueName: nil, help: "As --netrc (curl's name for letting a URL's own user name win; xhr takes -u's only).") {
+            $0.netrc = $1 == "no" ? .ignored : .optional
+        },
+        OptionSpec(short: nil, long: "netrc-file", valueName: "FILE", help: "The netrc file to read (implies --netrc).") {
+            $0.netrcFile = $1
+            if $0.netrc == .ignored { $0.netrc = .required }
+        },
+        .text("x", "proxy", "HOST:PORT", "An HTTP proxy host:port.", { $0.proxy = $1 }),
+        .text(nil, "proxy-user", "USER:PASSWORD", "Proxy credentials user:password.", { $0.proxyUser = $1 }),
+        .text(nil, "proxy-auth", "SCHEME", "basic (default), digest, ntlm or negotiate, for the proxy.", { $0.proxyAuth = $1 }),
+        .flag("k", "insecure", "Accept any certificate and host name.", { $0.insecure = $1 }),
+        .text(nil, "cacert", "FILE", "Trust only the CAs in this PEM file.", { $0.caFile = $1 }),
+    ]) }
+
+    private static var redirects: OptionSection {
+        OptionSection(title: "Redirects and cookies", options: [
+        .flag("L", "location", "Follow redirects: the default here (-L changes nothing); --no-location returns them.",
+              showsNegation: true) { $0.location = $1 },
+        .text("b", "cookie", "DATA|FILE", "Cookies to send: 'NAME=VALUE; …', or a Netscape-format file (- for standard input) whose cookies join the jar.", { $0.cookie = $1 }),
+        .text("c", "cookie-jar", "FILE", "Use FILE as the persistent cookie store and write every cookie to it at the end (- : standard output).", { $0.cookieJar = $1 }),
+        .flag(nil, "no-cookies", "Send no cookies from the jar and store none (a -b string still goes).", { $0.noCookies = $1 }),
+    ]) }
+
+    private static var transfer: OptionSection {
+        OptionSection(title: "Transfer control", options: [
+        .seconds("m", "max-time", "Seconds for the whole request (default: no limit).", { $0.maxTime = $1 }),
+        .seconds(nil, "connect-timeout", "Seconds until the connection (and TLS) is up (default: libcurl's 300).", { $0.connectTimeout = $1 }),
+        .seconds(nil, "headers-timeout", "Seconds from the request sent to the response's head (xhr's own; default: no limit).", { $0.headersTimeout = $1 }),
+        .seconds(nil, "idle-timeout", "Seconds without a byte sent or received (xhr's own; default: no limit).", { $0.idleTimeout = $1 }),
+        .count("retry", "Try again up to N times after no response, a 429 or a 503 (GET, HEAD, PUT, DELETE, OPTIONS).", { $0.retry = $1 }),
+        .seconds(nil, "retry-delay", "Seconds before the first retry when the server names none, doubled each time (default 1).", { $0.retryDelay = $1 }),
+        .text("r", "range", "START-[END]", "Only bytes START to END of the body (both included; START- to the end).", { $0.range = $1 }),
+        .text(nil, "max-filesize", "BYTES", "Fail (exit 63) rather than take a body over BYTES (after decoding; BYTES may end in K, M or G).", { $0.maxFilesize = $1 }),
+        .flag(nil, "compressed", "Ask for a compressed body (gzip, deflate, br, zstd) and decode it: the default here; --no-compressed gets the body as sent.",
+              showsNegation: true) { $0.compressed = $1 },
+        .flag(nil, "sync", "Send synchronously (default: asynchronously, with callbacks).", { $0.sync = $1 }),
+        .flag(nil, "http1.1", "Use HTTP/1.1 only (no HTTP/2 multiplexing).", { $0.http11 = $1 }),
+        .flag(nil, "http2", "Use HTTP/2 where the server offers it over TLS: the default here.", { $0.http2 = $1 }),
+        .flag(nil, "http2-prior-knowledge", "Refused: see DIFFERENCES FROM CURL.", hidden: true) { $0.http2PriorKnowledge = $1 },
+    ]) }
+
+    private static var output: OptionSection {
+        OptionSection(title: "Output", options: [
+        .list("o", "output", "FILE", "Write the body to FILE (created at the first byte; none after a failure); once per URL.", { $0.outputs.append($1) }),
+        .text(nil, "output-dir", "DIR", "Write the -o and -O files in DIR (an existing folder, unless --create-dirs).", { $0.outputDir = $1 }),
+        .flag(nil, "create-dirs", "Make the folders -o and --output-dir name when they are missing.", { $0.createDirs = $1 }),
+        .flag("Z", "parallel", "Fetch the URLs at once (at most --parallel-max at a time).", { $0.parallel = $1 }),
+        .count("parallel-max", "With -Z: how many transfers run at once (1 to 300, default 50).", { $0.parallelMax = $1 }),
+        .text("C", "continue-at", "OFFSET|-", "With -o FILE: continue FILE from its size (-) or from OFFSET, appending what the server sends from there.", { $0.continueAt = $1 }),
+        .flag("O", "remote-name", "Write the body to a file in the current directory named as the URL's last path segment.", { $0.remoteName = $1 }),
+        .flag("J", "remote-header-name", "With -O: name the file as the response's Content-Disposition says (its last path segment only; never outside the folder, never over a file).", { $0.remoteHeaderName = $1 }),
+        .flag("i", "include", "Print the status line and headers before the body.", { $0.include = $1 }),
+        .flag("I", "head", "Send HEAD and print the status line and headers.", { $0.head = $1 }),
+        .text("D", "dump-header", "FILE", "Write the status line and headers to FILE (- : standard output).", { $0.dumpHeader = $1 }),
+        .text("w", "write-out", "FORMAT", "Print FORMAT on standard output after the transfer (@FILE reads it from FILE, @- from standard input). "
+              + "Variables as curl's: %{http_code} %{response_code} %{size_download} %{time_total} %{time_connect} %{time_starttransfer} "
+              + "%{url_effective} %{num_redirects} %{http_version} %{content_type} %{exitcode} %{errormsg} %{json} %header{NAME} "
+              + "%{stdout} %{stderr}; %% is %, \\n \\r \\t are escapes.", { $0.writeOut = $1 }),
+        .flag("s", "silent", "No progress bar and no error line.", { $0.silent = $1 }),
+        .flag("S", "show-error", "With -s, still print the error line.", { $0.showError = $1 }),
+        .flag("#", "progress-bar", "Draw the progress bar (on a terminal: the default here).", { $0.progressBar = $1 }),
+        .flag(nil, "no-progress-meter", "No progress bar, but the error line.", { $0.noProgressMeter = $1 }),
+        .text(nil, "stderr", "FILE", "Write what goes to standard error to FILE instead (- : standard output).", { $0.errorFile = $1 }),
+        .flag("v", "verbose", "Print the request and the response head on standard error.", { $0.verbose = $1 }),
+        .flag(nil, "states", "Print each ready state with the time since the request started and the bytes so far.", { $0.states = $1 }),
+        .flag("f", "fail", "For an HTTP status of 400 or more: no body, and exit 22.", { $0.fail = $1 }),
+        .flag(nil, "fail-with-body", "For an HTTP status of 400 or more: the body, and exit 22.", { $0.failWithBody = $1 }),
+    ]) }
+}
