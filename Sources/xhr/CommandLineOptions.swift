@@ -98,17 +98,23 @@ struct OptionSection {
 /// and URLs in any order, `-K FILE` reading more from a config file, `-q` first.
 struct CommandLineParser {
     let sections: [OptionSection]
-    private var byLong: [String: OptionSpec] = [:]
-    private var byShort: [Character: OptionSpec] = [:]
+    /// Every option, searched in order: a run names a handful, and a dictionary's hashing
+    /// costs more at start-up than these comparisons.
+    private let options: [OptionSpec]
     /// How deep -K files may name more -K files.
     static let maxConfigDepth = 8
 
     init(sections: [OptionSection]) {
         self.sections = sections
-        for option in sections.flatMap(\.options) {
-            byLong[option.long] = option
-            if let short = option.short { byShort[short] = option }
-        }
+        options = sections.flatMap(\.options)
+    }
+
+    private func option(long name: String) -> OptionSpec? {
+        options.first { $0.long == name }
+    }
+
+    private func option(short letter: Character) -> OptionSpec? {
+        options.first { $0.short == letter }
     }
 
     /// Applies `arguments` to `fetch`; a help request answers `true` (nothing else is done).
@@ -135,11 +141,11 @@ struct CommandLineParser {
     private func long(_ name: String, rest: inout ArraySlice<String>, into fetch: inout Fetch, depth: Int) throws {
         if name == "config" { return try config(Self.value(for: "--config", &rest), into: &fetch, depth: depth) }
         if name == "disable" { return }  // -q later than first: curl ignores it too
-        if let option = byLong[name] {
+        if let option = option(long: name) {
             if option.takesValue { return try option.apply(&fetch, Self.value(for: "--" + name, &rest)) }
             return try option.apply(&fetch, "")
         }
-        if name.hasPrefix("no-"), let option = byLong[String(name.dropFirst(3))], !option.takesValue {
+        if name.hasPrefix("no-"), let option = option(long: String(name.dropFirst(3))), !option.takesValue {
             return try option.apply(&fetch, "no")
         }
         throw UnknownOption(name: "--" + name)
@@ -154,7 +160,7 @@ struct CommandLineParser {
                 return try config(path, into: &fetch, depth: depth)
             }
             if letter == "q" { continue }  // -q later than first: curl ignores it too
-            guard let option = byShort[letter] else { throw UnknownOption(name: "-\(letter)") }
+            guard let option = option(short: letter) else { throw UnknownOption(name: "-\(letter)") }
             guard option.takesValue else {
                 try option.apply(&fetch, "")
                 continue
