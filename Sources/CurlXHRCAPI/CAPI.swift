@@ -194,6 +194,13 @@ public func cxhr_set_request_header(_ handle: OpaquePointer?, _ name: UnsafePoin
 }
 
 @c @implementation
+public func cxhr_remove_request_header(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> Bool {
+    guard let request = CRequest.find(handle) else { return false }
+    guard let name else { return request.refuse("a name is required") }
+    return request.call { $0.removeRequestHeader(String(cString: name)) }
+}
+
+@c @implementation
 public func cxhr_add_post_file(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ key: UnsafePointer<CChar>?,
                                _ fileName: UnsafePointer<CChar>?, _ contentType: UnsafePointer<CChar>?) -> Bool {
     guard let request = CRequest.find(handle) else { return false }

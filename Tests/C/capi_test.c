@@ -143,6 +143,28 @@ static void sync_requests_work(void)
   CHECK(text && strstr(text, "\"body_b64\": \"az1hK2I=\"") != NULL);           /* "k=a+b" */
   free(text);
 
+  /* A header left out: the request's own, and one libcurl adds (its User-Agent). */
+  CHECK(!cxhr_remove_request_header(request, "User-Agent"));                  /* not OPENED */
+  CHECK(cxhr_open(request, "GET", url(http_url, "/echo"), false, NULL, NULL, NULL));
+  CHECK(!cxhr_remove_request_header(request, NULL));
+  CHECK(!cxhr_remove_request_header(request, "Bad Name"));
+  CHECK(!cxhr_remove_request_header(request, "Content-Length"));
+  CHECK(cxhr_set_request_header(request, "X-Gone", "1"));
+  CHECK(cxhr_remove_request_header(request, "X-Gone"));
+  CHECK(cxhr_remove_request_header(request, "User-Agent"));
+  CHECK(cxhr_set_request_header(request, "X-Kept", "2"));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 200);
+  text = NULL;
+  bytes = cxhr_get_receive_buffer(request, &length);
+  if(bytes) {
+    text = calloc(1, length + 1);
+    memcpy(text, bytes, length);
+  }
+  CHECK(text && strstr(text, "\"X-Kept\": \"2\"") != NULL);
+  CHECK(text && strstr(text, "X-Gone") == NULL && strstr(text, "User-Agent") == NULL);
+  free(text);
+
   /* Network failures: status 0 and a text. */
   CHECK(cxhr_open(request, "GET", "http://127.0.0.1:1/", false, NULL, NULL, NULL));
   CHECK(cxhr_send(request, NULL, 0, 10));

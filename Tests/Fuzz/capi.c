@@ -430,6 +430,14 @@ static void message_call(program *p)
     CHECK(result == (opened && valid), "set_request_header('%s', '%s') said %d", name ? name : "(null)",
           value ? value : "(null)", result);
     check_reason(s, result, "set_request_header");
+    if(next_byte(p) & 1) {
+      /* Leaving the field out: the same name rules, the value aside. */
+      result = cxhr_remove_request_header(handle, name);
+      bool removable = name && is_token(name) && strcasecmp(name, "content-length") != 0 &&
+                       strcasecmp(name, "transfer-encoding") != 0;
+      CHECK(result == (opened && removable), "remove_request_header('%s') said %d", name ? name : "(null)", result);
+      check_reason(s, result, "remove_request_header");
+    }
     break;
   }
   case 1: {

@@ -360,6 +360,14 @@ CXHR_EXTERN bool cxhr_set_request_header(cxhr_request *_Nullable request, const 
                                          const char *_Nullable value);
 
 /*
+ * Leaves the header field NAME out of the request: one set with cxhr_set_request_header, and
+ * one libcurl adds of its own (Host, Accept, User-Agent, ...), as curl's -H 'Name:'. A later
+ * cxhr_set_request_header of the name sends it again. False for a name that is not a token,
+ * Content-Length and Transfer-Encoding, a NULL argument, or a state other than CXHR_OPENED.
+ */
+CXHR_EXTERN bool cxhr_remove_request_header(cxhr_request *_Nullable request, const char *_Nullable name);
+
+/*
  * Adds or replaces a form value; the values are sent as an
  * application/x-www-form-urlencoded body, which excludes any other body.
  */
