@@ -13,7 +13,7 @@ let package = Package(
         .library(name: "curlxhr", type: .dynamic, targets: ["CurlXHRCAPI"]),
         .executable(name: "xhr", targets: ["xhr"]),
     ],
-    // For the xhr tool only: its arguments, and the embedded server of `xhr demo`; and the
+    // For the xhr tool only: the embedded server of `xhr demo` (swift-nio); and the
     // DocC plugin (`swift package generate-documentation`, scripts/docs.sh); and the OpenAPI
     // runtime for CurlXHROpenAPI; swift-http-types (itself dependent on nothing) for HTTPFields,
     // the header field type of the public API. The other library targets depend on no package.
