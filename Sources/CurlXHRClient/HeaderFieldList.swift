@@ -1,9 +1,11 @@
+import CurlXHR
 import HTTPTypes
 
-/// Header fields given as text (the deprecated `headers:` spellings, ``HttpClientRequest/setHeader(_:value:)``)
-/// become `HTTPFields`; a field no `HTTPFields` can hold as given (a name that is no token, a
-/// value with CR, LF or NUL, which `HTTPFields` would turn into spaces) is kept aside, and the
-/// call is refused naming it, as `HttpRequest.setRequestHeader(_:value:)` refuses it.
+/// The header fields of a client or a call: `HTTPFields`, and beside them the fields given as
+/// text (the deprecated `headers:` spellings, ``HttpClientRequest/setHeader(_:value:)``) that no
+/// `HTTPFields` can hold as given (a name that is no token, a value with CR, LF or NUL, which
+/// `HTTPFields` would turn into spaces). Those are kept as given, and the call is refused naming
+/// the first, as `HttpRequest.setRequestHeader(_:value:)` refuses it.
 struct HeaderFieldList: Sendable {
     var fields = HTTPFields()
     var refused: [(name: String, value: String)] = []
@@ -16,6 +18,11 @@ struct HeaderFieldList: Sendable {
         for (name, value) in pairs { append(name, value: value) }
     }
 
+    /// Every field as name and value pairs: those `HTTPFields` holds, in order, then the refused.
+    var pairs: [(name: String, value: String)] {
+        fields.map { ($0.name.rawName, $0.value) } + refused
+    }
+
     mutating func append(_ name: String, value: String) {
         guard let fieldName = HTTPField.Name(name), HTTPField.isValidValue(value) else {
             refused.append((name, value))
@@ -24,8 +31,18 @@ struct HeaderFieldList: Sendable {
         fields.append(HTTPField(name: fieldName, value: value))
     }
 
-    /// `fields` as name and value pairs, in order.
-    static func pairs(_ fields: HTTPFields) -> [(name: String, value: String)] {
-        fields.map { ($0.name.rawName, $0.value) }
+    /// Replaces every field named `name` (case aside) with one of `value`; `nil` removes them.
+    mutating func set(_ name: String, value: String?) {
+        refused.removeAll { HeaderFieldNames.same($0.name, name) }
+        if let fieldName = HTTPField.Name(name) { fields[fields: fieldName] = [] }
+        if let value { append(name, value: value) }
+    }
+
+    /// These fields, then `other`'s.
+    static func + (list: HeaderFieldList, other: HeaderFieldList) -> HeaderFieldList {
+        var joined = list
+        joined.fields.append(contentsOf: other.fields)
+        joined.refused += other.refused
+        return joined
     }
 }

@@ -15,8 +15,8 @@ extension HttpClient {
     /// Header fields sent with every call, as name and value pairs.
     @available(*, deprecated, renamed: "headerFields")
     public var headers: [(name: String, value: String)] {
-        get { HeaderFieldList.pairs(headerFields) + refusedFields }
-        set { (headerFields, refusedFields) = { ($0.fields, $0.refused) }(HeaderFieldList(newValue)) }
+        get { fieldList.pairs }
+        set { fieldList = HeaderFieldList(newValue) }
     }
 
     /// A client with fields as name and value pairs; see ``init(baseURL:apiPath:headerFields:user:password:auth:encoder:decoder:completionQueue:middlewares:configure:)``.
@@ -28,7 +28,7 @@ extension HttpClient {
                 configure: (@Sendable (HttpRequest) -> Void)? = nil) {
         self.init(baseURL: baseURL, apiPath: apiPath, user: user, password: password, auth: auth, encoder: encoder,
                   decoder: decoder, completionQueue: completionQueue, middlewares: middlewares, configure: configure)
-        self.headers = headers
+        fieldList = HeaderFieldList(headers)
     }
 
     /// ``invoke(_:path:arguments:body:headerFields:as:)`` with fields as name and value pairs.

@@ -38,10 +38,13 @@ public struct HttpClient: Sendable {
     /// at its ends do not matter.
     public var apiPath: String
     /// Header fields sent with every call, before the call's own.
-    public var headerFields: HTTPFields
-    /// Fields given as text that `HTTPFields` cannot hold as they are: every call fails naming
-    /// the first, as `HttpRequest.setRequestHeader(_:value:)` refuses it.
-    var refusedFields: [(name: String, value: String)] = []
+    public var headerFields: HTTPFields {
+        get { fieldList.fields }
+        set { fieldList.fields = newValue }
+    }
+    /// ``headerFields``, and the fields given as text that `HTTPFields` cannot hold (every call
+    /// fails naming the first).
+    var fieldList: HeaderFieldList
     /// The user name given to `HttpRequest.open(_:url:async:user:password:auth:)`.
     public var user: String?
     /// The password given to `HttpRequest.open(_:url:async:user:password:auth:)`.
@@ -91,7 +94,7 @@ public struct HttpClient: Sendable {
                 configure: (@Sendable (HttpRequest) -> Void)? = nil) {
         self.baseURL = baseURL
         self.apiPath = apiPath
-        self.headerFields = headerFields
+        fieldList = HeaderFieldList(headerFields)
         self.user = user
         self.password = password
         self.auth = auth

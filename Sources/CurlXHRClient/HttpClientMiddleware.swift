@@ -47,10 +47,13 @@ public struct HttpClientRequest: Sendable {
     public var url: String
     /// The header fields in order: the client's, the call's, then the body's `Content-Type`.
     /// A repeated name is sent as one field with the values joined by ", ".
-    public var headerFields: HTTPFields
-    /// Fields given as text that `HTTPFields` cannot hold as they are: `HttpRequest` refuses
-    /// them when the request is sent, and the call fails naming the first.
-    var refusedFields: [(name: String, value: String)] = []
+    public var headerFields: HTTPFields {
+        get { fieldList.fields }
+        set { fieldList.fields = newValue }
+    }
+    /// ``headerFields``, and the fields set as text that `HTTPFields` cannot hold (refused when
+    /// the request is sent).
+    var fieldList: HeaderFieldList
     /// The body.
     public var body: Body
     /// The ``HttpClient/baseURL`` of the client making the call: the client's credentials (and
@@ -90,7 +93,7 @@ public struct HttpClientRequest: Sendable {
                 clientBaseURL: String? = nil) {
         self.method = method
         self.url = url
-        self.headerFields = headerFields
+        fieldList = HeaderFieldList(headerFields)
         self.body = body
         self.clientBaseURL = clientBaseURL
     }
@@ -100,14 +103,14 @@ public struct HttpClientRequest: Sendable {
     public init(method: String, url: String, headers: [(name: String, value: String)], body: Body = .none,
                 clientBaseURL: String? = nil) {
         self.init(method: method, url: url, body: body, clientBaseURL: clientBaseURL)
-        self.headers = headers
+        fieldList = HeaderFieldList(headers)
     }
 
     /// The header fields as name and value pairs.
     @available(*, deprecated, renamed: "headerFields")
     public var headers: [(name: String, value: String)] {
-        get { HeaderFieldList.pairs(headerFields) + refusedFields }
-        set { (headerFields, refusedFields) = { ($0.fields, $0.refused) }(HeaderFieldList(newValue)) }
+        get { fieldList.pairs }
+        set { fieldList = HeaderFieldList(newValue) }
     }
 
     /// The value of the header `name` (matched case-insensitively), repeated fields joined
@@ -120,17 +123,7 @@ public struct HttpClientRequest: Sendable {
     /// removes them for `nil`. A name that is no token, or a value with CR, LF or NUL, fails
     /// the call when it is sent (as `HttpRequest.setRequestHeader(_:value:)` refuses it).
     public mutating func setHeader(_ name: String, value: String?) {
-        refusedFields.removeAll { HeaderFieldNames.same($0.name, name) }
-        guard let fieldName = HTTPField.Name(name) else {
-            if let value { refusedFields.append((name, value)) }
-            return
-        }
-        headerFields[fields: fieldName] = []
-        guard let value else { return }
-        var list = HeaderFieldList([])
-        list.append(name, value: value)
-        headerFields.append(contentsOf: list.fields)
-        refusedFields += list.refused
+        fieldList.set(name, value: value)
     }
 }
 
@@ -162,7 +155,7 @@ public struct HttpClientResponse: Sendable {
     /// The header fields as name and value pairs.
     @available(*, deprecated, renamed: "headerFields")
     public var headers: [(name: String, value: String)] {
-        get { HeaderFieldList.pairs(headerFields) }
+        get { HeaderFieldList(headerFields).pairs }
         set { headerFields = HeaderFieldList(newValue).fields }
     }
 

@@ -11,8 +11,8 @@ extension HttpClient {
     func makeRequest(_ method: String, path: String, arguments: [(String, Argument)], body: RequestBody?,
                      headers callHeaders: HeaderFieldList) throws(HttpClientError) -> HttpClientRequest {
         let method = method.uppercased()
-        var request = HttpClientRequest(method: method, url: url(for: path), headerFields: headerFields + callHeaders.fields, clientBaseURL: baseURL)
-        request.refusedFields = refusedFields + callHeaders.refused
+        var request = HttpClientRequest(method: method, url: url(for: path), clientBaseURL: baseURL)
+        request.fieldList = fieldList + callHeaders
         let pairs = arguments.flatMap { key, argument in argument.values.map { (key, $0) } }
         let inBody = body == nil && ["POST", "PUT", "PATCH"].contains(method)
         if !inBody {

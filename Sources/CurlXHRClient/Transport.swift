@@ -20,7 +20,7 @@ enum Transport {
         let isMultipart: Bool
         if case .multipart = request.body { isMultipart = true } else { isMultipart = false }
         // Fields HTTPFields could not hold: HttpRequest refuses them, with its reason.
-        for (name, value) in request.refusedFields {
+        for (name, value) in request.fieldList.refused {
             guard http.setRequestHeader(name, value: value) else { throw refusal(of: http) }
         }
         for field in request.headerFields {

@@ -26,6 +26,32 @@ import Testing
     static let decoded = [["name", "Zoë & Æsir"], ["q", "a+b=c/d?e#f%"], ["n", "42"], ["x", "2.5"], ["ok", "true"],
                           ["tag", "red"], ["tag", "blue green"], ["empty", ""], ["when", "1700000000123"]]
 
+    /// `setHeader` replaces every field of the name (case aside), `nil` removes them, and a
+    /// later valid value replaces one that would have been refused: what is sent is the last word.
+    @Test func setHeaderReplacesRemovesAndForgetsARefusedValue() async throws {
+        var request = HttpClientRequest(method: "GET", url: try env.faultURL + "/echo",
+                                        headerFields: [try #require(HTTPField.Name("X-A")): "1", .accept: "a/b"])
+        request.setHeader("x-a", value: "2")
+        #expect(request.header("X-A") == "2" && request.headerFields.count == 2)
+        request.setHeader("Accept", value: nil)
+        #expect(request.header("Accept") == nil && request.headerFields.count == 1)
+        request.setHeader("X-A", value: "bad\r\nInjected: 1")
+        #expect(request.header("X-A") == nil, "not held as HTTPFields")
+        request.setHeader("X-A", value: "3")
+        struct Replay: HttpClientMiddleware {
+            let request: HttpClientRequest
+            func intercept(_ ignored: HttpClientRequest,
+                           next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse) async throws -> HttpClientResponse {
+                try await next(request)
+            }
+        }
+        var replaying = client
+        replaying.middlewares = [Replay(request: request)]
+        let echo: EchoedRequest = try await replaying.invoke("GET", path: "echo")
+        #expect(echo.headers(named: "X-A") == ["3"], "the refused value is forgotten")
+        #expect(echo.headers(named: "Injected").isEmpty)
+    }
+
     @Test(arguments: ["GET", "DELETE", "get"])
     func getAndDeleteSendTheArgumentsInTheQueryString(method: String) async throws {
         let echo: EchoedRequest = try await client.invoke(method, path: "echo", arguments: Self.arguments)
