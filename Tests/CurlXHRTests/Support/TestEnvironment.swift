@@ -66,8 +66,11 @@ struct TestEnvironment: Sendable {
     }
     /// A new path for a test's files inside the environment's directory, which
     /// `scripts/test.sh` removes when the run ends: tests leave nothing behind in /tmp.
+    /// A fresh path in the environment's scratch folder, which exists once this returns.
     func scratchPath(_ prefix: String) throws -> String {
-        try self["TESTENV_DIR"] + "/scratch/\(prefix)-\(UUID().uuidString)"
+        let folder = try self["TESTENV_DIR"] + "/scratch"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder + "/\(prefix)-\(UUID().uuidString)"
     }
 
     func httpsURL(port name: String, host: String = "localhost") throws -> String {
