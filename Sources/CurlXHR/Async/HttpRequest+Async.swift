@@ -72,8 +72,7 @@ extension HttpRequest {
                 do throws(HttpRequestError) {
                     plan = try core.plan(body, timeout: timeout, fileDescriptor: fileDescriptor, fileSize: fileSize, jar: jar)
                 } catch { return .failure(error) }
-                let stream = ResponseStream.reusing(&core.lastStream, file: plan.file, contentDecoding: core.switches.contentDecoding)
-                    ?? ResponseStream(runner: runner, file: plan.file, contentDecoding: core.switches.contentDecoding)
+                let stream = ResponseStream.reusing(&core.lastStream) ?? ResponseStream(runner: runner)
                 core.lastStream = stream
                 var slot: QueueSlot?
                 if let queue = core.queue {

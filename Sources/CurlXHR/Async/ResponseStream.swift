@@ -23,32 +23,27 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         var head: ResponseHead?
         /// The head came from the cache (``HttpResponse/isFromCache``).
         var fromCache = false
-        /// Where a response file takes the body (``HttpRequest/setResponseFile(_:resume:)``).
-        var file: FileSink?
         /// The queue slot the send waits for (nil: it runs, or never waited).
         var waitingSlot: Int?
         /// The transfer went to the engine (once: a slot freed before ``response()`` looked
         /// starts it, and ``response()`` then does not).
         var launched = false
-        var contentDecoding = true
         /// The buffer of the last head's field lines, for the next head to reuse.
         var headStorage: [UInt8] = []
         /// The last small chunk handed out: the next chunk of a stream with none kept is
         /// written into its buffer, in place once the consumer let go of it.
         var spareChunk: Data?
 
-        /// As ``fresh(file:contentDecoding:)`` makes it, but keeping the buffers of the last
+        /// As ``fresh()`` makes it, but keeping the buffers of the last
         /// response, which nothing else holds now (in place: a `State` is copied only through
         /// the runtime, `Data` being of a resilient type).
-        mutating func startOver(file: FileSink?, contentDecoding: Bool) {
+        mutating func startOver() {
             decisions.reset()
             head?.giveUpStorage(to: &headStorage)
             head = nil
             fromCache = false
-            self.file = file
             waitingSlot = nil
             launched = false
-            self.contentDecoding = contentDecoding
         }
 
         /// A chunk of `bytes`, in the spare buffer when it may be used.
@@ -75,24 +70,24 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
     /// Async only: no synchronous send sleeps on a bit.
     var completionBit: UInt32 { 0 }
 
-    init(runner: (any TransferRunner)?, file: FileSink?, contentDecoding: Bool) {
+    init(runner: (any TransferRunner)?) {
         self.runner = runner
-        state = Locked(Self.fresh(file: file, contentDecoding: contentDecoding))
+        state = Locked(Self.fresh())
         transfer = Transfer(owner: self)
     }
 
-    private static func fresh(file: FileSink?, contentDecoding: Bool) -> State {
-        State(decisions: BodyStreamState(pauseAt: pauseThreshold), file: file, contentDecoding: contentDecoding)
+    private static func fresh() -> State {
+        State(decisions: BodyStreamState(pauseAt: pauseThreshold))
     }
 
     /// The stream, made ready for the next response of its request when nothing but the
     /// caller refers to it (its response was let go of) and the engine is done with its
     /// transfer, as a request reuses its transfer: no allocation a response. Else nil.
-    static func reusing(_ stream: inout ResponseStream?, file: FileSink?, contentDecoding: Bool) -> ResponseStream? {
+    static func reusing(_ stream: inout ResponseStream?) -> ResponseStream? {
         guard isKnownUniquelyReferenced(&stream), let reused = stream,
               reused.transfer.isComplete.load(ordering: .acquiring), isKnownUniquelyReferenced(&reused.transfer)
         else { return nil }
-        reused.state.withLock { $0.startOver(file: file, contentDecoding: contentDecoding) }
+        reused.state.withLock { $0.startOver() }
         return reused
     }
 
@@ -143,13 +138,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
     private func launch() {
         guard transfer.ticketCredentials != nil else { return command { $0.start(transfer) } }
         DispatchQueue.global().async { [self] in
-            guard let credentials = transfer.ticketCredentials else { return }
-            if let failure = KerberosCredentials.obtainTickets(principal: credentials.user, password: credentials.password) {
-                transferFinished(transfer, failure: TransferFailure(kind: .authentication, text: failure), fallbackStatus: 0, record: SendRecord())
-                _ = transfer.complete()  // the engine never had it
-            } else {
-                command { $0.start(transfer) }
-            }
+            transfer.obtainTicketsThenStart(on: runner ?? TransferEngine.shared) { state.withLock { $0.decisions.end == nil } }
         }
     }
 
@@ -216,11 +205,10 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
             // Ended (as when a body read to its end is let go of): nothing to stop.
             guard state.decisions.end == nil else { return nil }
             let taken = state.decisions.cancel()
-            state.file?.discard()
-            state.file = nil
             return (taken.head, taken.body, state.waitingSlot.take())
         }
         guard let (head, body, slot) = taken else { return }
+        transfer.abandonOutput()
         if slot != nil {
             _ = transfer.complete()  // the engine never had it: out of its queue
         } else {
@@ -293,7 +281,6 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         let wakes = state.withLock { state in
             state.head = ResponseHead(head, reusing: &state.headStorage)
             state.fromCache = transfer.cache?.answersAtOnce == true
-            state.file?.begin(head, decoding: state.contentDecoding)
             return state.decisions.headArrives()
         }
         if wakes { scheduleWake() }
@@ -301,10 +288,6 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
 
     func transferReceivedBody(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
         let (disposition, wakes) = state.withLock { state -> (BodyDisposition, Bool) in
-            if state.file?.takesBody == true, state.decisions.end == nil {
-                state.file?.write(bytes, announcedLength: nil)
-                return (state.file?.failure == nil ? .accepted : .refused, false)
-            }
             switch state.decisions.bodyArrives(count: bytes.count) {
             case .keep: return (.accepted, state.decisions.keep(state.chunk(bytes)))
             case .pause: return (.paused, false)
@@ -315,12 +298,14 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         return disposition
     }
 
+    func transferWroteBody(_ transfer: Transfer, count: Int) -> BodyDisposition {
+        state.withLock { $0.decisions.end == nil } ? .accepted : .refused
+    }
+
     func transferSent(_ transfer: Transfer, bytes: Int64, of total: Int64) {}
 
     func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int, record: SendRecord) {
         let wakes = state.withLock { state in
-            var failure = failure
-            if var file = state.file.take() { failure = file.finish(failure) }
             if failure == nil, state.head == nil {
                 state.head = ResponseHead(status: fallbackStatus, reason: ReasonPhrase.standard(for: fallbackStatus))
             }

@@ -220,13 +220,13 @@ extension CacheExchange {
         case finished(TransferFailure?)
     }
 
-    /// Delivers up to `budget` body bytes (the head first) to `transfer`'s owner.
+    /// Delivers up to `budget` body bytes (the head first) to `transfer`'s destination.
     func replayStep(_ transfer: Transfer, budget: Int) -> ReplayStep {
         guard var replay else { return .finished(offlineFailure ?? TransferFailure(kind: .other, text: "Nothing in the cache answers")) }
         defer { self.replay = replay }
         if !replay.headDelivered {
             replay.headDelivered = true
-            replay.withHead { head in transfer.withOwner { $0.transferReceivedHead(transfer, head) } }
+            replay.withHead { head in transfer.deliverHead(head) }
             guard replay.withBody, let entry = replay.entry, entry.bodySize > 0 else { return .finished(nil) }
             if replay.body == nil {
                 replay.descriptor = cache.store.openBody(entry)
@@ -238,7 +238,7 @@ extension CacheExchange {
         guard let entry = replay.entry, replay.withBody else { return .finished(nil) }
         if let body = replay.body {
             // A small body the memo holds: one chunk, from memory (again after a pause).
-            let taken = body.withUnsafeBytes { bytes in transfer.withOwner { $0.transferReceivedBody(transfer, bytes) } }
+            let taken = body.withUnsafeBytes { bytes in transfer.deliverBody(bytes) }
             switch taken {
             case .accepted: return .finished(nil)
             case .paused: return .paused
@@ -261,11 +261,11 @@ extension CacheExchange {
             let offset = replay.offset
             // Straight into a buffer the owner keeps, when it takes bytes so (one copy a byte);
             // else through a buffer of the replay's own.
-            let taken = transfer.withOwner { $0.transferReadsBody(transfer) { read($0, at: offset) } } ?? {
+            let taken = transfer.deliverReading { read($0, at: offset) } ?? {
                 if buffer == nil { buffer = .allocate(byteCount: Int(min(size, Int64(Self.chunkSize))), alignment: 16) }
                 let got = read(buffer!, at: offset)
                 guard got > 0 else { return (.accepted, got) }
-                return (transfer.withOwner { $0.transferReceivedBody(transfer, UnsafeRawBufferPointer(rebasing: buffer![..<got])) }, got)
+                return (transfer.deliverBody(UnsafeRawBufferPointer(rebasing: buffer![..<got])), got)
             }()
             switch taken {
             case (.paused, _): return .paused

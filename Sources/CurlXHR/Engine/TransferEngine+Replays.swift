@@ -47,7 +47,7 @@ extension TransferEngine {
         transfer.cache?.replayEnded()
         if report {
             let record = transfer.cache?.record ?? SendRecord()
-            transfer.withOwner { $0.transferFinished(transfer, failure: failure, fallbackStatus: 0, record: record) }
+            transfer.finish(failure, record: record)
         }
         completedSendBits |= transfer.complete()
         Unmanaged.passUnretained(transfer).release()

@@ -324,7 +324,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
         let profile = profile(for: transfer, settings)
         guard let handle = handle(for: profile) else {
             transfer.isFinished = true
-            transfer.withOwner { $0.transferFinished(transfer, failure: TransferFailure(kind: .other, text: "out of memory: no libcurl handle"), fallbackStatus: 0, record: SendRecord()) }
+            transfer.finish(TransferFailure(kind: .other, text: "out of memory: no libcurl handle"))
             completedSendBits |= transfer.complete()
             return
         }
@@ -493,7 +493,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
                 exchange.record = record
                 replaysNext = true
             } else {
-                transfer.withOwner { $0.transferFinished(transfer, failure: failure, fallbackStatus: status, record: record) }
+                transfer.finish(failure, fallbackStatus: status, record: record)
             }
         } else {
             transfer.cache?.networkEnded(success: false)

@@ -55,10 +55,9 @@ extension HttpRequest {
         var sink = MemorySink()
         /// Body bytes of the current response so far (``HttpRequest/getProgress()``).
         var received: Int64 = 0
-        /// Where `setResponseFile` sends bodies (nil: the receive buffer), and the file of the
-        /// send in flight.
+        /// Where `setResponseFile` sends bodies (nil: the receive buffer); each send's
+        /// transfer writes its own file.
         var responseFile: FileSink.Setting?
-        var fileSink: FileSink?
         var transfer: Transfer?
         /// The last transfer, kept for the next send once the engine is done with it.
         var finishedTransfer: Transfer?
@@ -97,15 +96,6 @@ extension HttpRequest {
             response = ResponseHead(head, reusing: &spareHeadStorage)
             sink.responseStarted()
             received = 0
-            fileSink?.begin(head, decoding: switches.contentDecoding)
-        }
-
-        /// The send's response file, done with: on success the `.part` becomes the file (a
-        /// failure when it cannot); otherwise it stays for a resume. Returns the failure the
-        /// send ends with.
-        mutating func finishResponseFile(_ failure: TransferFailure?) -> TransferFailure? {
-            guard var file = fileSink.take() else { return failure }
-            return file.finish(failure)
         }
 
         mutating func forgetResponse() {
@@ -131,10 +121,9 @@ extension HttpRequest {
         /// it is completed here.
         mutating func stopTransfer(reason: String, leavesQueue: Bool = false, effects: inout Effects) {
             if let transfer {
+                transfer.abandonOutput()
                 effects.transferCommand = leavesQueue ? .completeUnstarted(transfer) : .cancel(transfer)
             }
-            fileSink?.discard()
-            fileSink = nil
             forgetTransfer()
             forgetResponse()
             failure = TransferFailure(kind: .aborted, text: reason)

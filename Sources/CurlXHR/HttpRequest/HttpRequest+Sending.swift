@@ -82,7 +82,6 @@ extension HttpRequest {
                 _ = core.machine.send(waitingFor: waits ? slot?.number : nil)
                 let transfer = core.reusableTransfer() ?? Transfer(owner: self)
                 transfer.prepare(plan, message: core.message, switches: core.switches, pipelining: core.enablePipelining, queueSlot: slot)
-                core.fileSink = plan.file.take()  // moved, not copied
                 core.switches.freshConnection = false
                 core.transfer = transfer
                 sentBytes.store(0, ordering: .relaxed)
@@ -146,7 +145,7 @@ extension HttpRequest {
             }
         }
         exchange.replayEnded()
-        transferFinished(transfer, failure: failure, record: exchange.record)
+        transfer.finish(failure, record: exchange.record)
         _ = transfer.complete()  // no one else waits for this send: no wake-up
     }
 
@@ -183,15 +182,7 @@ extension HttpRequest {
     /// Turns the Negotiate user and password into tickets (a KDC exchange, so never on the
     /// engine thread), then hands the transfer to the engine; a refusal ends it in DONE.
     func obtainTicketsThenStart(_ transfer: Transfer) {
-        guard let credentials = transfer.ticketCredentials else { return }
-        let failure = KerberosCredentials.obtainTickets(principal: credentials.user, password: credentials.password)
-        let stillWanted = withCore { $0.transfer === transfer }
-        if stillWanted, failure == nil {
-            engine.start(transfer)
-            return
-        }
-        if let failure { transferFinished(transfer, failure: TransferFailure(kind: .authentication, text: failure)) }
-        Wakeups.wake(transfer.complete())  // the engine never had it
+        transfer.obtainTicketsThenStart(on: engine) { withCore { $0.transfer === transfer } }
     }
 }
 
@@ -251,7 +242,7 @@ extension HttpRequest.Core {
             throw HttpRequestError(.invalidArgument, "a HEAD request cannot carry a body")
         }
         // A response file (not for HEAD, which has no body), resumed where its .part ends.
-        let file = responseFile.flatMap { message.method == "HEAD" ? nil : FileSink($0) }
+        let file = responseFile.flatMap { message.method == "HEAD" ? nil : FileSink($0, decoding: switches.contentDecoding) }
         if switches.range != nil, Transfer.sendsBody(message.method, body) {
             // libcurl would turn the range into the body's Content-Range.
             throw HttpRequestError(.invalidArgument, "a range asks for part of a response: not for a request that sends a body")
@@ -280,7 +271,7 @@ extension Transfer {
     /// holding `queueSlot` (given back when it completes, whether it ran or not).
     func prepare(_ plan: SendPlan, message: RequestMessage, switches: TransferSwitches, pipelining: Bool, queueSlot: QueueSlot?) {
         prepare(message: message, body: plan.body, switches: switches, timeout: plan.timeout,
-                pipelining: pipelining, fileDescriptor: plan.fileDescriptor, fileSize: plan.fileSize)
+                pipelining: pipelining, fileDescriptor: plan.fileDescriptor, fileSize: plan.fileSize, responseFile: plan.file)
         if let file = plan.file, file.resumeOffset > 0, let validator = file.validator {
             askForTheRest(from: file.resumeOffset, validator: validator)
         }

@@ -13,11 +13,6 @@ extension HttpRequest: TransferOwner {
     func transferReceivedBody(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
         let outcome = withCore { core -> (BodyDisposition, Effects) in
             guard core.transfer === transfer else { return (.refused, Effects()) }
-            if core.fileSink?.takesBody == true {
-                core.fileSink?.write(bytes, announcedLength: nil)
-                if core.fileSink?.failure != nil { return (.refused, Effects()) }
-                return (.accepted, core.bodyAccepted(bytes.count))
-            }
             // Backpressure: while a LOADING callback is pending or running and has not drained
             // the buffer, stop reading rather than buffer without bound. The end of that
             // callback resumes the transfer, so a consumer that only reads at DONE still
@@ -32,10 +27,19 @@ extension HttpRequest: TransferOwner {
         return outcome.0
     }
 
+    func transferWroteBody(_ transfer: Transfer, count: Int) -> BodyDisposition {
+        let outcome = withCore { core -> (BodyDisposition, Effects) in
+            guard core.transfer === transfer else { return (.refused, Effects()) }
+            return (.accepted, core.bodyAccepted(count))
+        }
+        perform(outcome.1)
+        return outcome.0
+    }
+
     func transferReadsBody(_ transfer: Transfer, reading read: (UnsafeMutableRawBufferPointer) -> Int) -> (BodyDisposition, Int)? {
         let outcome = withCore { core -> ((BodyDisposition, Int)?, Effects) in
             guard core.transfer === transfer else { return ((.refused, 0), Effects()) }
-            guard core.fileSink?.takesBody != true, core.sink.unreadCount == 0 else { return (nil, Effects()) }
+            guard core.sink.unreadCount == 0 else { return (nil, Effects()) }
             if core.message.isAsync, core.scheduler.pauses(unread: 0) { return ((.paused, 0), Effects()) }
             guard let buffer = BodyBuffers.take() else { return (nil, Effects()) }
             let count = read(UnsafeMutableRawBufferPointer(start: buffer, count: BodyBuffers.size))
@@ -75,7 +79,7 @@ extension HttpRequest: TransferOwner {
             var progress = Effects()
             core.reportProgress(final: true, effects: &progress)
             var effects: Effects
-            if let failure = core.finishResponseFile(failure) {
+            if let failure {
                 core.forgetResponse()
                 core.failure = failure
                 effects = core.apply(core.machine.failed())

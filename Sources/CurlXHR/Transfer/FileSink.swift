@@ -17,7 +17,7 @@ import Glibc
 /// `.part` or validator replaces what was there, a `.part` to continue must be a file of its
 /// own (a link is no `.part`: the download starts over), and an appended `.part` is opened
 /// with `O_NOFOLLOW`.
-struct FileSink: TransferSink {
+struct FileSink {
     /// The request's setting: the file and whether to resume it.
     struct Setting: Sendable, Equatable {
         var path: String
@@ -80,6 +80,10 @@ struct FileSink: TransferSink {
     }
 
     let setting: Setting
+    /// The library decodes the body (`disableContentDecoding` not called): a compressed body
+    /// is decoded on the way in, so byte offsets of a later range would not match the file,
+    /// which then keeps no validator (no resume).
+    let decoding: Bool
     /// Bytes of the `.part` kept from an earlier send, asked to be continued (0: none).
     let resumeOffset: Int64
     /// The validator sent with `If-Range` (nil: none).
@@ -93,8 +97,9 @@ struct FileSink: TransferSink {
     private(set) var failure: String?
 
     /// The sink for a send: resumes when asked and a `.part` and its validator are there.
-    init(_ setting: Setting) {
+    init(_ setting: Setting, decoding: Bool) {
         self.setting = setting
+        self.decoding = decoding
         var info = stat()
         let validator = setting.resume ? Self.readValidator(setting.validatorPath) : nil
         // lstat: a link is no .part (its target's size is not what was received).
@@ -108,9 +113,7 @@ struct FileSink: TransferSink {
     }
 
     /// The final head arrived: opens the `.part` when its body is the file's (``plan(status:contentRange:validator:resumeOffset:expected:)``).
-    /// `decoding`: a compressed body is decoded on the way in, so byte offsets of a later range
-    /// would not match the file: it keeps no validator (no resume).
-    mutating func begin(_ head: RecordedHead, decoding: Bool) {
+    mutating func begin(_ head: RecordedHead) {
         let newValidator = Self.validator(etag: head.fieldValue("ETag"), lastModified: head.fieldValue("Last-Modified"))
         let decoded = decoding && ResponseHead.isEncoded(head.fieldValue("Content-Encoding"))
         begin(Self.plan(status: head.status, contentRange: head.fieldValue("Content-Range"), validator: newValidator,
@@ -147,23 +150,35 @@ struct FileSink: TransferSink {
     /// The current response's body goes to the file (or its failure ends the send).
     var takesBody: Bool { isActive || failure != nil }
 
-    mutating func responseStarted() {}
+    /// What became of bytes offered to the file.
+    enum Write {
+        /// In the `.part`.
+        case written
+        /// Not the file's body (a response other than 2xx): for the owner.
+        case notTheFiles
+        /// Not written: the file failed (``failure``), the send ends.
+        case failed
+        /// Not written: the owner let go of the send (``Transfer/abandonOutput()``).
+        case abandoned
+    }
 
-    var unreadCount: Int { 0 }
-
-    mutating func write(_ bytes: UnsafeRawBufferPointer, announcedLength: @autoclosure () -> Int?) {
-        guard isActive, failure == nil, var next = bytes.baseAddress else { return }
+    /// Writes body bytes of the current response into the `.part`, when it is the file's.
+    mutating func write(_ bytes: UnsafeRawBufferPointer) -> Write {
+        guard failure == nil else { return .failed }
+        guard isActive else { return .notTheFiles }
+        guard var next = bytes.baseAddress else { return .written }
         var left = bytes.count
         while left > 0 {
             let written = Glibc.write(descriptor, next, left)
             if written < 0 {
                 if errno == EINTR { continue }
                 failure = "cannot write '\(setting.partPath)': \(String(cString: strerror(errno)))"
-                return
+                return .failed
             }
             left -= written
             next += written
         }
+        return .written
     }
 
     /// The response completed: the `.part` becomes `path`. Returns why it could not.

@@ -46,6 +46,15 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var fileSize: Int64 = 0
     /// The cache's part in the send, or nil (set by `prepare`, dropped by ``complete()``).
     @exclusivity(unchecked) var cache: CacheExchange?
+    /// The send has a response file (``responseFile``): read for every chunk, so the file's
+    /// lock is taken only when there is one.
+    @exclusivity(unchecked) private(set) var hasResponseFile = false
+    /// Where `setResponseFile` sends the body (`Transfer+BodyPath.swift`). Locked: the engine
+    /// writes it, and an owner that lets go of the send (``abandonOutput()``) closes it from
+    /// its own thread, so that no byte reaches the `.part` after an abort returned.
+    let responseFile = Mutex<FileSink?>(nil)
+    /// The owner was handed a head of this send (a real one, or one the cache replays).
+    @exclusivity(unchecked) var headDelivered = false
     /// The slot of a ``RequestQueue`` the send holds or waits for, given back by ``complete()``.
     @exclusivity(unchecked) var queueSlot: QueueSlot?
     /// The engine is done with the transfer, whatever the reason: a synchronous send waits
@@ -128,8 +137,11 @@ final class Transfer: @unchecked Sendable {
     /// Readies the transfer for a send (a new one, or one the engine completed and nothing
     /// else refers to). The request's thread, under its lock, before the engine sees it.
     func prepare(message: RequestMessage, body: RequestBody, switches: TransferSwitches, timeout: Double,
-                 pipelining: Bool, fileDescriptor: Int32 = -1, fileSize: Int64 = 0) {
+                 pipelining: Bool, fileDescriptor: Int32 = -1, fileSize: Int64 = 0, responseFile: FileSink? = nil) {
         closeFile()
+        hasResponseFile = responseFile != nil
+        headDelivered = false
+        self.responseFile.withLock { $0 = responseFile }
         sends += 1
         ownerInFlight = owner.counted
         self.message = message
@@ -187,6 +199,7 @@ final class Transfer: @unchecked Sendable {
         // A kept transfer holds neither the caller's body nor an open file until its next send.
         body = .none
         closeFile()
+        if hasResponseFile { abandonOutput() }
         let owner = ownerInFlight.take()  // released after the flag is set
         let slot = queueSlot.take()
         let exchange = cache.take()  // released after the flag is set (it may remove a body file)
@@ -257,63 +270,18 @@ final class Transfer: @unchecked Sendable {
         Double(MonotonicTime.milliseconds() - progress.startedAt) / 1000
     }
 
-    /// Body bytes from libcurl, as they came over the wire (chunked framing undone).
-    func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
-        switch hops.bodyArrived() {
-        case .drop: return .accepted  // a redirect followed, an answer to be retried
-        case .deliver(let reportingHeld): if reportingHeld { reportHeldHead() }
-        }
-        guard let decoder = progress.decoder else { return deliver(bytes) }
-        // A call the consumer paused comes again with the same bytes: those already taken
-        // are decoded and delivered (or held: the output the consumer did not take yet).
-        var network = UnsafeRawBufferPointer(rebasing: bytes[min(decoder.takenOfPausedCall, bytes.count)...])
-        while true {
-            let decoded: UnsafeRawBufferPointer
-            do throws(ContentDecoder.Failure) {
-                decoded = try decoder.next(from: &network)
-            } catch {
-                hops.refuse(TransferFailure(kind: .response, text: error.text, code: 61))  // CURLE_BAD_CONTENT_ENCODING
-                return .refused
-            }
-            if decoded.isEmpty { break }
-            switch deliver(decoded) {
-            case .accepted:
-                decoder.taken()
-            case .paused:
-                decoder.takenOfPausedCall = bytes.count - network.count
-                return .paused
-            case .refused:
-                return .refused
-            }
-        }
-        decoder.takenOfPausedCall = 0
-        return .accepted
-    }
-
-    /// Hands body bytes (decoded) to the owner and the cache, within the size limit.
-    private func deliver(_ bytes: UnsafeRawBufferPointer) -> BodyDisposition {
-        guard hops.mayDeliver(bytes.count) else { return .refused }
-        let disposition = withOwner { $0.transferReceivedBody(self, bytes) }
-        progress.pausedByConsumer = disposition == .paused
-        if disposition == .accepted {
-            hops.delivered(bytes.count)
-            if let cache { cache.bodyTaken(bytes) }
-        }
-        return disposition
-    }
-
-    /// Hands the final head to the owner, unless the cache takes it (a 304 to its own
-    /// validation: the stored response answers when the transfer ends).
-    private func reportFinalHead(_ head: RecordedHead) {
-        if let cache, !cache.headArrived(head, afterRedirect: hops.redirects > 0, afterChallenge: heardChallenge,
-                                         decoded: progress.decoder != nil) { return }
-        withOwner { $0.transferReceivedHead(self, head) }
-    }
-
     /// Reports the head held back (``TransferHops/HeadAction/hold``): it turned out final.
     func reportHeldHead() {
         if let head = progress.pendingHead.take() {
             head.withRecorded { recorded in reportFinalHead(recorded) }
         }
+    }
+
+    /// The final head, to the cache first: it keeps a 304 to its own validation (the
+    /// stored response answers when the transfer ends); else to the response's path.
+    private func reportFinalHead(_ head: RecordedHead) {
+        if let cache, !cache.headArrived(head, afterRedirect: hops.redirects > 0, afterChallenge: heardChallenge,
+                                         decoded: progress.decoder != nil) { return }
+        deliverHead(head)
     }
 }

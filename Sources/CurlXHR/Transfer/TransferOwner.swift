@@ -1,5 +1,6 @@
 /// What a transfer tells the object it carries a send for: the final response's head, its
-/// body bytes, the body bytes sent, and the end. They come one at a time for a transfer,
+/// body bytes (or how many went to the response file), the body bytes sent, and the end.
+/// The transfer's body path (`Transfer+BodyPath.swift`) decides which. They come one at a time for a transfer,
 /// while it is in flight, from the engine thread (or, for a send the engine never had, such
 /// as one whose Kerberos tickets could not be obtained, the end from the thread that knew).
 ///
@@ -14,8 +15,13 @@ protocol TransferOwner: AnyObject, Sendable {
     /// interim 1xx one's). `head` borrows the parser's buffer: copy what is kept.
     func transferReceivedHead(_ transfer: Transfer, _ head: RecordedHead)
 
-    /// Body bytes of the final response, in order; what became of them.
+    /// Body bytes of the final response, in order; what became of them. Never bytes the
+    /// response file took.
     func transferReceivedBody(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> BodyDisposition
+
+    /// `count` body bytes of the final response went to the response file; `.refused` when
+    /// the send is no longer the owner's.
+    func transferWroteBody(_ transfer: Transfer, count: Int) -> BodyDisposition
 
     /// Body bytes the owner reads itself, into a buffer of its own (``BodyBuffers``), when it
     /// holds none unread: `read` fills the buffer given and returns how many bytes it put there

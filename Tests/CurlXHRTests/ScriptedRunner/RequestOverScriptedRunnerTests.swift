@@ -91,7 +91,7 @@ import Testing
         // News of the stopped send that was on its way before the engine took the cancel
         // changes nothing; then the engine completes it.
         #expect(runner.body(transfer, "late") == .refused)
-        transfer.withOwner { $0.transferFinished(transfer, failure: nil, fallbackStatus: 200, record: SendRecord()) }
+        transfer.finish(nil, fallbackStatus: 200)
         #expect(request.getStatus() == 0 && request.getState() == .done)
         runner.completeStopped(transfer)
         #expect(recorder.waitForDone())

@@ -68,30 +68,30 @@ final class ScriptedRunner: TransferRunner, @unchecked Sendable {
 
     // MARK: Playing the engine
 
-    /// The final response's head.
+    /// The final response's head, into the transfer's body path as the engine hands it.
     func head(_ transfer: Transfer, status: Int = 200, fields: String = "") {
         let lines = Array(fields.utf8)
         lines.withUnsafeBufferPointer { lines in
-            transfer.withOwner { $0.transferReceivedHead(transfer, RecordedHead(status: status, reason: ReasonPhrase.standard(for: status), lines: lines)) }
+            transfer.deliverHead(RecordedHead(status: status, reason: ReasonPhrase.standard(for: status), lines: lines))
         }
     }
 
     /// Body bytes, as libcurl's write callback hands them.
     @discardableResult
     func body(_ transfer: Transfer, _ text: String) -> BodyDisposition {
-        Array(text.utf8).withUnsafeBytes { bytes in transfer.withOwner { $0.transferReceivedBody(transfer, bytes) } }
+        Array(text.utf8).withUnsafeBytes { bytes in transfer.deliverBody(bytes) }
     }
 
     @discardableResult
     func body(_ transfer: Transfer, count: Int) -> BodyDisposition {
         [UInt8](repeating: UInt8(ascii: "x"), count: count).withUnsafeBytes { bytes in
-            transfer.withOwner { $0.transferReceivedBody(transfer, bytes) }
+            transfer.deliverBody(bytes)
         }
     }
 
     /// The end of the send, as the engine reports it, and its completion.
     func finish(_ transfer: Transfer, failure: TransferFailure? = nil) {
-        transfer.withOwner { $0.transferFinished(transfer, failure: failure, fallbackStatus: 0, record: SendRecord()) }
+        transfer.finish(failure)
         complete(transfer, send: transfer.sends)
     }
 

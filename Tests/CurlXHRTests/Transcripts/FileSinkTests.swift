@@ -69,7 +69,7 @@ import Testing
                 "the whole new version: start over")
         // The sink reads the .part and its validator back for the plan.
         let setting = try partial(size: 100, validator: v1)
-        let sink = FileSink(setting)
+        let sink = FileSink(setting, decoding: true)
         #expect(sink.resumeOffset == 100 && sink.validator == v1)
         try? FileManager.default.removeItem(atPath: (setting.path as NSString).deletingLastPathComponent)
     }
@@ -82,16 +82,16 @@ import Testing
         _ = feed("ETag: \"v1\"\r\n")
         _ = feed("Content-Encoding: gzip\r\n")
         let head = try #require(feed("\r\n"))
-        var sink = FileSink(setting)
-        head.withRecorded { sink.begin($0, decoding: true) }
+        var sink = FileSink(setting, decoding: true)
+        head.withRecorded { sink.begin($0) }
         #expect(sink.isActive)
         #expect(!FileManager.default.fileExists(atPath: setting.validatorPath), "decoded: offsets of the wire would not match")
         sink.discard()
-        var plain = FileSink(setting)
-        head.withRecorded { plain.begin($0, decoding: false) }
+        var plain = FileSink(setting, decoding: false)
+        head.withRecorded { plain.begin($0) }
         #expect(FileManager.default.fileExists(atPath: setting.validatorPath))
         plain.discard()
-        #expect(FileSink(setting).resumeOffset == 0, "an empty .part: nothing to resume")
+        #expect(FileSink(setting, decoding: true).resumeOffset == 0, "an empty .part: nothing to resume")
         try? FileManager.default.removeItem(atPath: (setting.path as NSString).deletingLastPathComponent)
     }
 }

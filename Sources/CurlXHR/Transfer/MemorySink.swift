@@ -4,30 +4,15 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Where the body bytes of a response go, as the owner of a transfer keeps them.
-///
-/// ``MemorySink`` keeps them for ``HttpRequest/getReceiveBuffer()``. Every sink is told where a
-/// response starts, so it knows how much of what the head announced is still to come.
-protocol TransferSink {
-    /// A final response's head arrived: its body comes next.
-    mutating func responseStarted()
-    /// Takes body bytes of the current response, in order. `announcedLength` is the length
-    /// its head announced (`Content-Length`; nil when none), read only when the sink needs it.
-    mutating func write(_ bytes: UnsafeRawBufferPointer, announcedLength: @autoclosure () -> Int?)
-    /// Bytes written and not yet read by the owner's consumer.
-    var unreadCount: Int { get }
-    /// The bytes of the current response dropped (an abort, a new `open`).
-    mutating func discard()
-}
-
-/// Body bytes kept in memory until the caller takes them (``take()``), as `Data`.
+/// Body bytes kept in memory until the caller takes them (``take()``), as `Data`: the
+/// destination of a request's body that is not the response file's (`Transfer+BodyPath.swift`).
 ///
 /// A small buffer is kept from response to response, shared with a caller who took it: the
 /// next bytes replace it, in place once the caller let go of it (no allocation a response). A
 /// large one is let go of, so an idle request holds no large buffer. A buffer is sized ahead
 /// for what the head announced, within limits: growing a `Data` chunk by chunk copies what it
 /// holds at every growth.
-struct MemorySink: TransferSink {
+struct MemorySink {
     /// Body bytes since the last ``take()`` (none while `taken`).
     private var buffer = Data()
     /// `buffer` went to the caller of ``take()`` and stays only for its storage: the next
@@ -59,15 +44,19 @@ struct MemorySink: TransferSink {
         return chunk + min(toCome ?? ReportScheduler.pauseThreshold, limit, maxReservation)
     }
 
+    /// A final response's head arrived: its body comes next.
     mutating func responseStarted() {
         written = 0
     }
 
+    /// Bytes written and not yet read by the owner's consumer.
     var unreadCount: Int { taken ? 0 : buffer.count }
 
     /// The bytes the sink holds, read or not: a kept buffer's too.
     var heldBytes: Int { buffer.count }
 
+    /// Takes body bytes of the current response, in order. `announcedLength` is the length
+    /// its head announced (`Content-Length`; nil when none), read only when it sizes a buffer.
     mutating func write(_ bytes: UnsafeRawBufferPointer, announcedLength: @autoclosure () -> Int?) {
         defer { written += bytes.count }
         if unreadCount == 0, bytes.count >= Self.sizingChunk,
