@@ -280,7 +280,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
     func transferReceivedHead(_ transfer: Transfer, _ head: RecordedHead) {
         let wakes = state.withLock { state in
             state.head = ResponseHead(head, reusing: &state.headStorage)
-            state.fromCache = transfer.cache?.answersAtOnce == true
+            state.fromCache = transfer.answersFromCache
             return state.decisions.headArrives()
         }
         if wakes { scheduleWake() }

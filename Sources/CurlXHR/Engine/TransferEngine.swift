@@ -316,7 +316,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
             completedSendBits |= transfer.complete()
             return
         }
-        if transfer.cache?.answersAtOnce == true {
+        if transfer.answersFromCache {
             beginReplay(transfer)
             return
         }

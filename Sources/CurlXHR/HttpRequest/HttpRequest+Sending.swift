@@ -131,7 +131,7 @@ extension HttpRequest {
     /// A synchronous send the cache answers without the network: on the sending thread, no
     /// hop to the engine.
     private func answersHere(_ transfer: Transfer) -> Bool {
-        !transfer.message.isAsync && transfer.cache?.answersAtOnce == true
+        !transfer.message.isAsync && transfer.answersFromCache
     }
 
     /// Plays the stored response to this request, on the sending thread, then completes the send.

@@ -4,7 +4,7 @@ extension HttpRequest: TransferOwner {
         let effects = withCore { core -> Effects in
             guard core.transfer === transfer else { return Effects() }
             core.keepResponse(head)
-            core.responseFromCache = transfer.cache?.answersAtOnce == true
+            core.responseFromCache = transfer.answersFromCache
             return core.apply(core.machine.headersReceived())
         }
         perform(effects)

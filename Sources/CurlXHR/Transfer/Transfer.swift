@@ -163,6 +163,9 @@ final class Transfer: @unchecked Sendable {
         switches.contentDecoding = false
     }
 
+    /// The cache answers the send with a stored response (fresh, or offline), not the network.
+    var answersFromCache: Bool { cache?.answersAtOnce == true }
+
     /// Gives the send just prepared its part in the cache: a validation sends the cache's
     /// conditions.
     func useCache(_ exchange: CacheExchange?) {
