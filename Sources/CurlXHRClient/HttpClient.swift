@@ -23,9 +23,9 @@ import Foundation
 /// let made: Item = try await client.invoke("POST", path: "items", body: .json(NewItem(name: "x")))
 /// ```
 ///
-/// The three ways to call: `async` (``invoke(_:path:arguments:body:headerFields:as:)``), with a
-/// completion handler on a dispatch queue (``invoke(_:path:arguments:body:headerFields:as:queue:completion:)``)
-/// and blocking, for worker threads (``invokeSync(_:path:arguments:body:headerFields:as:)``). Each
+/// The three ways to call: `async` (``invoke(_:path:arguments:body:encoding:headerFields:as:)``), with a
+/// completion handler on a dispatch queue (``invoke(_:path:arguments:body:encoding:headerFields:as:queue:completion:)``)
+/// and blocking, for worker threads (``invokeSync(_:path:arguments:body:encoding:headerFields:as:)``). Each
 /// throws (or completes with) an ``HttpClientError``: a status other than 2xx, a failed transfer,
 /// a body that could not be decoded.
 ///
@@ -72,6 +72,13 @@ public struct HttpClient: Sendable {
     /// The largest response body a call accepts, in bytes (default 64 MiB); a larger one fails
     /// the call with ``HttpClientError/transfer(_:)`` (code `.tooLarge`).
     public var maxResponseSize: Int = 64 << 20
+    /// Where the arguments of calls to POST, PUT and PATCH without a `body:` go (HTTP-RPC's
+    /// encodings): ``ArgumentEncoding/automatic`` (a urlencoded form, multipart with files) by
+    /// default; ``ArgumentEncoding/multipart`` for HTTP-RPC's POST, ``ArgumentEncoding/json``
+    /// or ``ArgumentEncoding/query`` for its PUT and PATCH. Other methods put them in the query
+    /// string unless a call says otherwise; a call's `encoding:` and a `Content-Type` among its
+    /// headers (`multipart/form-data`, urlencoded, JSON) come first.
+    public var argumentEncoding: ArgumentEncoding = .automatic
 
     /// A client of the API at `baseURL` + `apiPath`.
     ///
@@ -134,10 +141,12 @@ public struct HttpClient: Sendable {
 
     /// Calls the API and decodes the response into `Result`.
     ///
-    /// The arguments go as HTTP-RPC's `WebServiceProxy` sends them: for GET, DELETE, HEAD (and
-    /// any method but POST, PUT and PATCH) in the query string; for POST, PUT and PATCH as an
-    /// `application/x-www-form-urlencoded` body, or `multipart/form-data` when one is a
-    /// ``Argument/file(path:fileName:contentType:)`` (the file streamed from disk). When a
+    /// The arguments go as HTTP-RPC's `WebServiceProxy` sends them (``ArgumentEncoding/automatic``):
+    /// for GET, DELETE, HEAD (and any method but POST, PUT and PATCH) in the query string; for
+    /// POST, PUT and PATCH as an `application/x-www-form-urlencoded` body, or
+    /// `multipart/form-data` when one is a ``Argument/file(path:fileName:contentType:)`` (the
+    /// file streamed from disk). `encoding` (else a `Content-Type` among the headers, for POST,
+    /// PUT and PATCH, else the client's ``argumentEncoding``) chooses another place. When a
     /// `body` is given, the arguments go in the query string and the body as it says. Values
     /// are percent-encoded as UTF-8 (a space as `+`); an ``Argument/array(_:)`` repeats its key.
     ///
@@ -155,6 +164,8 @@ public struct HttpClient: Sendable {
     ///     characters of a segment, such as `/`, `?`, `#` and spaces, yourself.
     ///   - arguments: the call's arguments, in order; keys may repeat.
     ///   - body: a JSON or raw body; the arguments then go in the query string.
+    ///   - encoding: where the arguments go, for this call whatever its method; `nil`: the
+    ///     client's rule (``argumentEncoding``).
     ///   - headerFields: fields for this call, after the client's ``headerFields``.
     ///   - type: the type to decode the response into.
     /// - Throws: ``HttpClientError``: ``HttpClientError/status(code:body:)`` for a status other
@@ -162,26 +173,34 @@ public struct HttpClient: Sendable {
     ///   `HttpRequest` refused the request or the transfer failed,
     ///   ``HttpClientError/decoding(_:body:)`` for a body that does not decode.
     public func invoke<Result: Decodable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
-                                          body: RequestBody? = nil, headerFields: HTTPFields = [:],
+                                          body: RequestBody? = nil, encoding: ArgumentEncoding? = nil,
+                                          headerFields: HTTPFields = [:],
                                           as type: Result.Type = Result.self) async throws(HttpClientError) -> Result {
-        let request = try makeRequest(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headerFields))
-        let response = try await send(request)
-        return try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
+        let call = Call(method, path, arguments, body, encoding, HeaderFieldList(headerFields))
+        let decoder = decoder
+        return try await perform(call) { response throws(HttpClientError) in
+            try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
+        }
     }
 
     /// Calls the API and returns the response's body as its `Content-Type` says: JSON as
     /// ``ResponseContent/json(_:)``, `text/*` as ``ResponseContent/text(_:)``, anything else
     /// as ``ResponseContent/data(_:)``, no body as ``ResponseContent/empty``. Arguments and
-    /// body as in ``invoke(_:path:arguments:body:headerFields:as:)``.
+    /// body as in ``invoke(_:path:arguments:body:encoding:headerFields:as:)``.
     /// - Throws: ``HttpClientError``.
     @discardableResult
     public func invoke(_ method: String, path: String, arguments: [(String, Argument)] = [],
-                       body: RequestBody? = nil, headerFields: HTTPFields = [:]) async throws(HttpClientError) -> ResponseContent {
-        let request = try makeRequest(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headerFields))
-        let response = try await send(request)
-        return try ResponseDecoding.content(from: response, decoder: decoder)
+                       body: RequestBody? = nil, encoding: ArgumentEncoding? = nil,
+                       headerFields: HTTPFields = [:]) async throws(HttpClientError) -> ResponseContent {
+        let call = Call(method, path, arguments, body, encoding, HeaderFieldList(headerFields))
+        let decoder = decoder
+        return try await perform(call) { response throws(HttpClientError) in
+            try ResponseDecoding.content(from: response, decoder: decoder)
+        }
     }
+}
 
+extension HttpClient {
     // MARK: The pipeline
 
     /// Runs `request` through the middlewares, outermost first, to the transfer.

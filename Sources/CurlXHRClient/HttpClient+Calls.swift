@@ -1,0 +1,65 @@
+import CurlXHR
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The path of every call, whichever way it was made: the request made, the middlewares and
+/// the transfer, then the decoding.
+extension HttpClient {
+    /// What a call asked for.
+    struct Call: Sendable {
+        var method: String
+        var path: String
+        var arguments: [(String, Argument)]
+        var body: RequestBody?
+        var encoding: ArgumentEncoding?
+        var headers: HeaderFieldList
+
+        init(_ method: String, _ path: String, _ arguments: [(String, Argument)], _ body: RequestBody?,
+             _ encoding: ArgumentEncoding?, _ headers: HeaderFieldList) {
+            self.method = method
+            self.path = path
+            self.arguments = arguments
+            self.body = body
+            self.encoding = encoding
+            self.headers = headers
+        }
+    }
+
+    /// A call's transfer: the request the client made (`nil` when it could not be made) and
+    /// what the middlewares and the transfer made of it.
+    struct Sent: Sendable {
+        var request: HttpClientRequest?
+        var outcome: Swift.Result<HttpClientResponse, HttpClientError>
+    }
+
+    /// Makes the request of `call` and sends it through the middlewares.
+    func transfer(_ call: Call) async -> Sent {
+        let request: HttpClientRequest
+        do throws(HttpClientError) {
+            request = try makeRequest(call.method, path: call.path, arguments: call.arguments, body: call.body,
+                                      encoding: call.encoding, headers: call.headers)
+        } catch {
+            return Sent(request: nil, outcome: .failure(error))
+        }
+        do throws(HttpClientError) {
+            return Sent(request: request, outcome: .success(try await send(request)))
+        } catch {
+            return Sent(request: request, outcome: .failure(error))
+        }
+    }
+
+    /// The result of a call: its response decoded by `decode`, or its failure.
+    func finish<Value>(_ sent: Sent, decode: (HttpClientResponse) throws(HttpClientError) -> Value) -> Swift.Result<Value, HttpClientError> {
+        sent.outcome.flatMap { response in Swift.Result { () throws(HttpClientError) in try decode(response) } }
+    }
+
+    /// Runs `call` and decodes its response in the calling task.
+    func perform<Value>(_ call: Call, decode: (HttpClientResponse) throws(HttpClientError) -> Value) async throws(HttpClientError) -> Value {
+        let sent = await transfer(call)
+        return try finish(sent, decode: decode).get()
+    }
+}
