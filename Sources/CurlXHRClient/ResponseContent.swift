@@ -319,7 +319,11 @@ enum ResponseDecoding {
 
     static func checkStatus(of response: HttpClientResponse, decoder: JSONDecoder) throws(HttpClientError) {
         guard !(200..<300).contains(response.status) else { return }
-        let body = (try? content(of: response, decoder: decoder)) ?? .data(response.body)
+        var body = (try? content(of: response, decoder: decoder)) ?? .data(response.body)
+        // Text that is not valid in its charset is still the server's word: U+FFFD for the bad bytes.
+        if case .data = body, MediaType(response.header("Content-Type"))?.isText == true {
+            body = .text(String(decoding: response.body, as: UTF8.self))
+        }
         throw .status(code: response.status, body: body)
     }
 
