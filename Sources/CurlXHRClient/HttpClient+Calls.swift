@@ -17,15 +17,17 @@ extension HttpClient {
         var body: RequestBody?
         var encoding: ArgumentEncoding?
         var headers: HeaderFieldList
+        var progress: ProgressHandler?
 
         init(_ method: String, _ path: String, _ arguments: [(String, Argument)], _ body: RequestBody?,
-             _ encoding: ArgumentEncoding?, _ headers: HeaderFieldList) {
+             _ encoding: ArgumentEncoding?, _ headers: HeaderFieldList, _ progress: ProgressHandler? = nil) {
             self.method = method
             self.path = path
             self.arguments = arguments
             self.body = body
             self.encoding = encoding
             self.headers = headers
+            self.progress = progress
         }
     }
 
@@ -36,8 +38,9 @@ extension HttpClient {
         var outcome: Swift.Result<HttpClientResponse, HttpClientError>
     }
 
-    /// Makes the request of `call` and sends it through the middlewares.
-    func transfer(_ call: Call) async -> Sent {
+    /// Makes the request of `call` and sends it through the middlewares; its progress, if
+    /// anyone wants it, is reported on `queue`, and every report has run when this returns.
+    func transfer(_ call: Call, progressQueue queue: DispatchQueue) async -> Sent {
         let request: HttpClientRequest
         do throws(HttpClientError) {
             request = try makeRequest(call.method, path: call.path, arguments: call.arguments, body: call.body,
@@ -45,11 +48,15 @@ extension HttpClient {
         } catch {
             return Sent(request: nil, outcome: .failure(error))
         }
+        let reporter = (call.progress ?? onProgress).map { ProgressReporter($0, target: queue) }
+        let outcome: Swift.Result<HttpClientResponse, HttpClientError>
         do throws(HttpClientError) {
-            return Sent(request: request, outcome: .success(try await send(request)))
+            outcome = .success(try await send(request, progress: reporter))
         } catch {
-            return Sent(request: request, outcome: .failure(error))
+            outcome = .failure(error)
         }
+        await reporter?.flush()
+        return Sent(request: request, outcome: outcome)
     }
 
     /// The result of a call: its response decoded by `decode`, or its failure.
@@ -59,7 +66,7 @@ extension HttpClient {
 
     /// Runs `call` and decodes its response in the calling task.
     func perform<Value>(_ call: Call, decode: (HttpClientResponse) throws(HttpClientError) -> Value) async throws(HttpClientError) -> Value {
-        let sent = await transfer(call)
+        let sent = await transfer(call, progressQueue: completionQueue)
         return try finish(sent, decode: decode).get()
     }
 }

@@ -31,8 +31,8 @@ extension HttpClient {
         fieldList = HeaderFieldList(headers)
     }
 
-    /// ``invoke(_:path:arguments:body:encoding:headerFields:as:)`` with fields as name and value pairs.
-    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:encoding:headerFields:as:)")
+    /// ``invoke(_:path:arguments:body:encoding:headerFields:as:progress:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:encoding:headerFields:as:progress:)")
     public func invoke<Result: Decodable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
                                           body: RequestBody? = nil, headers: [(name: String, value: String)],
                                           as type: Result.Type = Result.self) async throws(HttpClientError) -> Result {
@@ -42,8 +42,8 @@ extension HttpClient {
         }
     }
 
-    /// ``invoke(_:path:arguments:body:encoding:headerFields:)`` with fields as name and value pairs.
-    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:encoding:headerFields:)")
+    /// ``invoke(_:path:arguments:body:encoding:headerFields:progress:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:encoding:headerFields:progress:)")
     @discardableResult
     public func invoke(_ method: String, path: String, arguments: [(String, Argument)] = [],
                        body: RequestBody? = nil, headers: [(name: String, value: String)]) async throws(HttpClientError) -> ResponseContent {
@@ -53,8 +53,8 @@ extension HttpClient {
         }
     }
 
-    /// ``invoke(_:path:arguments:body:encoding:headerFields:as:queue:completion:)`` with fields as name and value pairs.
-    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:encoding:headerFields:as:queue:completion:)")
+    /// ``invoke(_:path:arguments:body:encoding:headerFields:as:queue:progress:completion:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:encoding:headerFields:as:queue:progress:completion:)")
     @discardableResult
     public func invoke<Result: Decodable & Sendable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
                                                      body: RequestBody? = nil, headers: [(name: String, value: String)],
@@ -66,8 +66,8 @@ extension HttpClient {
         }
     }
 
-    /// ``invoke(_:path:arguments:body:encoding:headerFields:queue:completion:)`` with fields as name and value pairs.
-    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:encoding:headerFields:queue:completion:)")
+    /// ``invoke(_:path:arguments:body:encoding:headerFields:queue:progress:completion:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:encoding:headerFields:queue:progress:completion:)")
     @discardableResult
     public func invoke(_ method: String, path: String, arguments: [(String, Argument)] = [],
                        body: RequestBody? = nil, headers: [(name: String, value: String)], queue: DispatchQueue? = nil,
@@ -78,8 +78,8 @@ extension HttpClient {
         }
     }
 
-    /// ``invokeSync(_:path:arguments:body:encoding:headerFields:as:)`` with fields as name and value pairs.
-    @available(*, deprecated, renamed: "invokeSync(_:path:arguments:body:encoding:headerFields:as:)")
+    /// ``invokeSync(_:path:arguments:body:encoding:headerFields:as:progress:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invokeSync(_:path:arguments:body:encoding:headerFields:as:progress:)")
     public func invokeSync<Result: Decodable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
                                               body: RequestBody? = nil, headers: [(name: String, value: String)],
                                               as type: Result.Type = Result.self) throws(HttpClientError) -> Result {
@@ -88,8 +88,8 @@ extension HttpClient {
         }
     }
 
-    /// ``invokeSync(_:path:arguments:body:encoding:headerFields:)`` with fields as name and value pairs.
-    @available(*, deprecated, renamed: "invokeSync(_:path:arguments:body:encoding:headerFields:)")
+    /// ``invokeSync(_:path:arguments:body:encoding:headerFields:progress:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invokeSync(_:path:arguments:body:encoding:headerFields:progress:)")
     @discardableResult
     public func invokeSync(_ method: String, path: String, arguments: [(String, Argument)] = [],
                            body: RequestBody? = nil, headers: [(name: String, value: String)]) throws(HttpClientError) -> ResponseContent {

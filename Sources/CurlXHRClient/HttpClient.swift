@@ -23,9 +23,9 @@ import Foundation
 /// let made: Item = try await client.invoke("POST", path: "items", body: .json(NewItem(name: "x")))
 /// ```
 ///
-/// The three ways to call: `async` (``invoke(_:path:arguments:body:encoding:headerFields:as:)``), with a
-/// completion handler on a dispatch queue (``invoke(_:path:arguments:body:encoding:headerFields:as:queue:completion:)``)
-/// and blocking, for worker threads (``invokeSync(_:path:arguments:body:encoding:headerFields:as:)``). Each
+/// The three ways to call: `async` (``invoke(_:path:arguments:body:encoding:headerFields:as:progress:)``), with a
+/// completion handler on a dispatch queue (``invoke(_:path:arguments:body:encoding:headerFields:as:queue:progress:completion:)``)
+/// and blocking, for worker threads (``invokeSync(_:path:arguments:body:encoding:headerFields:as:progress:)``). Each
 /// throws (or completes with) an ``HttpClientError``: a status other than 2xx, a failed transfer,
 /// a body that could not be decoded.
 ///
@@ -79,6 +79,20 @@ public struct HttpClient: Sendable {
     /// string unless a call says otherwise; a call's `encoding:` and a `Content-Type` among its
     /// headers (`multipart/form-data`, urlencoded, JSON) come first.
     public var argumentEncoding: ArgumentEncoding = .automatic
+    /// Receives the progress of every call that has no `progress:` of its own (FSNetworking's
+    /// progress block): bytes sent and to send, received and to receive. Reports run on the
+    /// ``completionQueue`` (a completion-handler call's `queue:`; for `invokeSync` a queue of
+    /// the call's own, its thread waiting), one after another, the counts never going down; the
+    /// last one, with the totals, has run when the call returns or completes.
+    ///
+    /// The body sent is counted at its start and once the response's head arrives (the
+    /// `async` transfer reports no finer upload progress); a multipart form's size is not
+    /// known (`bytesToSend` -1). The body received is counted chunk by chunk, its size from
+    /// `Content-Length` unless it comes compressed, and the total once it is complete. A
+    /// middleware that sends the call again starts the counts again. With a progress handler
+    /// a body beyond ``maxResponseSize`` ends the transfer as `HttpRequest.setMaxResponseSize(_:)`
+    /// does (``HttpClientError/transfer(_:)`` with code `transferFailed`, kind `.response`).
+    public var onProgress: ProgressHandler?
 
     /// A client of the API at `baseURL` + `apiPath`.
     ///
@@ -168,6 +182,9 @@ public struct HttpClient: Sendable {
     ///     client's rule (``argumentEncoding``).
     ///   - headerFields: fields for this call, after the client's ``headerFields``.
     ///   - type: the type to decode the response into.
+    ///   - progress: receives the call's progress (bytes sent and received, with their totals)
+    ///     on the ``completionQueue``, instead of the client's ``onProgress``; the last report
+    ///     has run when the call returns.
     /// - Throws: ``HttpClientError``: ``HttpClientError/status(code:body:)`` for a status other
     ///   than 2xx (after redirects, which are followed), ``HttpClientError/transfer(_:)`` when
     ///   `HttpRequest` refused the request or the transfer failed,
@@ -175,8 +192,9 @@ public struct HttpClient: Sendable {
     public func invoke<Result: Decodable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
                                           body: RequestBody? = nil, encoding: ArgumentEncoding? = nil,
                                           headerFields: HTTPFields = [:],
-                                          as type: Result.Type = Result.self) async throws(HttpClientError) -> Result {
-        let call = Call(method, path, arguments, body, encoding, HeaderFieldList(headerFields))
+                                          as type: Result.Type = Result.self,
+                                          progress: ProgressHandler? = nil) async throws(HttpClientError) -> Result {
+        let call = Call(method, path, arguments, body, encoding, HeaderFieldList(headerFields), progress)
         let decoder = decoder
         return try await perform(call) { response throws(HttpClientError) in
             try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
@@ -186,13 +204,14 @@ public struct HttpClient: Sendable {
     /// Calls the API and returns the response's body as its `Content-Type` says: JSON as
     /// ``ResponseContent/json(_:)``, `text/*` as ``ResponseContent/text(_:)``, anything else
     /// as ``ResponseContent/data(_:)``, no body as ``ResponseContent/empty``. Arguments and
-    /// body as in ``invoke(_:path:arguments:body:encoding:headerFields:as:)``.
+    /// body as in ``invoke(_:path:arguments:body:encoding:headerFields:as:progress:)``.
     /// - Throws: ``HttpClientError``.
     @discardableResult
     public func invoke(_ method: String, path: String, arguments: [(String, Argument)] = [],
                        body: RequestBody? = nil, encoding: ArgumentEncoding? = nil,
-                       headerFields: HTTPFields = [:]) async throws(HttpClientError) -> ResponseContent {
-        let call = Call(method, path, arguments, body, encoding, HeaderFieldList(headerFields))
+                       headerFields: HTTPFields = [:],
+                       progress: ProgressHandler? = nil) async throws(HttpClientError) -> ResponseContent {
+        let call = Call(method, path, arguments, body, encoding, HeaderFieldList(headerFields), progress)
         let decoder = decoder
         return try await perform(call) { response throws(HttpClientError) in
             try ResponseDecoding.content(from: response, decoder: decoder)
@@ -204,10 +223,11 @@ extension HttpClient {
     // MARK: The pipeline
 
     /// Runs `request` through the middlewares, outermost first, to the transfer.
-    func send(_ request: HttpClientRequest) async throws(HttpClientError) -> HttpClientResponse {
+    /// `progress` reports each transfer's counts.
+    func send(_ request: HttpClientRequest, progress: ProgressReporter? = nil) async throws(HttpClientError) -> HttpClientResponse {
         let client = self
         var next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse = { request in
-            try await Transport.send(request, with: client)
+            try await Transport.send(request, with: client, progress: progress)
         }
         for middleware in middlewares.reversed() {
             let inner = next

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// A response body decoded by its `Content-Type`, as the non-generic
-/// ``HttpClient/invoke(_:path:arguments:body:encoding:headerFields:)`` returns it and
+/// ``HttpClient/invoke(_:path:arguments:body:encoding:headerFields:progress:)`` returns it and
 /// ``HttpClientError/status(code:body:)`` carries it.
 public enum ResponseContent: Sendable, Equatable, CustomStringConvertible {
     /// An `application/json` or `…+json` body.

@@ -81,10 +81,7 @@ import Testing
 
     let env: TestEnvironment
     let client: HttpClient
-    init() throws {
-        env = try TestEnvironment.get()
-        client = HttpClient(baseURL: try env.faultURL)
-    }
+    init() throws { (env, client) = try faultServerClient() }
 
     @Test func aCallAsksForMultipartWithPlainValues() async throws {
         let form: ReceivedForm = try await client.invoke("POST", path: "multipart", arguments: [("title", "Zoë"), ("n", 3), ("tag", ["a", "bb"])],

@@ -8,10 +8,7 @@ import Testing
 @Suite struct ClientErrorDescriptionTests {
     let env: TestEnvironment
     let client: HttpClient
-    init() throws {
-        env = try TestEnvironment.get()
-        client = HttpClient(baseURL: try env.faultURL)
-    }
+    init() throws { (env, client) = try faultServerClient() }
 
     /// The failure of a call answered with `status`, a body of `type` and `body` (written in
     /// `charset`, whatever the type says).
