@@ -6,6 +6,28 @@ import FoundationEssentials
 import Foundation
 #endif
 
+extension HttpClient {
+    /// A call that failed, as ``HttpClient/onFailure`` sees it (Hermod's
+    /// `didReceiveErrorInResponse`).
+    public struct Failure: Sendable {
+        /// The error the caller gets.
+        public var error: HttpClientError
+        /// The request as the client made it, before the middlewares; `nil` when it could not
+        /// be made (``HttpClientError/encoding(_:)``).
+        public var request: HttpClientRequest?
+        /// The response, when one came: for ``HttpClientError/status(code:body:)`` and
+        /// ``HttpClientError/decoding(_:body:)``; `nil` when the transfer failed.
+        public var response: HttpClientResponse?
+
+        /// A failure, as a middleware or a test may make one.
+        public init(error: HttpClientError, request: HttpClientRequest? = nil, response: HttpClientResponse? = nil) {
+            self.error = error
+            self.request = request
+            self.response = response
+        }
+    }
+}
+
 /// The path of every call, whichever way it was made: the request made, the middlewares and
 /// the transfer, then the decoding.
 extension HttpClient {
@@ -59,9 +81,14 @@ extension HttpClient {
         return Sent(request: request, outcome: outcome)
     }
 
-    /// The result of a call: its response decoded by `decode`, or its failure.
+    /// The result of a call: its response decoded by `decode`, or its failure, which
+    /// ``onFailure`` sees first.
     func finish<Value>(_ sent: Sent, decode: (HttpClientResponse) throws(HttpClientError) -> Value) -> Swift.Result<Value, HttpClientError> {
-        sent.outcome.flatMap { response in Swift.Result { () throws(HttpClientError) in try decode(response) } }
+        let result = sent.outcome.flatMap { response in Swift.Result { () throws(HttpClientError) in try decode(response) } }
+        if case .failure(let error) = result, let onFailure {
+            onFailure(Failure(error: error, request: sent.request, response: try? sent.outcome.get()))
+        }
+        return result
     }
 
     /// Runs `call` and decodes its response in the calling task.

@@ -93,6 +93,15 @@ public struct HttpClient: Sendable {
     /// a body beyond ``maxResponseSize`` ends the transfer as `HttpRequest.setMaxResponseSize(_:)`
     /// does (``HttpClientError/transfer(_:)`` with code `transferFailed`, kind `.response`).
     public var onProgress: ProgressHandler?
+    /// Sees every call that fails, once, with the error its caller gets (Hermod's
+    /// `didReceiveErrorInResponse`): a status other than 2xx, a failed or refused transfer, a
+    /// body that does not decode into the type asked for (which no middleware sees, decoding
+    /// coming after them), a request that could not be encoded, a middleware's error, a
+    /// cancelled call. It runs where the call ends, before the caller gets the error: in the
+    /// calling task for `async` calls, on the client's decoding queue before a completion
+    /// handler is queued, on the calling thread for `invokeSync`. Keep it short; log, count,
+    /// or start a new login.
+    public var onFailure: (@Sendable (Failure) -> Void)?
 
     /// A client of the API at `baseURL` + `apiPath`.
     ///
