@@ -70,7 +70,8 @@ public struct HttpClient: Sendable {
     /// cache (offline: a call with nothing stored fails with ``HttpClientError/transfer(_:)``).
     public var cachePolicy: HttpRequest.CachePolicy = .default
     /// The largest response body a call accepts, in bytes (default 64 MiB); a larger one fails
-    /// the call with ``HttpClientError/transfer(_:)`` (code `.tooLarge`).
+    /// the call with ``HttpClientError/transfer(_:)`` (code `.tooLarge`; for a call whose
+    /// progress is reported, code `.transferFailed` with kind `.response`, see ``onProgress``).
     public var maxResponseSize: Int = 64 << 20
     /// Where the arguments of calls to POST, PUT and PATCH without a `body:` go (HTTP-RPC's
     /// encodings): ``ArgumentEncoding/automatic`` (a urlencoded form, multipart with files) by

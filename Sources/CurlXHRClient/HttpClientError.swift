@@ -57,7 +57,8 @@ public enum HttpClientError: Error, Sendable, CustomStringConvertible, Localized
     public static let descriptionLimit = 1000
 
     /// A sentence for people, safe to print on a terminal or write to a log: for a status, the
-    /// code and the server's text (``DisplayText``).
+    /// code and the server's text, control characters escaped, cut after ``descriptionLimit``
+    /// characters.
     public var description: String {
         DisplayText.escaped(sentence)
     }

@@ -25,7 +25,7 @@ extension HttpClient {
         /// is a file, which a urlencoded form cannot carry).
         case form
         /// A `multipart/form-data` body, plain values included: each value a part, each file a
-        /// part streamed from disk.
+        /// part streamed from disk (no arguments: no body).
         case multipart
         /// An `application/json` body: one object, a member per argument in order (integers
         /// and doubles as numbers, booleans, dates as epoch milliseconds, arrays as arrays). A

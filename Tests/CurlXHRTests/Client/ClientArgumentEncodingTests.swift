@@ -131,6 +131,11 @@ import Testing
         #expect(viaClient.target == "/echo?n=1" && viaClient.bodyLength == 0)
     }
 
+    @Test func aMultipartCallWithoutArgumentsSendsNoBody() async throws {
+        let echo: EchoedRequest = try await client.invoke("POST", path: "echo", encoding: .multipart)
+        #expect(echo.method == "POST" && echo.bodyLength == 0 && echo.header("Content-Type") == nil, "\(echo.headers)")
+    }
+
     @Test func aGetCanSendAForm() async throws {
         let echo: EchoedRequest = try await client.invoke("GET", path: "echo", arguments: [("a", "b c")], encoding: .form)
         #expect(echo.target == "/echo" && echo.body == "a=b+c")
