@@ -31,64 +31,70 @@ extension HttpClient {
         fieldList = HeaderFieldList(headers)
     }
 
-    /// ``invoke(_:path:arguments:body:headerFields:as:)`` with fields as name and value pairs.
-    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:headerFields:as:)")
+    /// ``invoke(_:path:arguments:body:encoding:headerFields:as:progress:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:encoding:headerFields:as:progress:)")
     public func invoke<Result: Decodable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
                                           body: RequestBody? = nil, headers: [(name: String, value: String)],
                                           as type: Result.Type = Result.self) async throws(HttpClientError) -> Result {
-        let response = try await send(try makeRequest(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headers)))
-        return try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
+        let decoder = decoder
+        return try await perform(Call(method, path, arguments, body, nil, HeaderFieldList(headers))) { response throws(HttpClientError) in
+            try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
+        }
     }
 
-    /// ``invoke(_:path:arguments:body:headerFields:)`` with fields as name and value pairs.
-    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:headerFields:)")
+    /// ``invoke(_:path:arguments:body:encoding:headerFields:progress:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:encoding:headerFields:progress:)")
     @discardableResult
     public func invoke(_ method: String, path: String, arguments: [(String, Argument)] = [],
                        body: RequestBody? = nil, headers: [(name: String, value: String)]) async throws(HttpClientError) -> ResponseContent {
-        let response = try await send(try makeRequest(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headers)))
-        return try ResponseDecoding.content(from: response, decoder: decoder)
+        let decoder = decoder
+        return try await perform(Call(method, path, arguments, body, nil, HeaderFieldList(headers))) { response throws(HttpClientError) in
+            try ResponseDecoding.content(from: response, decoder: decoder)
+        }
     }
 
-    /// ``invoke(_:path:arguments:body:headerFields:as:queue:completion:)`` with fields as name and value pairs.
-    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:headerFields:as:queue:completion:)")
+    /// ``invoke(_:path:arguments:body:encoding:headerFields:as:queue:progress:completion:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:encoding:headerFields:as:queue:progress:completion:)")
     @discardableResult
     public func invoke<Result: Decodable & Sendable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
                                                      body: RequestBody? = nil, headers: [(name: String, value: String)],
                                                      as type: Result.Type = Result.self, queue: DispatchQueue? = nil,
                                                      completion: @escaping @Sendable (Swift.Result<Result, HttpClientError>) -> Void) -> Task<Void, Never> {
         let decoder = decoder
-        return call(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headers), queue: queue, completion: completion) {
+        return call(Call(method, path, arguments, body, nil, HeaderFieldList(headers)), queue: queue, completion: completion) {
             response throws(HttpClientError) in try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
         }
     }
 
-    /// ``invoke(_:path:arguments:body:headerFields:queue:completion:)`` with fields as name and value pairs.
-    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:headerFields:queue:completion:)")
+    /// ``invoke(_:path:arguments:body:encoding:headerFields:queue:progress:completion:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invoke(_:path:arguments:body:encoding:headerFields:queue:progress:completion:)")
     @discardableResult
     public func invoke(_ method: String, path: String, arguments: [(String, Argument)] = [],
                        body: RequestBody? = nil, headers: [(name: String, value: String)], queue: DispatchQueue? = nil,
                        completion: @escaping @Sendable (Swift.Result<ResponseContent, HttpClientError>) -> Void) -> Task<Void, Never> {
         let decoder = decoder
-        return call(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headers), queue: queue, completion: completion) {
+        return call(Call(method, path, arguments, body, nil, HeaderFieldList(headers)), queue: queue, completion: completion) {
             response throws(HttpClientError) in try ResponseDecoding.content(from: response, decoder: decoder)
         }
     }
 
-    /// ``invokeSync(_:path:arguments:body:headerFields:as:)`` with fields as name and value pairs.
-    @available(*, deprecated, renamed: "invokeSync(_:path:arguments:body:headerFields:as:)")
+    /// ``invokeSync(_:path:arguments:body:encoding:headerFields:as:progress:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invokeSync(_:path:arguments:body:encoding:headerFields:as:progress:)")
     public func invokeSync<Result: Decodable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
                                               body: RequestBody? = nil, headers: [(name: String, value: String)],
                                               as type: Result.Type = Result.self) throws(HttpClientError) -> Result {
-        let response = try sendBlocking(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headers))
-        return try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
+        try performBlocking(Call(method, path, arguments, body, nil, HeaderFieldList(headers))) { response throws(HttpClientError) in
+            try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
+        }
     }
 
-    /// ``invokeSync(_:path:arguments:body:headerFields:)`` with fields as name and value pairs.
-    @available(*, deprecated, renamed: "invokeSync(_:path:arguments:body:headerFields:)")
+    /// ``invokeSync(_:path:arguments:body:encoding:headerFields:progress:)`` with fields as name and value pairs.
+    @available(*, deprecated, renamed: "invokeSync(_:path:arguments:body:encoding:headerFields:progress:)")
     @discardableResult
     public func invokeSync(_ method: String, path: String, arguments: [(String, Argument)] = [],
                            body: RequestBody? = nil, headers: [(name: String, value: String)]) throws(HttpClientError) -> ResponseContent {
-        let response = try sendBlocking(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headers))
-        return try ResponseDecoding.content(from: response, decoder: decoder)
+        try performBlocking(Call(method, path, arguments, body, nil, HeaderFieldList(headers))) { response throws(HttpClientError) in
+            try ResponseDecoding.content(from: response, decoder: decoder)
+        }
     }
 }

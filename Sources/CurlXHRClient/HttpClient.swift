@@ -23,9 +23,9 @@ import Foundation
 /// let made: Item = try await client.invoke("POST", path: "items", body: .json(NewItem(name: "x")))
 /// ```
 ///
-/// The three ways to call: `async` (``invoke(_:path:arguments:body:headerFields:as:)``), with a
-/// completion handler on a dispatch queue (``invoke(_:path:arguments:body:headerFields:as:queue:completion:)``)
-/// and blocking, for worker threads (``invokeSync(_:path:arguments:body:headerFields:as:)``). Each
+/// The three ways to call: `async` (``invoke(_:path:arguments:body:encoding:headerFields:as:progress:)``), with a
+/// completion handler on a dispatch queue (``invoke(_:path:arguments:body:encoding:headerFields:as:queue:progress:completion:)``)
+/// and blocking, for worker threads (``invokeSync(_:path:arguments:body:encoding:headerFields:as:progress:)``). Each
 /// throws (or completes with) an ``HttpClientError``: a status other than 2xx, a failed transfer,
 /// a body that could not be decoded.
 ///
@@ -70,8 +70,39 @@ public struct HttpClient: Sendable {
     /// cache (offline: a call with nothing stored fails with ``HttpClientError/transfer(_:)``).
     public var cachePolicy: HttpRequest.CachePolicy = .default
     /// The largest response body a call accepts, in bytes (default 64 MiB); a larger one fails
-    /// the call with ``HttpClientError/transfer(_:)`` (code `.tooLarge`).
+    /// the call with ``HttpClientError/transfer(_:)`` (code `.tooLarge`; for a call whose
+    /// progress is reported, code `.transferFailed` with kind `.response`, see ``onProgress``).
     public var maxResponseSize: Int = 64 << 20
+    /// Where the arguments of calls to POST, PUT and PATCH without a `body:` go (HTTP-RPC's
+    /// encodings): ``ArgumentEncoding/automatic`` (a urlencoded form, multipart with files) by
+    /// default; ``ArgumentEncoding/multipart`` for HTTP-RPC's POST, ``ArgumentEncoding/json``
+    /// or ``ArgumentEncoding/query`` for its PUT and PATCH. Other methods put them in the query
+    /// string unless a call says otherwise; a call's `encoding:` and a `Content-Type` among its
+    /// headers (`multipart/form-data`, urlencoded, JSON) come first.
+    public var argumentEncoding: ArgumentEncoding = .automatic
+    /// Receives the progress of every call that has no `progress:` of its own (FSNetworking's
+    /// progress block): bytes sent and to send, received and to receive. Reports run on the
+    /// ``completionQueue`` (a completion-handler call's `queue:`; for `invokeSync` a queue of
+    /// the call's own, its thread waiting), one after another, the counts never going down; the
+    /// last one, with the totals, has run when the call returns or completes.
+    ///
+    /// The body sent is counted at its start and once the response's head arrives (the
+    /// `async` transfer reports no finer upload progress); a multipart form's size is not
+    /// known (`bytesToSend` -1). The body received is counted chunk by chunk, its size from
+    /// `Content-Length` unless it comes compressed, and the total once it is complete. A
+    /// middleware that sends the call again starts the counts again. With a progress handler
+    /// a body beyond ``maxResponseSize`` ends the transfer as `HttpRequest.setMaxResponseSize(_:)`
+    /// does (``HttpClientError/transfer(_:)`` with code `transferFailed`, kind `.response`).
+    public var onProgress: ProgressHandler?
+    /// Sees every call that fails, once, with the error its caller gets (Hermod's
+    /// `didReceiveErrorInResponse`): a status other than 2xx, a failed or refused transfer, a
+    /// body that does not decode into the type asked for (which no middleware sees, decoding
+    /// coming after them), a request that could not be encoded, a middleware's error, a
+    /// cancelled call. It runs where the call ends, before the caller gets the error: in the
+    /// calling task for `async` calls, on the client's decoding queue before a completion
+    /// handler is queued, on the calling thread for `invokeSync`. Keep it short; log, count,
+    /// or start a new login.
+    public var onFailure: (@Sendable (Failure) -> Void)?
 
     /// A client of the API at `baseURL` + `apiPath`.
     ///
@@ -134,10 +165,12 @@ public struct HttpClient: Sendable {
 
     /// Calls the API and decodes the response into `Result`.
     ///
-    /// The arguments go as HTTP-RPC's `WebServiceProxy` sends them: for GET, DELETE, HEAD (and
-    /// any method but POST, PUT and PATCH) in the query string; for POST, PUT and PATCH as an
-    /// `application/x-www-form-urlencoded` body, or `multipart/form-data` when one is a
-    /// ``Argument/file(path:fileName:contentType:)`` (the file streamed from disk). When a
+    /// The arguments go as HTTP-RPC's `WebServiceProxy` sends them (``ArgumentEncoding/automatic``):
+    /// for GET, DELETE, HEAD (and any method but POST, PUT and PATCH) in the query string; for
+    /// POST, PUT and PATCH as an `application/x-www-form-urlencoded` body, or
+    /// `multipart/form-data` when one is a ``Argument/file(path:fileName:contentType:)`` (the
+    /// file streamed from disk). `encoding` (else a `Content-Type` among the headers, for POST,
+    /// PUT and PATCH, else the client's ``argumentEncoding``) chooses another place. When a
     /// `body` is given, the arguments go in the query string and the body as it says. Values
     /// are percent-encoded as UTF-8 (a space as `+`); an ``Argument/array(_:)`` repeats its key.
     ///
@@ -155,40 +188,56 @@ public struct HttpClient: Sendable {
     ///     characters of a segment, such as `/`, `?`, `#` and spaces, yourself.
     ///   - arguments: the call's arguments, in order; keys may repeat.
     ///   - body: a JSON or raw body; the arguments then go in the query string.
+    ///   - encoding: where the arguments go, for this call whatever its method; `nil`: the
+    ///     client's rule (``argumentEncoding``).
     ///   - headerFields: fields for this call, after the client's ``headerFields``.
     ///   - type: the type to decode the response into.
+    ///   - progress: receives the call's progress (bytes sent and received, with their totals)
+    ///     on the ``completionQueue``, instead of the client's ``onProgress``; the last report
+    ///     has run when the call returns.
     /// - Throws: ``HttpClientError``: ``HttpClientError/status(code:body:)`` for a status other
     ///   than 2xx (after redirects, which are followed), ``HttpClientError/transfer(_:)`` when
     ///   `HttpRequest` refused the request or the transfer failed,
     ///   ``HttpClientError/decoding(_:body:)`` for a body that does not decode.
     public func invoke<Result: Decodable>(_ method: String, path: String, arguments: [(String, Argument)] = [],
-                                          body: RequestBody? = nil, headerFields: HTTPFields = [:],
-                                          as type: Result.Type = Result.self) async throws(HttpClientError) -> Result {
-        let request = try makeRequest(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headerFields))
-        let response = try await send(request)
-        return try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
+                                          body: RequestBody? = nil, encoding: ArgumentEncoding? = nil,
+                                          headerFields: HTTPFields = [:],
+                                          as type: Result.Type = Result.self,
+                                          progress: ProgressHandler? = nil) async throws(HttpClientError) -> Result {
+        let call = Call(method, path, arguments, body, encoding, HeaderFieldList(headerFields), progress)
+        let decoder = decoder
+        return try await perform(call) { response throws(HttpClientError) in
+            try ResponseDecoding.result(Result.self, from: response, decoder: decoder)
+        }
     }
 
     /// Calls the API and returns the response's body as its `Content-Type` says: JSON as
     /// ``ResponseContent/json(_:)``, `text/*` as ``ResponseContent/text(_:)``, anything else
     /// as ``ResponseContent/data(_:)``, no body as ``ResponseContent/empty``. Arguments and
-    /// body as in ``invoke(_:path:arguments:body:headerFields:as:)``.
+    /// body as in ``invoke(_:path:arguments:body:encoding:headerFields:as:progress:)``.
     /// - Throws: ``HttpClientError``.
     @discardableResult
     public func invoke(_ method: String, path: String, arguments: [(String, Argument)] = [],
-                       body: RequestBody? = nil, headerFields: HTTPFields = [:]) async throws(HttpClientError) -> ResponseContent {
-        let request = try makeRequest(method, path: path, arguments: arguments, body: body, headers: HeaderFieldList(headerFields))
-        let response = try await send(request)
-        return try ResponseDecoding.content(from: response, decoder: decoder)
+                       body: RequestBody? = nil, encoding: ArgumentEncoding? = nil,
+                       headerFields: HTTPFields = [:],
+                       progress: ProgressHandler? = nil) async throws(HttpClientError) -> ResponseContent {
+        let call = Call(method, path, arguments, body, encoding, HeaderFieldList(headerFields), progress)
+        let decoder = decoder
+        return try await perform(call) { response throws(HttpClientError) in
+            try ResponseDecoding.content(from: response, decoder: decoder)
+        }
     }
+}
 
+extension HttpClient {
     // MARK: The pipeline
 
     /// Runs `request` through the middlewares, outermost first, to the transfer.
-    func send(_ request: HttpClientRequest) async throws(HttpClientError) -> HttpClientResponse {
+    /// `progress` reports each transfer's counts.
+    func send(_ request: HttpClientRequest, progress: ProgressReporter? = nil) async throws(HttpClientError) -> HttpClientResponse {
         let client = self
         var next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse = { request in
-            try await Transport.send(request, with: client)
+            try await Transport.send(request, with: client, progress: progress)
         }
         for middleware in middlewares.reversed() {
             let inner = next

@@ -17,12 +17,20 @@ import Foundation
 /// } catch .transfer(let error) where error.failureKind == .timeout {
 ///     // try again later
 /// } catch {
-///     print(error)
+///     print(error)                            // "HTTP status 503: the server's text"
 /// }
 /// ```
-public enum HttpClientError: Error, Sendable, CustomStringConvertible {
+///
+/// `"\(error)"`, `String(describing:)`, ``description`` and `localizedDescription` (through
+/// `LocalizedError`, on Linux too) all give the same sentence: for a status, the code and the
+/// server's text (a `text/*` body, or the JSON), made safe to print — control characters
+/// escaped (`\n`, `\u{1B}`), invalid UTF-8 replaced with U+FFFD, and cut after
+/// ``HttpClientError/descriptionLimit`` characters, saying how many bytes were left out.
+public enum HttpClientError: Error, Sendable, CustomStringConvertible, LocalizedError {
     /// The server answered with a status other than 2xx; `body` is the answer's body decoded
-    /// by its own `Content-Type` (raw ``ResponseContent/data(_:)`` when it does not decode).
+    /// by its own `Content-Type` (raw ``ResponseContent/data(_:)`` when it does not decode; a
+    /// `text/*` body not valid in its charset is ``ResponseContent/text(_:)`` read as UTF-8,
+    /// U+FFFD for the bad bytes).
     case status(code: Int, body: ResponseContent)
     /// `HttpRequest` refused the request (a malformed URL or header, an unreadable file: the
     /// error's `code` says) or the transfer failed (code `transferFailed`, with its
@@ -45,12 +53,25 @@ public enum HttpClientError: Error, Sendable, CustomStringConvertible {
     /// A middleware threw this error (of another type than `HttpClientError`).
     case middleware(any Error)
 
-    /// A sentence for people.
+    /// How many characters of the server's text a description shows at most.
+    public static let descriptionLimit = 1000
+
+    /// A sentence for people, safe to print on a terminal or write to a log: for a status, the
+    /// code and the server's text, control characters escaped, cut after ``descriptionLimit``
+    /// characters.
     public var description: String {
+        DisplayText.escaped(sentence)
+    }
+
+    /// ``description``, for `localizedDescription` (Foundation's `LocalizedError`).
+    public var errorDescription: String? { description }
+
+    /// The sentence before control characters are escaped.
+    private var sentence: String {
         switch self {
         case .status(let code, let body):
-            let text = body.description
-            return "HTTP status \(code)" + (text.isEmpty ? "" : ": " + (text.count > 300 ? String(text.prefix(300)) + "…" : text))
+            let text = DisplayText.truncated(body.description, limit: Self.descriptionLimit)
+            return "HTTP status \(code)" + (text.isEmpty ? "" : ": " + text)
         case .transfer(let error):
             if error.code == .transferFailed {
                 return "the transfer failed (\(error.failureKind?.rawValue ?? "other")): \(error.message)"
@@ -78,6 +99,47 @@ public enum HttpClientError: Error, Sendable, CustomStringConvertible {
         case let error as OAuth2Error: self = .authorization(error)
         default: self = .middleware(error)
         }
+    }
+}
+
+/// Text from elsewhere (a server, a decoder) made safe to show: on one line, no control
+/// character a terminal would act on, and of a sane length.
+enum DisplayText {
+    /// `text` with C0 and C1 control characters, DEL, the line and paragraph separators and the
+    /// bidirectional controls escaped (`\n`, `\r`, `\t`, else `\u{XX}`), so that no escape
+    /// sequence reaches a terminal and no line of a log is forged.
+    static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: needsEscape) else { return text }
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            guard needsEscape(scalar) else {
+                result.unicodeScalars.append(scalar)
+                continue
+            }
+            switch scalar {
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            default: result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            }
+        }
+        return result
+    }
+
+    static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
+
+    /// The first `limit` characters of `text`, and how many bytes more there were.
+    static func truncated(_ text: String, limit: Int) -> String {
+        guard let end = text.index(text.startIndex, offsetBy: limit, limitedBy: text.endIndex), end < text.endIndex else {
+            return text
+        }
+        return text[..<end] + "… (cut: \(text[end...].utf8.count) more bytes)"
     }
 }
 

@@ -5,17 +5,48 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// HTTP-RPC's rules: where a call's arguments go, and how its body is serialized.
 extension HttpClient {
+    /// Where a call's arguments go and how they are encoded: HTTP-RPC's encodings, chosen for
+    /// a client (``HttpClient/argumentEncoding``) or a call (`encoding:` of `invoke`).
+    ///
+    /// ```swift
+    /// // HTTP-RPC's POST: multipart/form-data, plain values too
+    /// try await client.invoke("POST", path: "notes", arguments: [("title", "x")], encoding: .multipart)
+    /// // PUT with the arguments as a JSON object, or in the query string
+    /// try await client.invoke("PUT", path: "items/7", arguments: [("name", "y"), ("n", 2)], encoding: .json)
+    /// try await client.invoke("PATCH", path: "items/7", arguments: [("name", "y")], encoding: .query)
+    /// ```
+    public enum ArgumentEncoding: Sendable, Equatable, CaseIterable {
+        /// HTTP-RPC's rule (the default): the query string for any method but POST, PUT and
+        /// PATCH; for those an `application/x-www-form-urlencoded` body, `multipart/form-data`
+        /// when an argument is a file.
+        case automatic
+        /// An `application/x-www-form-urlencoded` body (`multipart/form-data` when an argument
+        /// is a file, which a urlencoded form cannot carry).
+        case form
+        /// A `multipart/form-data` body, plain values included: each value a part, each file a
+        /// part streamed from disk (no arguments: no body).
+        case multipart
+        /// An `application/json` body: one object, a member per argument in order (integers
+        /// and doubles as numbers, booleans, dates as epoch milliseconds, arrays as arrays). A
+        /// key given twice or a file argument fails the call with ``HttpClientError/encoding(_:)``.
+        case json
+        /// The query string, whatever the method (a file argument fails the call).
+        case query
+    }
+
     /// The request of a call, before the middlewares.
     func makeRequest(_ method: String, path: String, arguments: [(String, Argument)], body: RequestBody?,
-                     headers callHeaders: HeaderFieldList) throws(HttpClientError) -> HttpClientRequest {
+                     encoding: ArgumentEncoding?, headers callHeaders: HeaderFieldList) throws(HttpClientError) -> HttpClientRequest {
         let method = method.uppercased()
         var request = HttpClientRequest(method: method, url: url(for: path), clientBaseURL: baseURL)
         request.fieldList = fieldList + callHeaders
         let pairs = arguments.flatMap { key, argument in argument.values.map { (key, $0) } }
-        let inBody = body == nil && ["POST", "PUT", "PATCH"].contains(method)
-        if !inBody {
+        let place = try ArgumentPlacement.decide(method: method, hasBody: body != nil,
+                                                 hasFiles: pairs.contains { $0.1.text == nil }, call: encoding,
+                                                 contentType: request.header("Content-Type"), client: argumentEncoding)
+        switch place {
+        case .query:
             var query: [UInt8] = []
             for (key, value) in pairs {
                 guard let text = value.text else {
@@ -24,6 +55,27 @@ extension HttpClient {
                 FormEncoding.append(key, value: text, to: &query)
             }
             if !query.isEmpty { request.url += (request.url.contains("?") ? "&" : "?") + String(decoding: query, as: UTF8.self) }
+        case .multipart:
+            request.body = .multipart(pairs.map { key, value in
+                switch value {
+                case .file(let path, let fileName, let contentType):
+                    .file(name: key, path: path, fileName: fileName, contentType: contentType)
+                default:
+                    .value(name: key, value: value.text ?? "")
+                }
+            })
+            request.setHeader("Content-Type", value: nil)
+        case .form:
+            var form: [UInt8] = []
+            for (key, value) in pairs { FormEncoding.append(key, value: value.text ?? "", to: &form) }
+            request.body = .data(Data(form))
+            request.setHeader("Content-Type", value: "application/x-www-form-urlencoded")
+        case .json:
+            request.body = .data(try ArgumentPlacement.jsonObject(arguments))
+            // A JSON type of the caller's (`…+json`, a charset) stays.
+            if MediaType(request.header("Content-Type"))?.isJSON != true {
+                request.setHeader("Content-Type", value: "application/json")
+            }
         }
         switch body {
         case .json(let value)?:
@@ -36,24 +88,97 @@ extension HttpClient {
         case .data(let data, let contentType)?:
             request.body = .data(data)
             request.setHeader("Content-Type", value: contentType)
-        case nil where inBody && pairs.contains(where: { $0.1.text == nil }):
-            request.body = .multipart(pairs.map { key, value in
-                switch value {
-                case .file(let path, let fileName, let contentType):
-                    .file(name: key, path: path, fileName: fileName, contentType: contentType)
-                default:
-                    .value(name: key, value: value.text ?? "")
-                }
-            })
-            request.setHeader("Content-Type", value: nil)
-        case nil where inBody:
-            var form: [UInt8] = []
-            for (key, value) in pairs { FormEncoding.append(key, value: value.text ?? "", to: &form) }
-            request.body = .data(Data(form))
-            request.setHeader("Content-Type", value: "application/x-www-form-urlencoded")
         case nil:
             break
         }
         return request
+    }
+}
+
+/// Where one call's arguments go: the decision alone, from the method, the call's and the
+/// client's ``HttpClient/ArgumentEncoding`` and the call's `Content-Type`, tested without a server.
+enum ArgumentPlacement: Equatable {
+    case query, form, multipart, json
+
+    /// Methods whose arguments HTTP-RPC sends in a body.
+    static let bodyMethods: Set<String> = ["POST", "PUT", "PATCH"]
+
+    /// - A call's own encoding wins, for any method; with a `body:` only `.automatic` and
+    ///   `.query` are possible (the arguments then go in the query string).
+    /// - A call with a `body:` puts the arguments in the query string.
+    /// - Any method but POST, PUT and PATCH: the query string.
+    /// - POST, PUT and PATCH: the encoding a `Content-Type` among the headers names
+    ///   (`multipart/form-data`, `application/x-www-form-urlencoded`, JSON), else the client's.
+    /// - Files make a form multipart; a file in JSON or the query string fails the call.
+    static func decide(method: String, hasBody: Bool, hasFiles: Bool, call: HttpClient.ArgumentEncoding?,
+                       contentType: String?, client: HttpClient.ArgumentEncoding) throws(HttpClientError) -> ArgumentPlacement {
+        let encoding: HttpClient.ArgumentEncoding
+        if let call {
+            if hasBody, call != .automatic, call != .query {
+                throw .encoding(ClientProblem("the arguments cannot be encoded as \(call) in a call that has a body of its own"))
+            }
+            encoding = hasBody ? .query : call
+        } else if hasBody || !bodyMethods.contains(method) {
+            encoding = .query
+        } else {
+            encoding = named(by: contentType) ?? client
+        }
+        switch encoding {
+        case .automatic where hasBody || !bodyMethods.contains(method), .query:
+            return .query  // a file here fails in makeRequest, naming it
+        case .automatic, .form:
+            return hasFiles ? .multipart : .form
+        case .multipart:
+            return .multipart
+        case .json:
+            if hasFiles { throw .encoding(ClientProblem("a file argument cannot go in a JSON body")) }
+            return .json
+        }
+    }
+
+    /// The encoding a `Content-Type` value names, if any.
+    static func named(by contentType: String?) -> HttpClient.ArgumentEncoding? {
+        guard let type = MediaType(contentType) else { return nil }
+        if type.isJSON { return .json }
+        switch type.description {
+        case "multipart/form-data": return .multipart
+        case "application/x-www-form-urlencoded": return .form
+        default: return nil
+        }
+    }
+
+    /// The arguments as one JSON object, members in order.
+    static func jsonObject(_ arguments: [(String, HttpClient.Argument)]) throws(HttpClientError) -> Data {
+        var text = "{"
+        var seen: Set<String> = []
+        for (index, (key, value)) in arguments.enumerated() {
+            guard seen.insert(key).inserted else {
+                throw .encoding(ClientProblem("the argument '\(key)' is given twice: a JSON object holds a key once (give an array)"))
+            }
+            if index > 0 { text += "," }
+            JSONValue.writeString(key, to: &text)
+            text += ":"
+            try writeJSON(value, key: key, to: &text)
+        }
+        return Data((text + "}").utf8)
+    }
+
+    static func writeJSON(_ argument: HttpClient.Argument, key: String, to text: inout String) throws(HttpClientError) {
+        switch argument {
+        case .string(let value): JSONValue.writeString(value, to: &text)
+        case .int(let value): text += String(value)
+        case .double(let value):
+            guard value.isFinite else { throw .encoding(ClientProblem("the argument '\(key)' is \(value), which JSON cannot hold")) }
+            text += String(value)
+        case .bool, .date: text += argument.text ?? ""
+        case .file: throw .encoding(ClientProblem("the file argument '\(key)' cannot go in a JSON body"))
+        case .array(let elements):
+            text += "["
+            for (index, element) in elements.enumerated() {
+                if index > 0 { text += "," }
+                try writeJSON(element, key: key, to: &text)
+            }
+            text += "]"
+        }
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// A response body decoded by its `Content-Type`, as the non-generic
-/// ``HttpClient/invoke(_:path:arguments:body:headerFields:)`` returns it and
+/// ``HttpClient/invoke(_:path:arguments:body:encoding:headerFields:progress:)`` returns it and
 /// ``HttpClientError/status(code:body:)`` carries it.
 public enum ResponseContent: Sendable, Equatable, CustomStringConvertible {
     /// An `application/json` or `…+json` body.
@@ -170,7 +170,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible,
         }
     }
 
-    private static func writeString(_ value: String, to text: inout String) {
+    static func writeString(_ value: String, to text: inout String) {
         text += "\""
         for scalar in value.unicodeScalars {
             switch scalar {
@@ -319,7 +319,11 @@ enum ResponseDecoding {
 
     static func checkStatus(of response: HttpClientResponse, decoder: JSONDecoder) throws(HttpClientError) {
         guard !(200..<300).contains(response.status) else { return }
-        let body = (try? content(of: response, decoder: decoder)) ?? .data(response.body)
+        var body = (try? content(of: response, decoder: decoder)) ?? .data(response.body)
+        // Text that is not valid in its charset is still the server's word: U+FFFD for the bad bytes.
+        if case .data = body, MediaType(response.header("Content-Type"))?.isText == true {
+            body = .text(String(decoding: response.body, as: UTF8.self))
+        }
         throw .status(code: response.status, body: body)
     }
 

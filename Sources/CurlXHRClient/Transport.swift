@@ -9,7 +9,8 @@ import Foundation
 /// The end of the middleware chain: one `HttpRequest` per request, sent with its `async`
 /// `HttpRequest.response(timeout:)`.
 enum Transport {
-    static func send(_ request: HttpClientRequest, with client: HttpClient) async throws(HttpClientError) -> HttpClientResponse {
+    static func send(_ request: HttpClientRequest, with client: HttpClient,
+                     progress: ProgressReporter?) async throws(HttpClientError) -> HttpClientResponse {
         let http = HttpRequest()
         // The client's credentials are for its own server: not for an absolute URL elsewhere.
         let ownServer = request.isToClientOrigin
@@ -43,14 +44,36 @@ enum Transport {
             http.sendFormAsMultipart()
         }
         http.setCachePolicy(client.cachePolicy)
+        // Counted as it arrives, the body is limited by the transfer itself (collect(upTo:) is
+        // not used).
+        if progress != nil { http.setMaxResponseSize(Int64(client.maxResponseSize)) }
         client.configure?(http)
         do {
+            var counts = TransferCounts(body: request.body)
+            let attempt = progress?.startAttempt() ?? 0
+            progress?.report(counts.progress, attempt: attempt)
             let response: HttpResponse
             switch request.body {
             case .none, .multipart: response = try await http.response()
             case .data(let data): response = try await http.response(sending: data)
             }
-            let body = try await response.body.collect(upTo: client.maxResponseSize)
+            let body: Data
+            if let progress {
+                counts.headArrived(method: request.method, status: response.status, contentLength: response.expectedContentLength,
+                                   contentEncoding: response.header("Content-Encoding"))
+                progress.report(counts.progress, attempt: attempt)
+                var collected = Data()
+                for try await chunk in response.body {
+                    collected.append(chunk)
+                    counts.received(chunk.count)
+                    progress.report(counts.progress, attempt: attempt)
+                }
+                counts.bodyComplete()
+                progress.report(counts.progress, attempt: attempt)
+                body = collected
+            } else {
+                body = try await response.body.collect(upTo: client.maxResponseSize)
+            }
             return HttpClientResponse(status: response.status, headerFields: response.headerFields, body: body, isFromCache: response.isFromCache)
         } catch {
             // HttpRequestError, or CancellationError.

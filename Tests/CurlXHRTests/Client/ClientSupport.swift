@@ -86,3 +86,9 @@ func clientError<Value>(_ body: () async throws -> Value,
         return nil
     }
 }
+
+/// The test environment and a client of its fault server, for a suite's `init`.
+func faultServerClient() throws -> (TestEnvironment, HttpClient) {
+    let env = try TestEnvironment.get()
+    return (env, HttpClient(baseURL: try env.faultURL))
+}

@@ -1,0 +1,99 @@
+import CurlXHR
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension HttpClient {
+    /// A call that failed, as ``HttpClient/onFailure`` sees it (Hermod's
+    /// `didReceiveErrorInResponse`).
+    public struct Failure: Sendable {
+        /// The error the caller gets.
+        public var error: HttpClientError
+        /// The request as the client made it, before the middlewares; `nil` when it could not
+        /// be made (``HttpClientError/encoding(_:)``).
+        public var request: HttpClientRequest?
+        /// The response, when one came: for ``HttpClientError/status(code:body:)`` and
+        /// ``HttpClientError/decoding(_:body:)``; `nil` when the transfer failed.
+        public var response: HttpClientResponse?
+
+        /// A failure, as a middleware or a test may make one.
+        public init(error: HttpClientError, request: HttpClientRequest? = nil, response: HttpClientResponse? = nil) {
+            self.error = error
+            self.request = request
+            self.response = response
+        }
+    }
+}
+
+/// The path of every call, whichever way it was made: the request made, the middlewares and
+/// the transfer, then the decoding.
+extension HttpClient {
+    /// What a call asked for.
+    struct Call: Sendable {
+        var method: String
+        var path: String
+        var arguments: [(String, Argument)]
+        var body: RequestBody?
+        var encoding: ArgumentEncoding?
+        var headers: HeaderFieldList
+        var progress: ProgressHandler?
+
+        init(_ method: String, _ path: String, _ arguments: [(String, Argument)], _ body: RequestBody?,
+             _ encoding: ArgumentEncoding?, _ headers: HeaderFieldList, _ progress: ProgressHandler? = nil) {
+            self.method = method
+            self.path = path
+            self.arguments = arguments
+            self.body = body
+            self.encoding = encoding
+            self.headers = headers
+            self.progress = progress
+        }
+    }
+
+    /// A call's transfer: the request the client made (`nil` when it could not be made) and
+    /// what the middlewares and the transfer made of it.
+    struct Sent: Sendable {
+        var request: HttpClientRequest?
+        var outcome: Swift.Result<HttpClientResponse, HttpClientError>
+    }
+
+    /// Makes the request of `call` and sends it through the middlewares; its progress, if
+    /// anyone wants it, is reported on `queue`, and every report has run when this returns.
+    func transfer(_ call: Call, progressQueue queue: DispatchQueue) async -> Sent {
+        let request: HttpClientRequest
+        do throws(HttpClientError) {
+            request = try makeRequest(call.method, path: call.path, arguments: call.arguments, body: call.body,
+                                      encoding: call.encoding, headers: call.headers)
+        } catch {
+            return Sent(request: nil, outcome: .failure(error))
+        }
+        let reporter = (call.progress ?? onProgress).map { ProgressReporter($0, target: queue) }
+        let outcome: Swift.Result<HttpClientResponse, HttpClientError>
+        do throws(HttpClientError) {
+            outcome = .success(try await send(request, progress: reporter))
+        } catch {
+            outcome = .failure(error)
+        }
+        await reporter?.flush()
+        return Sent(request: request, outcome: outcome)
+    }
+
+    /// The result of a call: its response decoded by `decode`, or its failure, which
+    /// ``onFailure`` sees first.
+    func finish<Value>(_ sent: Sent, decode: (HttpClientResponse) throws(HttpClientError) -> Value) -> Swift.Result<Value, HttpClientError> {
+        let result = sent.outcome.flatMap { response in Swift.Result { () throws(HttpClientError) in try decode(response) } }
+        if case .failure(let error) = result, let onFailure {
+            onFailure(Failure(error: error, request: sent.request, response: try? sent.outcome.get()))
+        }
+        return result
+    }
+
+    /// Runs `call` and decodes its response in the calling task.
+    func perform<Value>(_ call: Call, decode: (HttpClientResponse) throws(HttpClientError) -> Value) async throws(HttpClientError) -> Value {
+        let sent = await transfer(call, progressQueue: completionQueue)
+        return try finish(sent, decode: decode).get()
+    }
+}

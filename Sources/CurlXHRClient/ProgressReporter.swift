@@ -1,0 +1,101 @@
+import CurlXHR
+import Dispatch
+
+extension HttpClient {
+    /// Receives a call's progress (FSNetworking's progress block): body bytes sent and to
+    /// send, received and to receive (`-1` while not known), as `HttpRequest.Progress`.
+    public typealias ProgressHandler = @Sendable (HttpRequest.Progress) -> Void
+}
+
+/// Hands a call's progress to its handler on a serial queue, in order: a report joins one
+/// that waits (so a fast transfer costs few hops) and the counts a handler sees never go down,
+/// the last report showing the totals. A middleware that sends the call again starts a new
+/// attempt, whose counts start again from 0; reports of the attempt before are dropped.
+final class ProgressReporter: Sendable {
+    private struct State {
+        var latest: HttpRequest.Progress?
+        var pending = false
+        var attempt = 0
+    }
+
+    private let handler: HttpClient.ProgressHandler
+    private let queue: DispatchQueue
+    private let state = Locked(State())
+
+    /// A reporter calling `handler` on `target` (through a serial queue of its own).
+    init(_ handler: @escaping HttpClient.ProgressHandler, target: DispatchQueue) {
+        self.handler = handler
+        queue = DispatchQueue(label: "CurlXHRClient.progress", target: target)
+    }
+
+    /// A new send of the call: the number its reports carry.
+    func startAttempt() -> Int {
+        state.withLock { state in
+            state.attempt += 1
+            state.latest = nil
+            return state.attempt
+        }
+    }
+
+    /// Reports `progress` of `attempt`, unless a newer attempt started or nothing changed.
+    func report(_ progress: HttpRequest.Progress, attempt: Int) {
+        let schedules = state.withLock { state -> Bool in
+            guard state.attempt == attempt, state.latest != progress else { return false }
+            state.latest = progress
+            guard !state.pending else { return false }
+            state.pending = true
+            return true
+        }
+        guard schedules else { return }
+        queue.async {
+            let latest = self.state.withLock { state -> HttpRequest.Progress? in
+                state.pending = false
+                return state.latest
+            }
+            if let latest { self.handler(latest) }
+        }
+    }
+
+    /// Returns once every report made so far has been handled.
+    func flush() async {
+        await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+    }
+}
+
+/// The counts of one send as its transfer goes: what the progress reports say.
+struct TransferCounts: Equatable {
+    var progress: HttpRequest.Progress
+
+    /// Before the send: the body's size when known (`-1` for a multipart form, which libcurl sizes).
+    init(body: HttpClientRequest.Body) {
+        let toSend: Int64
+        switch body {
+        case .none: toSend = 0
+        case .data(let data): toSend = Int64(data.count)
+        case .multipart: toSend = -1
+        }
+        progress = HttpRequest.Progress(bytesSent: 0, bytesToSend: toSend, bytesReceived: 0, bytesToReceive: -1)
+    }
+
+    /// The head came: the body went out (counted whole when its size is known), and the size
+    /// to receive is the `Content-Length` of a body that comes as it is (0 for HEAD, 204 and
+    /// 304; unknown when it comes compressed, its decoded size not being announced).
+    mutating func headArrived(method: String, status: Int, contentLength: Int?, contentEncoding: String?) {
+        if progress.bytesToSend > 0 { progress.bytesSent = progress.bytesToSend }
+        if method == "HEAD" || status == 204 || status == 304 {
+            progress.bytesToReceive = 0
+        } else if let contentLength, contentEncoding.map({ $0.isEmpty || $0.lowercased() == "identity" }) ?? true {
+            progress.bytesToReceive = Int64(contentLength)
+        }
+    }
+
+    /// `count` body bytes arrived.
+    mutating func received(_ count: Int) {
+        progress.bytesReceived += Int64(count)
+    }
+
+    /// The body is complete: what came is the total.
+    mutating func bodyComplete() {
+        progress.bytesToReceive = progress.bytesReceived
+    }
+}
