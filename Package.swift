@@ -36,12 +36,13 @@ let package = Package(
             path: "CSupport/CCurlShim",
             linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("krb5"), .linkedLibrary("gssapi_krb5"), .linkedLibrary("psl")]
         ),
-        // SQLite (the system's libsqlite3), the HTTP cache's index: SQLITE_TRANSIENT, a macro
-        // Swift cannot import, as two binding functions.
+        // SQLite (the system's libsqlite3), the HTTP cache's index, loaded when the first cache
+        // opens (dlopen: a program without a cache never maps it); SQLITE_TRANSIENT, a macro
+        // Swift cannot import, as a binding function.
         .target(
             name: "CSQLite",
             path: "CSupport/CSQLite",
-            linkerSettings: [.linkedLibrary("sqlite3")]
+            linkerSettings: [.linkedLibrary("dl")]
         ),
         // The response body's decoding stage: zlib (gzip, deflate), brotli and zstd behind one
         // streaming step (the stage itself, and when it runs, is Swift's).
@@ -107,7 +108,10 @@ let package = Package(
             // A release xhr carries the Swift runtime and FoundationEssentials inside it: at
             // every start the dynamic loader then maps and binds a dozen libraries fewer
             // (Benchmarks/startup.sh). lld: gold warns about mktemp in Foundation's archive.
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld", "-l_FoundationCollections", "-l_FoundationCShims"],
+            // --no-export-dynamic: the runtime's static arguments export every symbol, which
+            // makes each library's symbol lookups at start-up search a table of 11,000 names.
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld", "-l_FoundationCollections", "-l_FoundationCShims",
+                                                         "-Xlinker", "--no-export-dynamic"],
                                           .when(configuration: .release))]
         ),
         // The Swift examples (examples/swift), built with everything and run by the tests.
@@ -124,7 +128,9 @@ let package = Package(
             name: "curlxhr-probe",
             dependencies: ["CurlXHR"],
             path: "Tests/Probe",
-            swiftSettings: [.swiftLanguageMode(.v6)]
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            // It reads a cache's index itself, to check it as SQLite sees it.
+            linkerSettings: [.linkedLibrary("sqlite3")]
         ),
         .testTarget(
             name: "CurlXHRTests",

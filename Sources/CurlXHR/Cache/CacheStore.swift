@@ -136,15 +136,16 @@ package final class CacheStore: @unchecked Sendable {
         } catch {
             return .failure(OpenProblem(text: error.description, damaged: false))
         }
+        if let problem = cxhr_sqlite_load() { return .failure(OpenProblem(text: String(cString: problem), damaged: false)) }
         var opened: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
-        guard sqlite3_open_v2(path, &opened, flags, nil) == SQLITE_OK,
+        guard cxhr_sqlite3_open_v2(path, &opened, flags, nil) == SQLITE_OK,
               let handle = opened else {
-            let text = opened.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            sqlite3_close(opened)
+            let text = opened.map { String(cString: cxhr_sqlite3_errmsg($0)) } ?? "out of memory"
+            cxhr_sqlite3_close(opened)
             return .failure(OpenProblem(text: text, damaged: false))
         }
-        sqlite3_busy_timeout(handle, 10_000)
+        cxhr_sqlite3_busy_timeout(handle, 10_000)
         let layout = [
             "DROP TABLE IF EXISTS entries",
             """
@@ -159,12 +160,12 @@ package final class CacheStore: @unchecked Sendable {
         ]
         let ready = executeWaiting(handle, "PRAGMA journal_mode=WAL") && executeWaiting(handle, "PRAGMA synchronous=NORMAL")
             && executeWaiting(handle, "BEGIN IMMEDIATE")
-            && (userVersion(handle) == schemaVersion || layout.allSatisfy { sqlite3_exec(handle, $0, nil, nil, nil) == SQLITE_OK })
-            && sqlite3_exec(handle, "COMMIT", nil, nil, nil) == SQLITE_OK
+            && (userVersion(handle) == schemaVersion || layout.allSatisfy { cxhr_sqlite3_exec(handle, $0, nil, nil, nil) == SQLITE_OK })
+            && cxhr_sqlite3_exec(handle, "COMMIT", nil, nil, nil) == SQLITE_OK
         guard ready else {
-            let code = sqlite3_errcode(handle)
-            let problem = OpenProblem(text: String(cString: sqlite3_errmsg(handle)), damaged: code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
-            sqlite3_close(handle)
+            let code = cxhr_sqlite3_errcode(handle)
+            let problem = OpenProblem(text: String(cString: cxhr_sqlite3_errmsg(handle)), damaged: code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
+            cxhr_sqlite3_close(handle)
             return .failure(problem)
         }
         return .success(handle)
@@ -172,9 +173,9 @@ package final class CacheStore: @unchecked Sendable {
 
     private static func userVersion(_ handle: OpaquePointer) -> Int? {
         var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(handle, "PRAGMA user_version", -1, &statement, nil) == SQLITE_OK, let statement else { return nil }
-        defer { sqlite3_finalize(statement) }
-        return sqlite3_step(statement) == SQLITE_ROW ? Int(sqlite3_column_int64(statement, 0)) : nil
+        guard cxhr_sqlite3_prepare_v2(handle, "PRAGMA user_version", -1, &statement, nil) == SQLITE_OK, let statement else { return nil }
+        defer { cxhr_sqlite3_finalize(statement) }
+        return cxhr_sqlite3_step(statement) == SQLITE_ROW ? Int(cxhr_sqlite3_column_int64(statement, 0)) : nil
     }
 
     deinit {
@@ -182,7 +183,7 @@ package final class CacheStore: @unchecked Sendable {
             writePendingTouches()
             finalizeStatements()
         }
-        sqlite3_close(database)
+        cxhr_sqlite3_close(database)
         if let changes { munmap(changes, 8) }
         close(bodies)
         close(folderDescriptor)
@@ -343,7 +344,7 @@ package final class CacheStore: @unchecked Sendable {
                 unlinkat(bodies, body.name, 0)
                 return .failure(failure)
             }
-            stored.id = sqlite3_last_insert_rowid(database)
+            stored.id = cxhr_sqlite3_last_insert_rowid(database)
             changed()
             for (_, name) in replaced { unlinkat(bodies, name, 0) }
             evictBeyondCap()
@@ -460,16 +461,16 @@ package final class CacheStore: @unchecked Sendable {
 
     private struct Row {
         let statement: OpaquePointer
-        func int(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
-        func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
+        func int(_ column: Int32) -> Int64 { cxhr_sqlite3_column_int64(statement, column) }
+        func double(_ column: Int32) -> Double { cxhr_sqlite3_column_double(statement, column) }
         func text(_ column: Int32) -> String {
-            guard let bytes = sqlite3_column_text(statement, column) else { return "" }
+            guard let bytes = cxhr_sqlite3_column_text(statement, column) else { return "" }
             return String(cString: bytes)
         }
     }
 
     private func execute(_ sql: String) -> Bool {
-        sqlite3_exec(database, sql, nil, nil, nil) == SQLITE_OK
+        cxhr_sqlite3_exec(database, sql, nil, nil, nil) == SQLITE_OK
     }
 
     /// `sqlite3_exec`, trying again for up to 10 s while another process holds the database:
@@ -478,7 +479,7 @@ package final class CacheStore: @unchecked Sendable {
     /// busy handler.
     private static func executeWaiting(_ handle: OpaquePointer, _ sql: String) -> Bool {
         for _ in 0..<1000 {
-            let code = sqlite3_exec(handle, sql, nil, nil, nil)
+            let code = cxhr_sqlite3_exec(handle, sql, nil, nil, nil)
             if code == SQLITE_OK { return true }
             guard code == SQLITE_BUSY || code == SQLITE_LOCKED else { return false }
             usleep(10_000)
@@ -488,13 +489,13 @@ package final class CacheStore: @unchecked Sendable {
 
     /// Runs a statement that returns no rows; whether it succeeded.
     private func run(_ sql: String, _ values: [Value]) -> Bool {
-        withStatement(sql, values) { sqlite3_step($0) == SQLITE_DONE } ?? false
+        withStatement(sql, values) { cxhr_sqlite3_step($0) == SQLITE_DONE } ?? false
     }
 
     private func query<Result>(_ sql: String, _ values: [Value], _ read: (Row) -> Result) -> [Result] {
         withStatement(sql, values) { statement in
             var rows: [Result] = []
-            while sqlite3_step(statement) == SQLITE_ROW { rows.append(read(Row(statement: statement))) }
+            while cxhr_sqlite3_step(statement) == SQLITE_ROW { rows.append(read(Row(statement: statement))) }
             return rows
         } ?? []
     }
@@ -503,33 +504,33 @@ package final class CacheStore: @unchecked Sendable {
     private func withStatement<Result>(_ sql: String, _ values: [Value], _ body: (OpaquePointer) -> Result) -> Result? {
         var prepared = statements[sql]
         if prepared == nil {
-            guard sqlite3_prepare_v3(database, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil) == SQLITE_OK,
+            guard cxhr_sqlite3_prepare_v3(database, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil) == SQLITE_OK,
                   let made = prepared else { return nil }
             statements[sql] = made
         }
         let statement = prepared!
         defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
+            cxhr_sqlite3_reset(statement)
+            cxhr_sqlite3_clear_bindings(statement)
         }
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)
             switch value {
             case .text(let text): _ = cxhr_sqlite_bind_text(statement, index, text, -1)
-            case .int(let number): sqlite3_bind_int64(statement, index, number)
-            case .real(let number): sqlite3_bind_double(statement, index, number)
+            case .int(let number): cxhr_sqlite3_bind_int64(statement, index, number)
+            case .real(let number): cxhr_sqlite3_bind_double(statement, index, number)
             }
         }
         return body(statement)
     }
 
     private func finalizeStatements() {
-        for statement in statements.values { sqlite3_finalize(statement) }
+        for statement in statements.values { cxhr_sqlite3_finalize(statement) }
         statements.removeAll()
     }
 
     private func lastFailure(_ doing: String) -> Failure {
-        Failure(description: "the cache index could not \(doing): \(String(cString: sqlite3_errmsg(database)))")
+        Failure(description: "the cache index could not \(doing): \(String(cString: cxhr_sqlite3_errmsg(database)))")
     }
 
     // MARK: Encoding
