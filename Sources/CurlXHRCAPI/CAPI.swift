@@ -151,6 +151,11 @@ public func cxhr_set_max_response_size(_ handle: OpaquePointer?, _ bytes: Int64)
 }
 
 @c @implementation
+public func cxhr_set_max_redirects(_ handle: OpaquePointer?, _ count: Int32) -> Bool {
+    CRequest.find(handle)?.call { $0.setMaxRedirects(Int(count)) } ?? false
+}
+
+@c @implementation
 public func cxhr_disable_content_decoding(_ handle: OpaquePointer?) -> Bool {
     CRequest.find(handle)?.call { $0.disableContentDecoding() } ?? false
 }

@@ -45,6 +45,8 @@ struct Fetch {
 
     // Redirects and cookies
     var location = true
+    /// --max-redirs: nil leaves the library's limit.
+    var maxRedirs: Int?
     var cookie: String?
     var cookieJar: String?
     var noCookies = false
@@ -240,6 +242,7 @@ struct Fetch {
         func check(_ accepted: Bool) throws { try self.check(accepted, request, console) }
         if insecure { try check(request.disablePeerVerification()) }
         if !location { try check(request.disableFollowLocation()) }
+        if let maxRedirs { try check(request.setMaxRedirects(maxRedirs)) }
         if let caFile { try check(request.setCACertificateFile(caFile)) }
         if noCookies { try check(request.disableCookieHandling()) }
         try check(request.setTimeouts(connect: connectTimeout, headers: headersTimeout, idle: idleTimeout))

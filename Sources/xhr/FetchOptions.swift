@@ -71,6 +71,10 @@ extension Fetch {
         OptionSection(title: "Redirects and cookies", options: [
         .flag("L", "location", "Follow redirects: the default here (-L changes nothing); --no-location returns them.",
               showsNegation: true) { $0.location = $1 },
+        OptionSpec(short: nil, long: "max-redirs", valueName: "N", help: "Follow at most N redirects (default 20, up to 10000; -1: no limit); one more fails with exit 47.") { fetch, value in
+            guard let count = Int(value), count >= -1 else { throw ValidationError("option --max-redirs: expected a proper numerical parameter") }
+            fetch.maxRedirs = count
+        },
         .text("b", "cookie", "DATA|FILE", "Cookies to send: 'NAME=VALUE; …', or a Netscape-format file (- for standard input) whose cookies join the jar.", { $0.cookie = $1 }),
         .text("c", "cookie-jar", "FILE", "Use FILE as the persistent cookie store and write every cookie to it at the end (- : standard output).", { $0.cookieJar = $1 }),
         .flag(nil, "no-cookies", "Send no cookies from the jar and store none (a -b string still goes).", { $0.noCookies = $1 }),

@@ -518,6 +518,22 @@ static void trailers(void)
   CHECK(cxhr_send(request, NULL, 0, 30));
   CHECK(cxhr_get_status(request) == 200);
   CHECK(!cxhr_set_max_response_size(NULL, 10));
+
+  /* The redirect limit: within it the chain ends in 200; past it DONE, status 0, curl's words. */
+  CHECK(!cxhr_set_max_redirects(request, -2));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);
+  CHECK(!cxhr_set_max_redirects(request, 10001));
+  CHECK(!cxhr_set_max_redirects(NULL, 3));
+  CHECK(cxhr_set_max_redirects(request, 2));
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/redirect/chain?n=3"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 0);
+  CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_REDIRECTS);
+  CHECK(strcmp(cxhr_get_status_text(request), "Maximum (2) redirects followed") == 0);
+  CHECK(cxhr_set_max_redirects(request, -1));
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/redirect/chain?n=3"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 200);
   cxhr_request_destroy(request);
 }
 

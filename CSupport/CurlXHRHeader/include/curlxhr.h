@@ -212,6 +212,14 @@ CXHR_EXTERN bool cxhr_disable_content_decoding(cxhr_request *_Nullable request);
  */
 CXHR_EXTERN bool cxhr_set_max_response_size(cxhr_request *_Nullable request, int64_t bytes);
 
+/*
+ * Follows at most count redirects in one send (default 20; -1: no limit; 0: the first redirect
+ * fails). One more ends in DONE, status 0, CXHR_FAILURE_REDIRECTS and the status text
+ * "Maximum (N) redirects followed". False for a count below -1 or above 10000, or a request in
+ * flight.
+ */
+CXHR_EXTERN bool cxhr_set_max_redirects(cxhr_request *_Nullable request, int count);
+
 /* Trusts only the CAs in the PEM file at path for this request. False if unreadable. */
 CXHR_EXTERN bool cxhr_set_ca_certificate_file(cxhr_request *_Nullable request,
                                               const char *_Nullable path);

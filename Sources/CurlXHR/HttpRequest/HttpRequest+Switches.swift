@@ -25,6 +25,20 @@ extension HttpRequest {
         changeSwitches { $0.followLocation = false }
     }
 
+    /// Follows at most `count` redirects in one send (20 by default; -1: no limit, 0: none, so
+    /// the first redirect fails), as curl's `--max-redirs`. One more ends the request in DONE
+    /// with status 0, ``getFailureKind()`` `.redirects` and curl's text "Maximum (N) redirects
+    /// followed" (curl's exit 47). ``disableFollowLocation()`` still returns redirects instead.
+    /// - Returns: `false` with ``lastError`` for a count below -1 or above 10 000, or a
+    ///   request in flight.
+    @discardableResult
+    public func setMaxRedirects(_ count: Int) -> Bool {
+        guard (-1...RedirectStep.maxRedirectsLimit).contains(count) else {
+            return refuse(.invalidArgument, "the redirect limit must be -1 (none) or 0 to \(RedirectStep.maxRedirectsLimit) redirects (\(count))")
+        }
+        return changeSwitches { $0.maxRedirects = count }
+    }
+
     /// Sends no cookies and stores none for this request.
     @discardableResult
     public func disableCookieHandling() -> Bool {

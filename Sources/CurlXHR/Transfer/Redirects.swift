@@ -16,8 +16,11 @@ import Glibc
 ///
 /// A pure value: the engine applies it to the easy handle for the next hop.
 struct RedirectStep: Equatable {
-    /// The most redirects one send follows (as libcurl's `CURLOPT_MAXREDIRS` was set).
+    /// The most redirects one send follows unless ``HttpRequest/setMaxRedirects(_:)`` says
+    /// otherwise (as libcurl's `CURLOPT_MAXREDIRS` was set).
     static let maxRedirects = 20
+    /// The highest limit ``HttpRequest/setMaxRedirects(_:)`` takes; -1 is none at all.
+    static let maxRedirectsLimit = 10_000
 
     /// The method of the next request.
     let method: String

@@ -21,6 +21,8 @@ struct TransferSwitches: Sendable, Equatable {
     var retries = RetryPolicy()
     /// The most body bytes (after decoding) a response may have; 0: no limit (`setMaxResponseSize`).
     var maxResponseSize: Int64 = 0
+    /// The most redirects one send follows; -1: no limit (`setMaxRedirects`).
+    var maxRedirects = RedirectStep.maxRedirects
 }
 
 /// A request's byte range (`Range: bytes=start-end`, end inclusive; nil: to the end).

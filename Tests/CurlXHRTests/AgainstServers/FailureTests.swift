@@ -157,6 +157,40 @@ import Testing
         #expect(request.getFailureKind() == .redirects)
     }
 
+    /// setMaxRedirects: the chain's hops within the limit are followed, one more ends the
+    /// request as curl's --max-redirs does; -1 follows past the default 20.
+    @Test func theRedirectLimitIsSetPerRequest() throws {
+        let chain = try env.faultURL + "/redirect/chain?n=5"
+        let (within, _) = fetchAsync("GET", chain) { #expect($0.setMaxRedirects(5)) }
+        #expect(within.getStatus() == 200)
+        let (over, seen) = fetchAsync("GET", chain) { #expect($0.setMaxRedirects(4)) }
+        #expect(over.getStatus() == 0 && seen.states.last == .done && !seen.states.contains(.headersReceived))
+        #expect(over.getFailureKind() == .redirects && over.getFailureCode() == 47)
+        #expect(over.getStatusText() == "Maximum (4) redirects followed", "\(over.getStatusText() ?? "")")
+        let (none, _) = fetchSync("GET", chain) { $0.setMaxRedirects(0) }
+        #expect(none.getStatus() == 0 && none.getStatusText() == "Maximum (0) redirects followed")
+        let (long, longSeen) = fetchAsync("GET", try env.faultURL + "/redirect/chain?n=30") { #expect($0.setMaxRedirects(-1)) }
+        #expect(long.getStatus() == 200 && String(decoding: longSeen.body, as: UTF8.self) == "end of chain")
+        // The limit stays with the request object: sent again, it holds.
+        #expect(over.open("GET", url: chain) && over.send())
+        #expect(over.getStatus() == 0 && over.getFailureKind() == .redirects)
+        #expect(over.setMaxRedirects(20) && over.open("GET", url: chain) && over.send() && over.getStatus() == 200)
+    }
+
+    @Test func aRedirectLimitOutOfRangeIsRefused() throws {
+        let request = HttpRequest()
+        for count in [-2, -1000, 10_001, Int.max, Int.min] {
+            #expect(!request.setMaxRedirects(count), "\(count)")
+            #expect(request.lastError?.code == .invalidArgument && request.lastError?.message.contains("redirect limit") == true)
+        }
+        #expect(request.setMaxRedirects(10_000) && request.lastError == nil)
+        #expect(request.setMaxRedirects(-1))
+        #expect(request.open("GET", url: try env.faultURL + "/delay?ms=300", async: true))
+        #expect(request.send())
+        #expect(!request.setMaxRedirects(3), "not while in flight")
+        request.abort()
+    }
+
     @Test func onlyHttpAndHttpsAreFollowed() throws {
         let (request, _) = fetchAsync("GET", try env.faultURL + "/redirect/to?url=ftp://127.0.0.1/x")
         #expect(request.getStatus() == 0)
