@@ -18,9 +18,11 @@ extension Fetch {
         OptionSpec(short: short, long: long, valueName: "DATA", help: help) { $0.data.append(DataArgument(kind: kind, text: $1)) }
     }
 
-    private static func authScheme(_ long: String, _ help: String) -> OptionSpec {
-        OptionSpec(short: nil, long: long, valueName: nil, help: help) { fetch, value in
-            if value != "no" { fetch.auth = long } else if fetch.auth == long { fetch.auth = nil }
+    /// --basic, --digest, --ntlm, --negotiate, --anyauth: the --auth `scheme` (the option's name unless given).
+    private static func authScheme(_ long: String, scheme: String? = nil, _ help: String) -> OptionSpec {
+        let name = scheme ?? long
+        return OptionSpec(short: nil, long: long, valueName: nil, help: help) { fetch, value in
+            if value != "no" { fetch.auth = name } else if fetch.auth == name { fetch.auth = nil }
         }
     }
 
@@ -45,11 +47,12 @@ extension Fetch {
     private static var authentication: OptionSection {
         OptionSection(title: "Authentication, proxies, TLS", options: [
         .text("u", "user", "USER:PASSWORD", "Server credentials user:password.", { $0.user = $1 }),
-        .text(nil, "auth", "SCHEME", "basic (default), digest, ntlm or negotiate.", { $0.auth = $1 }),
+        .text(nil, "auth", "SCHEME", "basic (default), digest, ntlm, negotiate or any.", { $0.auth = $1 }),
         authScheme("basic", "Basic authentication with -u (the default)."),
         authScheme("digest", "Digest authentication with -u."),
         authScheme("ntlm", "NTLM authentication with -u."),
         authScheme("negotiate", "Negotiate (Kerberos) authentication; -u : uses the tickets of the credential cache."),
+        authScheme("anyauth", scheme: "any", "With -u, the strongest of NTLM, Digest and Basic the server offers (--auth any; not Negotiate)."),
         OptionSpec(short: "n", long: "netrc", valueName: nil, help: "Take -u's credentials for the URL's host (or the default entry) from ~/.netrc (or --netrc-file); a file that cannot be read gives none.") {
             $0.netrc = $1 == "no" ? .ignored : .required
         },
@@ -62,7 +65,7 @@ extension Fetch {
         },
         .text("x", "proxy", "HOST:PORT", "An HTTP proxy host:port.", { $0.proxy = $1 }),
         .text(nil, "proxy-user", "USER:PASSWORD", "Proxy credentials user:password.", { $0.proxyUser = $1 }),
-        .text(nil, "proxy-auth", "SCHEME", "basic (default), digest, ntlm or negotiate, for the proxy.", { $0.proxyAuth = $1 }),
+        .text(nil, "proxy-auth", "SCHEME", "basic (default), digest, ntlm, negotiate or any, for the proxy.", { $0.proxyAuth = $1 }),
         .flag("k", "insecure", "Accept any certificate and host name.", { $0.insecure = $1 }),
         .text(nil, "cacert", "FILE", "Trust only the CAs in this PEM file.", { $0.caFile = $1 }),
     ]) }

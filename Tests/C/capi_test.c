@@ -30,6 +30,7 @@ static int passed, failed;
   } while(0)
 
 static char http_url[512], fault_url[512], self_signed_url[512];
+static const char *user, *password;  /* the test servers' Basic and Digest user, when given */
 
 static void sleep_ms(long ms)
 {
@@ -1033,11 +1034,38 @@ static void process_wide_settings(void)
   cxhr_clear_cookies(false);
 }
 
+/* CXHR_AUTH_ANY: the scheme Apache's 401 offers, Digest at /digest/, Basic at /basic/. */
+static void any_scheme(void)
+{
+  if(!user)
+    return;
+  const char *paths[] = {"/digest/echo", "/basic/echo"}, *types[] = {"\"Digest\"", "\"Basic\""};
+  for(int i = 0; i < 2; i++) {
+    cxhr_request *request = cxhr_request_create();
+    CHECK(cxhr_open(request, "GET", url(http_url, paths[i]), false, user, password, CXHR_AUTH_ANY));
+    CHECK(cxhr_send(request, NULL, 0, 30));
+    CHECK(cxhr_get_status(request) == 200);
+    size_t length = 0;
+    const char *body = cxhr_get_receive_buffer(request, &length);
+    char text[4096];
+    snprintf(text, sizeof text, "%.*s", (int)(length < sizeof text - 1 ? length : sizeof text - 1), body ? body : "");
+    CHECK(strstr(text, types[i]) != NULL);
+    CHECK(cxhr_open(request, "GET", url(http_url, paths[i]), false, user, "wrong", "any"));
+    CHECK(cxhr_send(request, NULL, 0, 30));
+    CHECK(cxhr_get_status(request) == 401);
+    cxhr_request_destroy(request);
+  }
+}
+
 int main(int argc, char **argv)
 {
-  if(argc != 3 && argc != 4) {
-    fprintf(stderr, "usage: %s HTTP_URL FAULT_URL [SELF_SIGNED_HTTPS_URL]\n", argv[0]);
+  if(argc != 3 && argc != 4 && argc != 6) {
+    fprintf(stderr, "usage: %s HTTP_URL FAULT_URL [SELF_SIGNED_HTTPS_URL [USER PASSWORD]]\n", argv[0]);
     return 2;
+  }
+  if(argc == 6) {
+    user = argv[4];
+    password = argv[5];
   }
   snprintf(http_url, sizeof http_url, "%s", argv[1]);
   snprintf(fault_url, sizeof fault_url, "%s", argv[2]);
@@ -1058,6 +1086,7 @@ int main(int argc, char **argv)
   metrics();
   trailers();
   transfer_control();
+  any_scheme();
   cookie_store(store);
   cookie_store_from_threads();
   queues();

@@ -62,6 +62,8 @@ typedef enum {
 #define CXHR_AUTH_DIGEST "DIGEST"
 #define CXHR_AUTH_NTLM "NTLM"
 #define CXHR_AUTH_NEGOTIATE "NEGOTIATE"
+/* The strongest of NTLM, Digest and Basic the server's 401 offers (curl's --anyauth). */
+#define CXHR_AUTH_ANY "ANY"
 
 /*
  * Called for every ready-state change of an asynchronous request, on the library's callback

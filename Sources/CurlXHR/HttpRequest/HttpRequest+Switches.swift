@@ -64,9 +64,10 @@ extension HttpRequest {
     ///   - port: the proxy's port, 1…65535.
     ///   - user: the user name for the proxy; `nil` sends none.
     ///   - password: the password for the proxy.
-    ///   - auth: `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"` or `"NEGOTIATE"` (tickets from the
+    ///   - auth: `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"`, `"NEGOTIATE"` (tickets from the
     ///     library's Kerberos cache or the user's default one; a `user@REALM` and password get
-    ///     them first, as for ``open(_:url:async:user:password:auth:)``).
+    ///     them first, as for ``open(_:url:async:user:password:auth:)``) or `"ANY"` (the
+    ///     strongest of NTLM, Digest and Basic the proxy offers).
     /// - Returns: `false` with ``lastError`` for a bad host or port, an unknown scheme, or a
     ///   request in flight.
     @discardableResult
