@@ -156,6 +156,15 @@ public func cxhr_set_max_redirects(_ handle: OpaquePointer?, _ count: Int32) -> 
 }
 
 @c @implementation
+public func cxhr_set_ip_version(_ handle: OpaquePointer?, _ version: cxhr_ip_version) -> Bool {
+    guard let request = CRequest.find(handle) else { return false }
+    guard let value = HttpRequest.IPVersion(rawValue: Int32(bitPattern: version.rawValue)) else {
+        return request.refuse("\(version.rawValue) is not a cxhr_ip_version")
+    }
+    return request.call { $0.setIPVersion(value) }
+}
+
+@c @implementation
 public func cxhr_disable_content_decoding(_ handle: OpaquePointer?) -> Bool {
     CRequest.find(handle)?.call { $0.disableContentDecoding() } ?? false
 }

@@ -63,6 +63,8 @@ struct Fetch {
     var compressed = true
     var sync = false
     var http11 = false
+    /// -4, -6: the last one given wins, as with curl.
+    var ipVersion = HttpRequest.IPVersion.any
     var http2 = false
     var http2PriorKnowledge = false
 
@@ -251,6 +253,7 @@ struct Fetch {
         if let limit = maxFilesize.flatMap(CacheOptions.bytes) { try check(request.setMaxResponseSize(limit)) }
         if retry > 0 { try check(request.setRetries(retry, backoff: retryDelay)) }
         if http11 { request.enablePipelining = false }
+        if ipVersion != .any { try check(request.setIPVersion(ipVersion)) }
         try check(cache.configure(request))
         if let continueAt, continueAt == "-", let output, !Self.continuesAsCurl(output) {
             if !request.setResponseFile(output, resume: true) { throw console.exit(23, request.lastError?.message ?? "-o: cannot write") }

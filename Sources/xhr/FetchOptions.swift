@@ -96,6 +96,8 @@ extension Fetch {
         .flag(nil, "compressed", "Ask for a compressed body (gzip, deflate, br, zstd) and decode it: the default here; --no-compressed gets the body as sent.",
               showsNegation: true) { $0.compressed = $1 },
         .flag(nil, "sync", "Send synchronously (default: asynchronously, with callbacks).", { $0.sync = $1 }),
+        .flag("4", "ipv4", "Connect to IPv4 addresses only.", { $0.ipVersion = $1 ? .v4 : .any }),
+        .flag("6", "ipv6", "Connect to IPv6 addresses only.", { $0.ipVersion = $1 ? .v6 : .any }),
         .flag(nil, "http1.1", "Use HTTP/1.1 only (no HTTP/2 multiplexing).", { $0.http11 = $1 }),
         .flag(nil, "http2", "Use HTTP/2 where the server offers it over TLS: the default here.", { $0.http2 = $1 }),
         .flag(nil, "http2-prior-knowledge", "Refused: see DIFFERENCES FROM CURL.", hidden: true) { $0.http2PriorKnowledge = $1 },

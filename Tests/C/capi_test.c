@@ -520,6 +520,21 @@ static void trailers(void)
   CHECK(cxhr_get_status(request) == 200);
   CHECK(!cxhr_set_max_response_size(NULL, 10));
 
+  /* IPv6 only: the server listens on 127.0.0.1, which an IPv6-only request never reaches. */
+  CHECK(!cxhr_set_ip_version(request, (cxhr_ip_version)5));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);
+  CHECK(!cxhr_set_ip_version(NULL, CXHR_IP_V4));
+  CHECK(cxhr_set_ip_version(request, CXHR_IP_V6));
+  CHECK(cxhr_open(request, "GET", url(http_url, "/files/100b"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 0);
+  CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_CONNECTION);
+  CHECK(cxhr_set_ip_version(request, CXHR_IP_V4));
+  CHECK(cxhr_open(request, "GET", url(http_url, "/files/100b"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 200);
+  CHECK(cxhr_set_ip_version(request, CXHR_IP_ANY));
+
   /* The redirect limit: within it the chain ends in 200; past it DONE, status 0, curl's words. */
   CHECK(!cxhr_set_max_redirects(request, -2));
   CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);

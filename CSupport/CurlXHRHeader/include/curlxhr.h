@@ -114,6 +114,16 @@ CXHR_EXTERN bool cxhr_disable_peer_verification(cxhr_request *_Nullable request)
 /* Returns 3xx responses instead of following them. */
 CXHR_EXTERN bool cxhr_disable_follow_location(cxhr_request *_Nullable request);
 
+/* The addresses a request connects to: any (the default), IPv4 only (curl's -4), IPv6 only (-6). */
+typedef enum { CXHR_IP_ANY = 0, CXHR_IP_V4 = 4, CXHR_IP_V6 = 6 } cxhr_ip_version;
+
+/*
+ * Connects only to the host's addresses of that version (CURLOPT_IPRESOLVE): a name without
+ * one fails to resolve, a literal address of the other version fails to connect. False for a
+ * value that is no cxhr_ip_version, or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_ip_version(cxhr_request *_Nullable request, cxhr_ip_version version);
+
 /* Sends no cookies and stores none for this request. */
 CXHR_EXTERN bool cxhr_disable_cookie_handling(cxhr_request *_Nullable request);
 

@@ -94,6 +94,11 @@ extension EasyProfile.Fields {
         // does not know (which it would refuse): the library decodes (``ContentDecoder``),
         // where a paused consumer holds the decoding back.
         options.set(CURLOPT_HTTP_CONTENT_DECODING, 0)
+        switch switches.ipVersion {
+        case .any: break  // CURL_IPRESOLVE_WHATEVER after the reset
+        case .v4: options.set(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V4))
+        case .v6: options.set(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V6))
+        }
         options.set(CURLOPT_SSL_VERIFYPEER, switches.verifyPeer ? 1 : 0)
         options.set(CURLOPT_SSL_VERIFYHOST, switches.verifyHost ? 2 : 0)
         if let caFile {

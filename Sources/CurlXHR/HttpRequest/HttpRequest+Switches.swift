@@ -39,6 +39,27 @@ extension HttpRequest {
         return changeSwitches { $0.maxRedirects = count }
     }
 
+    /// Which IP addresses a request connects to (``setIPVersion(_:)``; C `cxhr_ip_version`).
+    public enum IPVersion: Int32, Sendable, CaseIterable {
+        /// Any address the host name resolves to (the default).
+        case any = 0
+        /// IPv4 addresses only (curl's `-4`).
+        case v4 = 4
+        /// IPv6 addresses only (curl's `-6`).
+        case v6 = 6
+    }
+
+    /// Connects only to the host's IPv4 or IPv6 addresses (curl's `-4` and `-6`, libcurl's
+    /// `CURLOPT_IPRESOLVE`); `.any` (the default) to whichever answers. A name without an
+    /// address of that version fails to resolve, and a literal address of the other version
+    /// (`127.0.0.1` with `.v6`) fails to connect: DONE, status 0, `.dns` or `.connection`.
+    /// Applies to the proxy's address too.
+    /// - Returns: `false` with ``lastError`` for a request in flight.
+    @discardableResult
+    public func setIPVersion(_ version: IPVersion) -> Bool {
+        changeSwitches { $0.ipVersion = version }
+    }
+
     /// Sends no cookies and stores none for this request.
     @discardableResult
     public func disableCookieHandling() -> Bool {

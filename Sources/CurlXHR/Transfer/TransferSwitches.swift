@@ -23,6 +23,8 @@ struct TransferSwitches: Sendable, Equatable {
     var maxResponseSize: Int64 = 0
     /// The most redirects one send follows; -1: no limit (`setMaxRedirects`).
     var maxRedirects = RedirectStep.maxRedirects
+    /// The addresses connected to (`setIPVersion`).
+    var ipVersion = HttpRequest.IPVersion.any
 }
 
 /// A request's byte range (`Range: bytes=start-end`, end inclusive; nil: to the end).

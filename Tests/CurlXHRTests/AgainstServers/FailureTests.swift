@@ -238,3 +238,54 @@ extension Dictionary {
         Dictionary<T, Value>(map { (transform($0.key), $0.value) }, uniquingKeysWith: { first, _ in first })
     }
 }
+
+/// setIPVersion: the servers listen on 127.0.0.1 only, so IPv4 reaches them and IPv6 (`::1`,
+/// which `localhost` also names here) finds no one: the switch decides which is tried.
+@Suite struct IPVersionTests {
+    let env: TestEnvironment
+    init() throws { env = try TestEnvironment.get() }
+
+    @Test func onlyTheAddressesOfTheVersionAskedForAreTried() throws {
+        let port = try env["TESTENV_HTTP_PORT"]
+        let byName = "http://localhost:\(port)/files/100b"
+        let (any, _) = fetchSync("GET", byName)
+        #expect(any.getStatus() == 200)
+        let (v4, body) = fetchSync("GET", byName) { #expect($0.setIPVersion(.v4)) }
+        #expect(v4.getStatus() == 200 && body == Pattern.bytes(100))
+        // A connection to 127.0.0.1 is in the pool now: an IPv6-only request must not take it.
+        let (v6, seen) = fetchAsync("GET", byName) { #expect($0.setIPVersion(.v6)) }
+        #expect(v6.getStatus() == 0 && seen.states.last == .done, "\(v6.getStatusText() ?? "")")
+        #expect(v6.getFailureKind() == .connection || v6.getFailureKind() == .dns, "\(String(describing: v6.getFailureKind()))")
+        let (literal, _) = fetchSync("GET", "http://127.0.0.1:\(port)/files/100b") { $0.setIPVersion(.v6) }
+        #expect(literal.getStatus() == 0 && literal.getFailureKind() == .connection, "\(literal.getStatusText() ?? "")")
+        let (loopback6, _) = fetchSync("GET", "http://[::1]:\(port)/files/100b") { $0.setIPVersion(.v4) }
+        #expect(loopback6.getStatus() == 0, "\(loopback6.getStatusText() ?? "")")
+        // The switch stays with the object; .any lifts it.
+        #expect(v6.open("GET", url: byName) && v6.send() && v6.getStatus() == 0)
+        #expect(v6.setIPVersion(.any) && v6.open("GET", url: byName) && v6.send() && v6.getStatus() == 200)
+    }
+
+    @Test func notWhileInFlight() throws {
+        let request = HttpRequest()
+        #expect(request.open("GET", url: try env.faultURL + "/delay?ms=300", async: true))
+        #expect(request.send())
+        #expect(!request.setIPVersion(.v4) && request.lastError?.code == .invalidState)
+        request.abort()
+        #expect(HttpRequest.IPVersion(rawValue: 5) == nil && HttpRequest.IPVersion.allCases.map(\.rawValue) == [0, 4, 6])
+    }
+
+    /// -4 and -6 as curl's: the same exit status for each address family and name.
+    @Test func xhrIPv4AndIPv6ExitAsCurlDoes() throws {
+        let port = try env["TESTENV_HTTP_PORT"]
+        for option in ["-4", "-6", "--ipv4", "--ipv6"] {
+            for host in ["localhost", "127.0.0.1", "[::1]"] {
+                let url = "http://\(host):\(port)/files/100b"
+                let ours = try XHRToolTests.run(TestEnvironment.builtProduct("xhr"), ["-s", "-o", "/dev/null", option, url])
+                let curl = try XHRToolTests.run("/usr/bin/curl", ["-s", "-o", "/dev/null", option, url])
+                #expect(ours.status == curl.status, "\(option) \(host): xhr \(ours.status), curl \(curl.status)")
+            }
+        }
+        let last = try XHRToolTests.run(TestEnvironment.builtProduct("xhr"), ["-s", "-o", "/dev/null", "-6", "-4", "http://localhost:\(port)/files/100b"])
+        #expect(last.status == 0, "the last of -4 and -6 wins")
+    }
+}
