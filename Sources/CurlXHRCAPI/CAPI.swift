@@ -165,6 +165,20 @@ public func cxhr_set_ip_version(_ handle: OpaquePointer?, _ version: cxhr_ip_ver
 }
 
 @c @implementation
+public func cxhr_set_tls_version(_ handle: OpaquePointer?, _ minimum: cxhr_tls_version, _ maximum: cxhr_tls_version) -> Bool {
+    guard let request = CRequest.find(handle) else { return false }
+    var bounds: [HttpRequest.TLSVersion?] = []
+    for bound in [minimum, maximum] {
+        let raw = Int32(bitPattern: bound.rawValue)
+        guard raw == 0 || HttpRequest.TLSVersion(rawValue: raw) != nil else {
+            return request.refuse("\(bound.rawValue) is not a cxhr_tls_version")
+        }
+        bounds.append(HttpRequest.TLSVersion(rawValue: raw))
+    }
+    return request.call { $0.setTLSVersion(minimum: bounds[0], maximum: bounds[1]) }
+}
+
+@c @implementation
 public func cxhr_disable_content_decoding(_ handle: OpaquePointer?) -> Bool {
     CRequest.find(handle)?.call { $0.disableContentDecoding() } ?? false
 }

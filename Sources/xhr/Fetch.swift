@@ -42,6 +42,9 @@ struct Fetch {
     var cache = CacheOptions()
     var insecure = false
     var caFile: String?
+    /// --tlsv1.2, --tlsv1.3 (the last one wins) and --tls-max; nil: libcurl's.
+    var tlsMinimum: HttpRequest.TLSVersion?
+    var tlsMaximum: HttpRequest.TLSVersion?
 
     // Redirects and cookies
     var location = true
@@ -222,6 +225,11 @@ struct Fetch {
         if let outcome { throw console.exit(outcome.code, outcome.message) }
     }
 
+    /// --tls-max's versions, "1.0" to "1.3".
+    static func tlsVersion(_ text: String) -> HttpRequest.TLSVersion? {
+        HttpRequest.TLSVersion.allCases.first { "1.\($0.rawValue - 10)" == text }
+    }
+
     var effectiveMethod: String {
         if let method { return method }
         if head { return "HEAD" }
@@ -246,6 +254,7 @@ struct Fetch {
         if !location { try check(request.disableFollowLocation()) }
         if let maxRedirs { try check(request.setMaxRedirects(maxRedirs)) }
         if let caFile { try check(request.setCACertificateFile(caFile)) }
+        if tlsMinimum != nil || tlsMaximum != nil { try check(request.setTLSVersion(minimum: tlsMinimum, maximum: tlsMaximum)) }
         if noCookies { try check(request.disableCookieHandling()) }
         try check(request.setTimeouts(connect: connectTimeout, headers: headersTimeout, idle: idleTimeout))
         if let range, let (start, end) = Self.byteRange(range) { try check(request.setRange(from: start, to: end)) }

@@ -535,6 +535,28 @@ static void trailers(void)
   CHECK(cxhr_get_status(request) == 200);
   CHECK(cxhr_set_ip_version(request, CXHR_IP_ANY));
 
+  /* TLS versions: bad values and an inverted range refused; Apache's self-signed listener
+     speaks TLS 1.3, and nothing below TLS 1.2 passes OpenSSL's default security level. */
+  CHECK(!cxhr_set_tls_version(request, (cxhr_tls_version)14, CXHR_TLS_DEFAULT));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);
+  CHECK(!cxhr_set_tls_version(request, CXHR_TLS_DEFAULT, (cxhr_tls_version)9));
+  CHECK(!cxhr_set_tls_version(request, CXHR_TLS_1_3, CXHR_TLS_1_2));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);
+  CHECK(!cxhr_set_tls_version(NULL, CXHR_TLS_1_2, CXHR_TLS_DEFAULT));
+  if(self_signed_url[0]) {
+    CHECK(cxhr_disable_peer_verification(request));
+    CHECK(cxhr_set_tls_version(request, CXHR_TLS_1_3, CXHR_TLS_1_3));
+    CHECK(cxhr_open(request, "GET", url(self_signed_url, "/files/100b"), false, NULL, NULL, NULL));
+    CHECK(cxhr_send(request, NULL, 0, 30));
+    CHECK(cxhr_get_status(request) == 200);
+    CHECK(cxhr_set_tls_version(request, CXHR_TLS_DEFAULT, CXHR_TLS_1_0));
+    CHECK(cxhr_open(request, "GET", url(self_signed_url, "/files/100b"), false, NULL, NULL, NULL));
+    CHECK(cxhr_send(request, NULL, 0, 30));
+    CHECK(cxhr_get_status(request) == 0);
+    CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_TLS);
+  }
+  CHECK(cxhr_set_tls_version(request, CXHR_TLS_DEFAULT, CXHR_TLS_DEFAULT));
+
   /* The redirect limit: within it the chain ends in 200; past it DONE, status 0, curl's words. */
   CHECK(!cxhr_set_max_redirects(request, -2));
   CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);

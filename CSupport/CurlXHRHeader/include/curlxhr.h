@@ -124,6 +124,19 @@ typedef enum { CXHR_IP_ANY = 0, CXHR_IP_V4 = 4, CXHR_IP_V6 = 6 } cxhr_ip_version
  */
 CXHR_EXTERN bool cxhr_set_ip_version(cxhr_request *_Nullable request, cxhr_ip_version version);
 
+/* TLS protocol versions for cxhr_set_tls_version; CXHR_TLS_DEFAULT leaves the bound to libcurl. */
+typedef enum { CXHR_TLS_DEFAULT = 0, CXHR_TLS_1_0 = 10, CXHR_TLS_1_1 = 11, CXHR_TLS_1_2 = 12,
+               CXHR_TLS_1_3 = 13 } cxhr_tls_version;
+
+/*
+ * The lowest and highest TLS versions the request's https connections may use
+ * (CURLOPT_SSLVERSION; curl's --tlsv1.2, --tlsv1.3, --tls-max). A server that cannot meet them
+ * fails the handshake (CXHR_FAILURE_TLS). False for a value that is no cxhr_tls_version, a
+ * minimum above the maximum, or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_tls_version(cxhr_request *_Nullable request, cxhr_tls_version minimum,
+                                      cxhr_tls_version maximum);
+
 /* Sends no cookies and stores none for this request. */
 CXHR_EXTERN bool cxhr_disable_cookie_handling(cxhr_request *_Nullable request);
 

@@ -99,6 +99,7 @@ extension EasyProfile.Fields {
         case .v4: options.set(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V4))
         case .v6: options.set(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V6))
         }
+        if let tls = switches.tlsVersions.curlValue { options.set(CURLOPT_SSLVERSION, tls) }
         options.set(CURLOPT_SSL_VERIFYPEER, switches.verifyPeer ? 1 : 0)
         options.set(CURLOPT_SSL_VERIFYHOST, switches.verifyHost ? 2 : 0)
         if let caFile {

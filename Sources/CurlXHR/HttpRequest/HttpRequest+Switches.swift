@@ -76,6 +76,36 @@ extension HttpRequest {
         return changeSwitches { $0.caFile = path }
     }
 
+    /// A TLS protocol version (``setTLSVersion(minimum:maximum:)``; C `cxhr_tls_version`).
+    public enum TLSVersion: Int32, Sendable, CaseIterable, Comparable {
+        /// TLS 1.0 (curl's `--tls-max 1.0`).
+        case v1_0 = 10
+        /// TLS 1.1.
+        case v1_1 = 11
+        /// TLS 1.2 (curl's `--tlsv1.2` as a minimum).
+        case v1_2 = 12
+        /// TLS 1.3 (curl's `--tlsv1.3` as a minimum).
+        case v1_3 = 13
+
+        /// Whether `lhs` is an older version than `rhs`.
+        public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    /// Limits the TLS versions this request's https connections may use (libcurl's
+    /// `CURLOPT_SSLVERSION`; curl's `--tlsv1.2`, `--tlsv1.3` and `--tls-max`); `nil` leaves a
+    /// bound to libcurl and OpenSSL (whose configuration may refuse TLS 1.0 and 1.1 anyway). A
+    /// server that cannot meet the range fails the handshake: DONE, status 0, `.tls` (curl's
+    /// exit 35).
+    /// - Returns: `false` with ``lastError`` for a minimum above the maximum, or a request in
+    ///   flight.
+    @discardableResult
+    public func setTLSVersion(minimum: TLSVersion? = nil, maximum: TLSVersion? = nil) -> Bool {
+        if let minimum, let maximum, minimum > maximum {
+            return refuse(.invalidArgument, "the lowest TLS version (\(minimum.name)) is above the highest (\(maximum.name))")
+        }
+        return changeSwitches { $0.tlsVersions = TLSVersions(minimum: minimum, maximum: maximum) }
+    }
+
     /// Sends this request through the HTTP proxy at `host:port`: plain HTTP as a proxy
     /// request, HTTPS through a `CONNECT` tunnel with the origin's certificate verified as
     /// without a proxy.

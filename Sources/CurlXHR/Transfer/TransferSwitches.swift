@@ -25,6 +25,29 @@ struct TransferSwitches: Sendable, Equatable {
     var maxRedirects = RedirectStep.maxRedirects
     /// The addresses connected to (`setIPVersion`).
     var ipVersion = HttpRequest.IPVersion.any
+    /// The TLS versions the server connection may use (`setTLSVersion`).
+    var tlsVersions = TLSVersions()
+}
+
+/// The range of TLS versions a request allows; nil bounds are libcurl's.
+struct TLSVersions: Sendable, Equatable {
+    var minimum: HttpRequest.TLSVersion?
+    var maximum: HttpRequest.TLSVersion?
+
+    /// `CURLOPT_SSLVERSION`'s value: a `CURL_SSLVERSION_*` ORed with a `CURL_SSLVERSION_MAX_*`;
+    /// nil for libcurl's default range.
+    var curlValue: Int? {
+        guard minimum != nil || maximum != nil else { return nil }
+        // CURL_SSLVERSION_TLSv1_0 is 4 … TLSv1_3 is 7; the maxima are those shifted by 16.
+        let low = minimum.map { Int($0.rawValue) - 6 } ?? 0
+        let high = maximum.map { (Int($0.rawValue) - 6) << 16 } ?? 0
+        return low | high
+    }
+}
+
+extension HttpRequest.TLSVersion {
+    /// "TLS 1.2".
+    var name: String { "TLS 1.\(rawValue - 10)" }
 }
 
 /// A request's byte range (`Range: bytes=start-end`, end inclusive; nil: to the end).
