@@ -151,6 +151,13 @@ public func cxhr_set_max_response_size(_ handle: OpaquePointer?, _ bytes: Int64)
 }
 
 @c @implementation
+public func cxhr_set_ca_certificate_path(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> Bool {
+    guard let request = CRequest.find(handle) else { return false }
+    guard let path else { return request.refuse("path is required") }
+    return request.call { $0.setCACertificatePath(String(cString: path)) }
+}
+
+@c @implementation
 public func cxhr_set_max_redirects(_ handle: OpaquePointer?, _ count: Int32) -> Bool {
     CRequest.find(handle)?.call { $0.setMaxRedirects(Int(count)) } ?? false
 }

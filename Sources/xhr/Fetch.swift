@@ -42,6 +42,7 @@ struct Fetch {
     var cache = CacheOptions()
     var insecure = false
     var caFile: String?
+    var caPath: String?
     /// --tlsv1.2, --tlsv1.3 (the last one wins) and --tls-max; nil: libcurl's.
     var tlsMinimum: HttpRequest.TLSVersion?
     var tlsMaximum: HttpRequest.TLSVersion?
@@ -254,6 +255,7 @@ struct Fetch {
         if !location { try check(request.disableFollowLocation()) }
         if let maxRedirs { try check(request.setMaxRedirects(maxRedirs)) }
         if let caFile { try check(request.setCACertificateFile(caFile)) }
+        if let caPath { try check(request.setCACertificatePath(caPath)) }
         if tlsMinimum != nil || tlsMaximum != nil { try check(request.setTLSVersion(minimum: tlsMinimum, maximum: tlsMaximum)) }
         if noCookies { try check(request.disableCookieHandling()) }
         try check(request.setTimeouts(connect: connectTimeout, headers: headersTimeout, idle: idleTimeout))

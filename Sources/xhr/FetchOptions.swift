@@ -68,6 +68,7 @@ extension Fetch {
         .text(nil, "proxy-auth", "SCHEME", "basic (default), digest, ntlm, negotiate or any, for the proxy.", { $0.proxyAuth = $1 }),
         .flag("k", "insecure", "Accept any certificate and host name.", { $0.insecure = $1 }),
         .text(nil, "cacert", "FILE", "Trust only the CAs in this PEM file.", { $0.caFile = $1 }),
+        .text(nil, "capath", "DIR", "Trust only the CAs in this folder (named by hash: openssl rehash DIR), and --cacert's.", { $0.caPath = $1 }),
         .flag(nil, "tlsv1.2", "Use TLS 1.2 or later.", { $0.tlsMinimum = $1 ? .v1_2 : nil }),
         .flag(nil, "tlsv1.3", "Use TLS 1.3 or later.", { $0.tlsMinimum = $1 ? .v1_3 : nil }),
         OptionSpec(short: nil, long: "tls-max", valueName: "VERSION", help: "Use at most this TLS version: 1.0, 1.1, 1.2, 1.3 or default.") { fetch, value in

@@ -557,6 +557,14 @@ static void trailers(void)
   }
   CHECK(cxhr_set_tls_version(request, CXHR_TLS_DEFAULT, CXHR_TLS_DEFAULT));
 
+  /* A CA folder: NULL, a missing one and a file refused; /etc/ssl/certs (hashed) taken. */
+  CHECK(!cxhr_set_ca_certificate_path(request, NULL));
+  CHECK(!cxhr_set_ca_certificate_path(request, "/nonexistent/folder"));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_FILE_UNREADABLE);
+  CHECK(!cxhr_set_ca_certificate_path(request, "/etc/hostname"));
+  CHECK(!cxhr_set_ca_certificate_path(NULL, "/etc/ssl/certs"));
+  CHECK(cxhr_set_ca_certificate_path(request, "/etc/ssl/certs"));
+
   /* The redirect limit: within it the chain ends in 200; past it DONE, status 0, curl's words. */
   CHECK(!cxhr_set_max_redirects(request, -2));
   CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);

@@ -250,6 +250,14 @@ CXHR_EXTERN bool cxhr_set_ca_certificate_file(cxhr_request *_Nullable request,
                                               const char *_Nullable path);
 
 /*
+ * Trusts only the CAs in the folder at path (named by subject hash, as openssl rehash makes
+ * them; CURLOPT_CAPATH), with those of cxhr_set_ca_certificate_file if set too. False for NULL,
+ * a path that is not a readable folder (a symbolic link to one included), or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_ca_certificate_path(cxhr_request *_Nullable request,
+                                              const char *_Nullable path);
+
+/*
  * Sets the trusted CAs for every request of the process that sets none of its own; NULL
  * restores the default (CURL_CA_BUNDLE, else SSL_CERT_FILE, read at the first request, else
  * the system store).

@@ -102,7 +102,12 @@ extension EasyProfile.Fields {
         if let tls = switches.tlsVersions.curlValue { options.set(CURLOPT_SSLVERSION, tls) }
         options.set(CURLOPT_SSL_VERIFYPEER, switches.verifyPeer ? 1 : 0)
         options.set(CURLOPT_SSL_VERIFYHOST, switches.verifyHost ? 2 : 0)
-        if let caFile {
+        if let caPath = switches.caPath {
+            // The folder, with the request's own file if it has one: no system store, no
+            // process-wide file.
+            options.set(CURLOPT_CAINFO, switches.caFile)
+            options.set(CURLOPT_CAPATH, caPath)
+        } else if let caFile {
             // Replace the system store rather than add to it.
             options.set(CURLOPT_CAINFO, caFile)
             options.set(CURLOPT_CAPATH, nil)

@@ -76,6 +76,22 @@ extension HttpRequest {
         return changeSwitches { $0.caFile = path }
     }
 
+    /// Trusts only the CAs in the folder at `path` for this request's TLS connections: PEM
+    /// certificates under their subject-hash names, as `openssl rehash` (or `c_rehash`) makes
+    /// them; libcurl's `CURLOPT_CAPATH`, curl's `--capath`. With
+    /// ``setCACertificateFile(_:)`` the request trusts the CAs of both; without it, neither the
+    /// system store nor ``caCertificateFile``. A certificate missing from the folder fails the
+    /// handshake as an unknown CA does (`.tls`, curl's exit 60).
+    /// - Returns: `false` with ``lastError`` when `path` is not a readable folder (a symbolic
+    ///   link to one included), holds CR, LF or NUL, or the request is in flight.
+    @discardableResult
+    public func setCACertificatePath(_ path: String) -> Bool {
+        if let problem = CertificateFolder.problem(path) {
+            return refuse(.fileUnreadable, problem)
+        }
+        return changeSwitches { $0.caPath = path }
+    }
+
     /// A TLS protocol version (``setTLSVersion(minimum:maximum:)``; C `cxhr_tls_version`).
     public enum TLSVersion: Int32, Sendable, CaseIterable, Comparable {
         /// TLS 1.0 (curl's `--tls-max 1.0`).

@@ -9,6 +9,8 @@ struct TransferSwitches: Sendable, Equatable {
     var proxy: ProxySetting?
     /// Trusted CAs for this request only (`setCACertificateFile`).
     var caFile: String?
+    /// A folder of trusted CAs for this request only (`setCACertificatePath`).
+    var caPath: String?
     /// Set by `close()`: the next transfer opens a new connection and a full TLS handshake.
     var freshConnection = false
     /// The limits of each phase (`setTimeouts`).

@@ -215,3 +215,75 @@ final class TLSVersionServer {
         }
     }
 }
+
+/// setCACertificatePath: a folder made by `openssl rehash` holding the test CA (or another)
+/// against Apache's CA-signed listener, alone and with a CA file.
+@Suite struct CACertificatePathTests {
+    let env: TestEnvironment
+    init() throws { env = try TestEnvironment.get() }
+
+    /// A new folder holding copies of `files`, hashed by `openssl rehash`.
+    func hashedFolder(_ files: [String]) throws -> String {
+        let folder = try env.scratchPath("capath")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for (index, file) in files.enumerated() {
+            try FileManager.default.copyItem(atPath: file, toPath: folder + "/ca\(index).pem")
+        }
+        let rehash = try Shell.run("/usr/bin/openssl", ["rehash", folder])
+        #expect(rehash.status == 0, "\(rehash.output)")
+        return folder
+    }
+
+    @Test func theFolderIsTheTrustStore() throws {
+        let url = try env.httpsURL + "/files/100b"
+        let trusted = try hashedFolder([try env.caFile]), other = try hashedFolder([try env.otherCAFile])
+        let (ok, body) = fetchSync("GET", url) { #expect($0.setCACertificatePath(trusted)) }
+        #expect(ok.getStatus() == 200 && body == Pattern.bytes(100), "\(ok.getStatusText() ?? "")")
+        let (refused, _) = fetchSync("GET", url) { #expect($0.setCACertificatePath(other)) }
+        #expect(refused.getStatus() == 0 && refused.getFailureKind() == .tls && refused.getFailureCode() == 60, "\(refused.getStatusText() ?? "")")
+        // A folder without the CA wins over nothing: the process-wide and system stores are not read.
+        let otherFile = try env.otherCAFile, caFile = try env.caFile
+        let (fileToo, _) = fetchSync("GET", url) {
+            #expect($0.setCACertificatePath(other))
+            #expect($0.setCACertificateFile(caFile))
+        }
+        #expect(fileToo.getStatus() == 200, "the request's own file is trusted with the folder: \(fileToo.getStatusText() ?? "")")
+        let (folderToo, _) = fetchSync("GET", url) {
+            #expect($0.setCACertificateFile(otherFile))
+            #expect($0.setCACertificatePath(trusted))
+        }
+        #expect(folderToo.getStatus() == 200, "\(folderToo.getStatusText() ?? "")")
+    }
+
+    @Test func whatIsNoFolderIsRefused() throws {
+        let folder = try hashedFolder([try env.caFile])
+        let link = try env.scratchPath("capath-link")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: folder)
+        let request = HttpRequest()
+        for bad in ["/nonexistent/folder", try env.caFile, link, "", folder + "\n", folder + "\r", folder + "\u{0}x"] {
+            #expect(!request.setCACertificatePath(bad), "\(bad)")
+            #expect(request.lastError?.code == .fileUnreadable, "\(bad)")
+            #expect(request.lastError?.message.contains("\n") == false, "escaped: \(request.lastError?.message ?? "")")
+        }
+        #expect(request.lastError?.message.contains("NUL") == true)
+        #expect(!request.setCACertificatePath(link) && request.lastError?.message.contains("symbolic link") == true)
+        #expect(request.setCACertificatePath(folder) && request.lastError == nil)
+        #expect(request.open("GET", url: try env.faultURL + "/delay?ms=300", async: true) && request.send())
+        #expect(!request.setCACertificatePath(folder) && request.lastError?.code == .invalidState, "not while in flight")
+        request.abort()
+    }
+
+    /// --capath as curl's: the same page or exit status.
+    @Test func xhrCapathAsCurlHasIt() throws {
+        let url = try env.httpsURL + "/files/100b"
+        let trusted = try hashedFolder([try env.caFile]), other = try hashedFolder([try env.otherCAFile])
+        for (options, status) in [(["--capath", trusted], Int32(0)), (["--capath", other], 60), (["--capath", other, "--cacert", try env.caFile], 0)] {
+            let ours = try XHRToolTests.run(TestEnvironment.builtProduct("xhr"), ["-s"] + options + [url])
+            let curl = try XHRToolTests.run("/usr/bin/curl", ["-s"] + options + [url])
+            #expect(ours.status == status && curl.status == status, "\(options): xhr \(ours.status), curl \(curl.status)")
+            #expect(ours.stdout == curl.stdout)
+        }
+        let missing = try XHRToolTests.run(TestEnvironment.builtProduct("xhr"), ["--capath", "/nonexistent/folder", url])
+        #expect(missing.status == 26 && missing.stderr.contains("CA folder"), "\(missing.stderr)")
+    }
+}
