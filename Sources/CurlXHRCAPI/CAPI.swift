@@ -158,6 +158,11 @@ public func cxhr_set_ca_certificate_path(_ handle: OpaquePointer?, _ path: Unsaf
 }
 
 @c @implementation
+public func cxhr_enable_location_trusted(_ handle: OpaquePointer?) -> Bool {
+    CRequest.find(handle)?.call { $0.enableLocationTrusted() } ?? false
+}
+
+@c @implementation
 public func cxhr_set_max_redirects(_ handle: OpaquePointer?, _ count: Int32) -> Bool {
     CRequest.find(handle)?.call { $0.setMaxRedirects(Int(count)) } ?? false
 }

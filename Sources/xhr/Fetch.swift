@@ -51,6 +51,7 @@ struct Fetch {
     var location = true
     /// --max-redirs: nil leaves the library's limit.
     var maxRedirs: Int?
+    var locationTrusted = false
     var cookie: String?
     var cookieJar: String?
     var noCookies = false
@@ -254,6 +255,7 @@ struct Fetch {
         if insecure { try check(request.disablePeerVerification()) }
         if !location { try check(request.disableFollowLocation()) }
         if let maxRedirs { try check(request.setMaxRedirects(maxRedirs)) }
+        if locationTrusted { try check(request.enableLocationTrusted()) }
         if let caFile { try check(request.setCACertificateFile(caFile)) }
         if let caPath { try check(request.setCACertificatePath(caPath)) }
         if tlsMinimum != nil || tlsMaximum != nil { try check(request.setTLSVersion(minimum: tlsMinimum, maximum: tlsMaximum)) }

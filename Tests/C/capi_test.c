@@ -565,6 +565,9 @@ static void trailers(void)
   CHECK(!cxhr_set_ca_certificate_path(NULL, "/etc/ssl/certs"));
   CHECK(cxhr_set_ca_certificate_path(request, "/etc/ssl/certs"));
 
+  CHECK(!cxhr_enable_location_trusted(NULL));
+  CHECK(cxhr_enable_location_trusted(request));
+
   /* The redirect limit: within it the chain ends in 200; past it DONE, status 0, curl's words. */
   CHECK(!cxhr_set_max_redirects(request, -2));
   CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);

@@ -137,6 +137,12 @@ typedef enum { CXHR_TLS_DEFAULT = 0, CXHR_TLS_1_0 = 10, CXHR_TLS_1_1 = 11, CXHR_
 CXHR_EXTERN bool cxhr_set_tls_version(cxhr_request *_Nullable request, cxhr_tls_version minimum,
                                       cxhr_tls_version maximum);
 
+/*
+ * Sends the credentials of cxhr_open, and Authorization and Cookie fields set by the caller,
+ * on to redirect targets of other origins too (curl's --location-trusted).
+ */
+CXHR_EXTERN bool cxhr_enable_location_trusted(cxhr_request *_Nullable request);
+
 /* Sends no cookies and stores none for this request. */
 CXHR_EXTERN bool cxhr_disable_cookie_handling(cxhr_request *_Nullable request);
 

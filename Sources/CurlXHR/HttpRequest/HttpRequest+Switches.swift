@@ -25,6 +25,16 @@ extension HttpRequest {
         changeSwitches { $0.followLocation = false }
     }
 
+    /// Sends the credentials given to `open`, and the `Authorization` and `Cookie` fields set
+    /// with ``setRequestHeader(_:value:)``, on to redirect targets of another scheme, host or
+    /// port too, as curl's `--location-trusted` (libcurl's `CURLOPT_UNRESTRICTED_AUTH`). By
+    /// default they go only to the origin `open` was given. Only for redirects you trust: a
+    /// server can send them anywhere, over plain http too.
+    @discardableResult
+    public func enableLocationTrusted() -> Bool {
+        changeSwitches { $0.locationTrusted = true }
+    }
+
     /// Follows at most `count` redirects in one send (20 by default; -1: no limit, 0: none, so
     /// the first redirect fails), as curl's `--max-redirs`. One more ends the request in DONE
     /// with status 0, ``getFailureKind()`` `.redirects` and curl's text "Maximum (N) redirects

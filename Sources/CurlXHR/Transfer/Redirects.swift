@@ -88,7 +88,8 @@ extension Transfer {
         if failure == nil, hops.followsRedirect, cxhr_easy_get_string(handle.easy, CURLINFO_REDIRECT_URL, &target) == CURLE_OK,
            let target {
             url = String(cString: target)
-            crossOrigin = !HTTPURL.sameOrigin(url!, message.url)
+            // enableLocationTrusted: every hop is treated as the first origin's.
+            crossOrigin = !switches.locationTrusted && !HTTPURL.sameOrigin(url!, message.url)
         }
         let method = hops.method
         // The time and a jitter matter only to a retry's plan (a random number is a system call).

@@ -4,6 +4,8 @@ struct TransferSwitches: Sendable, Equatable {
     var verifyPeer = true
     var verifyHost = true
     var followLocation = true
+    /// Credentials go on to redirect targets of other origins (`enableLocationTrusted`).
+    var locationTrusted = false
     var cookies = true
     /// The HTTP proxy to go through, or nil to go direct.
     var proxy: ProxySetting?

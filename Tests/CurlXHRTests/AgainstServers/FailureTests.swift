@@ -218,6 +218,40 @@ import Testing
         #expect(headers["x-marker"] == marker, "other headers still go")
     }
 
+    /// enableLocationTrusted (curl's --location-trusted): the hop to another host carries the
+    /// credentials and the caller's Cookie field; xhr's option as curl's.
+    @Test func trustedLocationsGetTheCredentials() throws {
+        let marker = UUID().uuidString
+        let port = try env["TESTENV_FAULT_PORT"]
+        let target = "http://localhost:\(port)/record?trusted=\(marker)"
+        let start = "http://127.0.0.1:\(port)/redirect/to?url=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
+        let (request, _) = fetchSync("GET", start) { request in
+            #expect(request.open("GET", url: start, user: "alice", password: "s3cret"))
+            #expect(request.setRequestHeader("Cookie", value: "c=\(marker)"))
+            #expect(request.enableLocationTrusted())
+        }
+        #expect(request.getStatus() == 200)
+        func hopHeaders(_ key: String) throws -> [String: String] {
+            let records = try #require(try JSONSerialization.jsonObject(with: fetchSync("GET", try env.faultURL + "/recorded").1) as? [[String: Any]])
+            let hop = try #require(records.last { ($0["path"] as? String)?.contains(key) == true })
+            return (hop["headers"] as? [String: String] ?? [:]).mapKeys { $0.lowercased() }
+        }
+        let headers = try hopHeaders("trusted=\(marker)")
+        #expect(headers["authorization"] == "Basic " + Data("alice:s3cret".utf8).base64EncodedString(), "\(headers)")
+        #expect(headers["cookie"] == "c=\(marker)")
+        // The same hop through xhr and curl, with and without the option.
+        for (options, sends) in [(["--location-trusted"], true), ([], false)] {
+            for program in [TestEnvironment.builtProduct("xhr"), "/usr/bin/curl"] {
+                let key = UUID().uuidString
+                let hop = "http://localhost:\(port)/record?cli=\(key)"
+                let url = "http://127.0.0.1:\(port)/redirect/to?url=\(hop.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
+                let run = try XHRToolTests.run(program, ["-s", "-L", "-o", "/dev/null", "-u", "alice:s3cret"] + options + [url])
+                #expect(run.status == 0)
+                #expect((try hopHeaders("cli=\(key)")["authorization"] != nil) == sends, "\(program) \(options)")
+            }
+        }
+    }
+
     @Test func basicCredentialsGoToTheirOwnHost() throws {
         let marker = UUID().uuidString
         let (request, _) = fetchSync("GET", try env.faultURL + "/record?basic=\(marker)") { request in
