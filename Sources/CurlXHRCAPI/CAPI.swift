@@ -163,6 +163,17 @@ public func cxhr_enable_location_trusted(_ handle: OpaquePointer?) -> Bool {
 }
 
 @c @implementation
+public func cxhr_set_allowed_schemes(_ handle: OpaquePointer?, _ schemes: UnsafePointer<CChar>?,
+                                     _ redirectSchemes: UnsafePointer<CChar>?) -> Bool {
+    guard let request = CRequest.find(handle) else { return false }
+    guard let schemes else { return request.refuse("schemes are required") }
+    func names(_ list: UnsafePointer<CChar>) -> [String] {
+        String(cString: list).split(separator: ",", omittingEmptySubsequences: true).map { String($0) }
+    }
+    return request.call { $0.setAllowedSchemes(names(schemes), redirects: redirectSchemes.map(names)) }
+}
+
+@c @implementation
 public func cxhr_set_max_redirects(_ handle: OpaquePointer?, _ count: Int32) -> Bool {
     CRequest.find(handle)?.call { $0.setMaxRedirects(Int(count)) } ?? false
 }

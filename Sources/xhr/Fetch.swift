@@ -52,6 +52,9 @@ struct Fetch {
     /// --max-redirs: nil leaves the library's limit.
     var maxRedirs: Int?
     var locationTrusted = false
+    /// --proto and --proto-redir, as given.
+    var proto: String?
+    var protoRedir: String?
     var cookie: String?
     var cookieJar: String?
     var noCookies = false
@@ -227,6 +230,26 @@ struct Fetch {
         if let outcome { throw console.exit(outcome.code, outcome.message) }
     }
 
+    /// The schemes a --proto list leaves, as curl reads it: from all of them, each name (`all`
+    /// for every one) added (`+`, the default), taken away (`-`) or made the only one (`=`), in
+    /// order; names of other schemes are ignored, as curl ignores those it does not know.
+    static func schemes(_ list: String?) -> [String] {
+        let all = ["http", "https"]
+        var chosen = Set(all)
+        for item in (list ?? "").split(separator: ",") {
+            var name = item.filter { $0 != " " }.lowercased()
+            let operation = name.first.flatMap { "+-=".contains($0) ? $0 : nil } ?? "+"
+            if "+-=".contains(name.first ?? " ") { name.removeFirst() }
+            let names = name == "all" ? Set(all) : Set(all.filter { $0 == name })
+            switch operation {
+            case "-": chosen.subtract(names)
+            case "=": chosen = names
+            default: chosen.formUnion(names)
+            }
+        }
+        return all.filter(chosen.contains)
+    }
+
     /// --tls-max's versions, "1.0" to "1.3".
     static func tlsVersion(_ text: String) -> HttpRequest.TLSVersion? {
         HttpRequest.TLSVersion.allCases.first { "1.\($0.rawValue - 10)" == text }
@@ -256,6 +279,13 @@ struct Fetch {
         if !location { try check(request.disableFollowLocation()) }
         if let maxRedirs { try check(request.setMaxRedirects(maxRedirs)) }
         if locationTrusted { try check(request.enableLocationTrusted()) }
+        if proto != nil || protoRedir != nil {
+            let schemes = Self.schemes(proto), redirects = Self.schemes(protoRedir)
+            // curl's failure for a URL whose scheme --proto leaves out (none left included).
+            let scheme = url.prefix { $0 != ":" }.lowercased()
+            guard schemes.contains(scheme) else { throw console.exit(1, "Protocol \"\(scheme)\" not supported or disabled in libcurl") }
+            try check(request.setAllowedSchemes(schemes, redirects: redirects))
+        }
         if let caFile { try check(request.setCACertificateFile(caFile)) }
         if let caPath { try check(request.setCACertificatePath(caPath)) }
         if tlsMinimum != nil || tlsMaximum != nil { try check(request.setTLSVersion(minimum: tlsMinimum, maximum: tlsMaximum)) }

@@ -84,6 +84,8 @@ extension Fetch {
         .flag("L", "location", "Follow redirects: the default here (-L changes nothing); --no-location returns them.",
               showsNegation: true) { $0.location = $1 },
         .flag(nil, "location-trusted", "Send -u's credentials, and -H's Authorization and Cookie, on to redirect targets on other hosts too.", { $0.locationTrusted = $1 }),
+        .text(nil, "proto", "PROTOCOLS", "The schemes the request may use, as curl reads them: [+|-|=]NAME,... of http, https and all (default: all).", { $0.proto = $1 }),
+        .text(nil, "proto-redir", "PROTOCOLS", "The schemes a redirect may lead to, within --proto's, in the same form.", { $0.protoRedir = $1 }),
         OptionSpec(short: nil, long: "max-redirs", valueName: "N", help: "Follow at most N redirects (default 20, up to 10000; -1: no limit); one more fails with exit 47.") { fetch, value in
             guard let count = Int(value), count >= -1 else { throw ValidationError("option --max-redirs: expected a proper numerical parameter") }
             fetch.maxRedirs = count

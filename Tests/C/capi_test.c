@@ -565,6 +565,18 @@ static void trailers(void)
   CHECK(!cxhr_set_ca_certificate_path(NULL, "/etc/ssl/certs"));
   CHECK(cxhr_set_ca_certificate_path(request, "/etc/ssl/certs"));
 
+  /* The schemes allowed: none, another name, NULL refused; https only fails an http URL. */
+  CHECK(!cxhr_set_allowed_schemes(request, NULL, NULL));
+  CHECK(!cxhr_set_allowed_schemes(request, "", NULL));
+  CHECK(!cxhr_set_allowed_schemes(request, "http,ftp", NULL));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);
+  CHECK(!cxhr_set_allowed_schemes(NULL, "http", NULL));
+  CHECK(cxhr_set_allowed_schemes(request, "https", ""));
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/files/100b"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 0);
+  CHECK(strstr(cxhr_get_status_text(request), "Protocol \"http\"") != NULL);
+  CHECK(cxhr_set_allowed_schemes(request, "http,https", NULL));
   CHECK(!cxhr_enable_location_trusted(NULL));
   CHECK(cxhr_enable_location_trusted(request));
 

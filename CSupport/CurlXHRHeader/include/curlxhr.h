@@ -143,6 +143,15 @@ CXHR_EXTERN bool cxhr_set_tls_version(cxhr_request *_Nullable request, cxhr_tls_
  */
 CXHR_EXTERN bool cxhr_enable_location_trusted(cxhr_request *_Nullable request);
 
+/*
+ * The schemes the request may use and those a redirect may lead to, each a comma-separated
+ * list of "http" and "https" (curl's --proto and --proto-redir); redirect_schemes NULL: both,
+ * "": none. Another scheme fails the send (status text 'Protocol "http" not supported or
+ * disabled in libcurl'). False for NULL or empty schemes, another name, or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_allowed_schemes(cxhr_request *_Nullable request, const char *_Nullable schemes,
+                                          const char *_Nullable redirect_schemes);
+
 /* Sends no cookies and stores none for this request. */
 CXHR_EXTERN bool cxhr_disable_cookie_handling(cxhr_request *_Nullable request);
 

@@ -76,7 +76,7 @@ extension EasyProfile.Fields {
         }
         options.set(CURLOPT_HEADERDATA, pointer: UnsafeMutableRawPointer(handle.headParser.recorder))
         options.set(CURLOPT_NOSIGNAL, 1)
-        options.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        options.set(CURLOPT_PROTOCOLS_STR, switches.schemes.curlValue)
         options.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         // Redirects are followed by the engine (``RedirectStep``), not by libcurl.
         options.set(CURLOPT_FOLLOWLOCATION, 0)

@@ -35,6 +35,30 @@ extension HttpRequest {
         changeSwitches { $0.locationTrusted = true }
     }
 
+    /// Limits the schemes this request may use, and those a redirect it follows may lead to
+    /// (curl's `--proto` and `--proto-redir`, libcurl's `CURLOPT_PROTOCOLS_STR`): `"http"`
+    /// and `"https"`, case aside. A URL of another scheme ends the send in DONE with status 0
+    /// and libcurl's text `Protocol "http" not supported or disabled in libcurl` (curl's exit
+    /// 1); so does a redirect to a scheme not in both lists. `redirects` `nil`: both schemes
+    /// (within `schemes`); `[]`: no redirect is followed to anywhere.
+    /// - Returns: `false` with ``lastError`` for an empty `schemes`, or a name other than
+    ///   http and https, or a request in flight.
+    @discardableResult
+    public func setAllowedSchemes(_ schemes: [String], redirects: [String]? = nil) -> Bool {
+        var allowed = AllowedSchemes()
+        switch AllowedSchemes.parse(schemes, allowingNone: false) {
+        case .failure(let problem): return refuse(.invalidArgument, problem.message)
+        case .success(let parsed): allowed.request = parsed
+        }
+        if let redirects {
+            switch AllowedSchemes.parse(redirects, allowingNone: true) {
+            case .failure(let problem): return refuse(.invalidArgument, problem.message)
+            case .success(let parsed): allowed.redirects = parsed
+            }
+        }
+        return changeSwitches { $0.schemes = allowed }
+    }
+
     /// Follows at most `count` redirects in one send (20 by default; -1: no limit, 0: none, so
     /// the first redirect fails), as curl's `--max-redirs`. One more ends the request in DONE
     /// with status 0, ``getFailureKind()`` `.redirects` and curl's text "Maximum (N) redirects

@@ -102,6 +102,11 @@ extension Transfer {
         case .retry(let delay):
             return .retry(after: delay)
         case .follow(let step):
+            guard switches.schemes.allowsRedirect(to: url!) else {
+                // As libcurl refuses a scheme CURLOPT_REDIR_PROTOCOLS_STR leaves out (CURLE_UNSUPPORTED_PROTOCOL).
+                let scheme = MessageValidation.escaped(String(url!.prefix { $0 != ":" }))
+                return .end(TransferFailure(kind: .response, text: "Protocol \"\(scheme)\" not supported or disabled in libcurl", code: 1))
+            }
             usedConnection(ConnectionID(handle.easy))
             var hopTime: curl_off_t = 0
             _ = cxhr_easy_get_offset(handle.easy, CURLINFO_TOTAL_TIME_T, &hopTime)

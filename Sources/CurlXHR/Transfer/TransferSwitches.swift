@@ -27,6 +27,8 @@ struct TransferSwitches: Sendable, Equatable {
     var maxResponseSize: Int64 = 0
     /// The most redirects one send follows; -1: no limit (`setMaxRedirects`).
     var maxRedirects = RedirectStep.maxRedirects
+    /// The schemes the request and its redirects may use (`setAllowedSchemes`).
+    var schemes = AllowedSchemes()
     /// The addresses connected to (`setIPVersion`).
     var ipVersion = HttpRequest.IPVersion.any
     /// The TLS versions the server connection may use (`setTLSVersion`).
@@ -67,5 +69,37 @@ struct ByteRange: Sendable, Equatable {
         if start < 0 { return "the range must start at byte 0 or later" }
         if let end, end < start { return "the range must end at or after its start (\(end) < \(start))" }
         return nil
+    }
+}
+
+/// The schemes a request may use (libcurl's `CURLOPT_PROTOCOLS_STR`) and those a redirect it
+/// follows may lead to, within them (curl's `--proto` and `--proto-redir`).
+struct AllowedSchemes: Sendable, Equatable {
+    /// Every scheme the library sends.
+    static let all = ["http", "https"]
+    var request = AllowedSchemes.all
+    var redirects = AllowedSchemes.all
+
+    /// `CURLOPT_PROTOCOLS_STR`'s value.
+    var curlValue: String { request.joined(separator: ",") }
+
+    /// Whether a redirect may lead to `url`: its scheme is allowed for the request and for redirects.
+    func allowsRedirect(to url: String) -> Bool {
+        let scheme = url.prefix { $0 != ":" }.lowercased()
+        return request.contains(scheme) && redirects.contains(scheme)
+    }
+
+    /// The schemes of `names` in ``all``'s order (case aside), or why they are none of them.
+    static func parse(_ names: [String], allowingNone: Bool) -> Result<[String], ReadableFile.Problem> {
+        var chosen = Set<String>()
+        for name in names {
+            let lower = name.lowercased()
+            guard all.contains(lower) else {
+                return .failure(ReadableFile.Problem(message: "'\(MessageValidation.escaped(name))' is not a scheme the library sends: use http or https"))
+            }
+            chosen.insert(lower)
+        }
+        if chosen.isEmpty, !allowingNone { return .failure(ReadableFile.Problem(message: "no scheme is allowed: a request could never be sent")) }
+        return .success(all.filter(chosen.contains))
     }
 }

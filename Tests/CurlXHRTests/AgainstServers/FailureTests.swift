@@ -252,6 +252,51 @@ import Testing
         }
     }
 
+    /// setAllowedSchemes (curl's --proto, --proto-redir): a URL or a redirect of a scheme left
+    /// out fails with libcurl's words; xhr and curl exit alike.
+    @Test func theSchemesAllowedAreTheOnlyOnesUsed() throws {
+        let target = try env.httpsURL + "/files/100b"
+        let toHTTPS = try env.faultURL + "/redirect/to?url=" + target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let caFile = try env.caFile
+        let (plain, _) = fetchSync("GET", try env.faultURL + "/files/100b") { #expect($0.setAllowedSchemes(["https"])) }
+        #expect(plain.getStatus() == 0 && plain.getFailureCode() == 1, "\(plain.getStatusText() ?? "")")
+        #expect(plain.getStatusText() == #"Protocol "http" not supported or disabled in libcurl"#, "\(plain.getStatusText() ?? "")")
+        let (hop, _) = fetchSync("GET", toHTTPS) {
+            $0.setCACertificateFile(caFile)
+            #expect($0.setAllowedSchemes(["HTTP", "https"], redirects: ["http"]))
+        }
+        #expect(hop.getStatus() == 0 && hop.getFailureCode() == 1, "\(hop.getStatusText() ?? "")")
+        #expect(hop.getStatusText() == #"Protocol "https" not supported or disabled in libcurl"#, "\(hop.getStatusText() ?? "")")
+        let (allowed, body) = fetchSync("GET", toHTTPS) {
+            $0.setCACertificateFile(caFile)
+            #expect($0.setAllowedSchemes(["http", "https"], redirects: ["https"]))
+        }
+        #expect(allowed.getStatus() == 200 && body == Pattern.bytes(100), "\(allowed.getStatusText() ?? "")")
+        let (none, _) = fetchSync("GET", try env.faultURL + "/redirect/chain?n=1") { #expect($0.setAllowedSchemes(["http"], redirects: [])) }
+        #expect(none.getStatus() == 0 && none.getFailureCode() == 1)
+        let request = HttpRequest()
+        for (schemes, redirects) in [([String](), nil), (["ftp"], nil), (["http\r\n"], nil), (["http"], ["file"]), (["http", ""], nil)] as [([String], [String]?)] {
+            #expect(!request.setAllowedSchemes(schemes, redirects: redirects), "\(schemes) \(String(describing: redirects))")
+            #expect(request.lastError?.code == .invalidArgument && request.lastError?.message.contains("\n") == false)
+        }
+        let cases: [([String], String, Int32)] = [
+            (["--proto", "=https"], try env.faultURL + "/files/100b", 1), (["--proto-redir", "=http"], toHTTPS, 1),
+            (["--proto", "=http"], toHTTPS, 1), (["--proto", "-all,http"], try env.faultURL + "/redirect/chain?n=1", 0),
+            (["--proto", "-all"], try env.faultURL + "/files/100b", 1), (["--proto-redir", "-https"], toHTTPS, 1),
+            (["--proto", "-http,+https,ftp", "--proto-redir", "all"], toHTTPS, 1), (["--proto", "https,=http"], toHTTPS, 1),
+            (["--proto", "http", "--proto-redir", "-all,https"], toHTTPS, 0),
+        ]
+        for (options, url, status) in cases {
+            let ours = try XHRToolTests.run(TestEnvironment.builtProduct("xhr"), ["-sS", "-L", "-o", "/dev/null", "--cacert", caFile] + options + [url])
+            let curl = try XHRToolTests.run("/usr/bin/curl", ["-sS", "-L", "-o", "/dev/null", "--cacert", caFile] + options + [url])
+            #expect(ours.status == status && curl.status == status, "\(options): xhr \(ours.status) \(ours.stderr), curl \(curl.status)")
+            if status == 1 {
+                let words = { (text: String) in text.components(separatedBy: "Protocol ").last ?? "" }
+                #expect(words(ours.stderr) == words(curl.stderr), "\(options): \(ours.stderr) / \(curl.stderr)")
+            }
+        }
+    }
+
     @Test func basicCredentialsGoToTheirOwnHost() throws {
         let marker = UUID().uuidString
         let (request, _) = fetchSync("GET", try env.faultURL + "/record?basic=\(marker)") { request in
