@@ -151,6 +151,57 @@ public func cxhr_set_max_response_size(_ handle: OpaquePointer?, _ bytes: Int64)
 }
 
 @c @implementation
+public func cxhr_set_ca_certificate_path(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> Bool {
+    guard let request = CRequest.find(handle) else { return false }
+    guard let path else { return request.refuse("path is required") }
+    return request.call { $0.setCACertificatePath(String(cString: path)) }
+}
+
+@c @implementation
+public func cxhr_enable_location_trusted(_ handle: OpaquePointer?) -> Bool {
+    CRequest.find(handle)?.call { $0.enableLocationTrusted() } ?? false
+}
+
+@c @implementation
+public func cxhr_set_allowed_schemes(_ handle: OpaquePointer?, _ schemes: UnsafePointer<CChar>?,
+                                     _ redirectSchemes: UnsafePointer<CChar>?) -> Bool {
+    guard let request = CRequest.find(handle) else { return false }
+    guard let schemes else { return request.refuse("schemes are required") }
+    func names(_ list: UnsafePointer<CChar>) -> [String] {
+        String(cString: list).split(separator: ",", omittingEmptySubsequences: true).map { String($0) }
+    }
+    return request.call { $0.setAllowedSchemes(names(schemes), redirects: redirectSchemes.map(names)) }
+}
+
+@c @implementation
+public func cxhr_set_max_redirects(_ handle: OpaquePointer?, _ count: Int32) -> Bool {
+    CRequest.find(handle)?.call { $0.setMaxRedirects(Int(count)) } ?? false
+}
+
+@c @implementation
+public func cxhr_set_ip_version(_ handle: OpaquePointer?, _ version: cxhr_ip_version) -> Bool {
+    guard let request = CRequest.find(handle) else { return false }
+    guard let value = HttpRequest.IPVersion(rawValue: Int32(bitPattern: version.rawValue)) else {
+        return request.refuse("\(version.rawValue) is not a cxhr_ip_version")
+    }
+    return request.call { $0.setIPVersion(value) }
+}
+
+@c @implementation
+public func cxhr_set_tls_version(_ handle: OpaquePointer?, _ minimum: cxhr_tls_version, _ maximum: cxhr_tls_version) -> Bool {
+    guard let request = CRequest.find(handle) else { return false }
+    var bounds: [HttpRequest.TLSVersion?] = []
+    for bound in [minimum, maximum] {
+        let raw = Int32(bitPattern: bound.rawValue)
+        guard raw == 0 || HttpRequest.TLSVersion(rawValue: raw) != nil else {
+            return request.refuse("\(bound.rawValue) is not a cxhr_tls_version")
+        }
+        bounds.append(HttpRequest.TLSVersion(rawValue: raw))
+    }
+    return request.call { $0.setTLSVersion(minimum: bounds[0], maximum: bounds[1]) }
+}
+
+@c @implementation
 public func cxhr_disable_content_decoding(_ handle: OpaquePointer?) -> Bool {
     CRequest.find(handle)?.call { $0.disableContentDecoding() } ?? false
 }

@@ -42,9 +42,19 @@ struct Fetch {
     var cache = CacheOptions()
     var insecure = false
     var caFile: String?
+    var caPath: String?
+    /// --tlsv1.2, --tlsv1.3 (the last one wins) and --tls-max; nil: libcurl's.
+    var tlsMinimum: HttpRequest.TLSVersion?
+    var tlsMaximum: HttpRequest.TLSVersion?
 
     // Redirects and cookies
     var location = true
+    /// --max-redirs: nil leaves the library's limit.
+    var maxRedirs: Int?
+    var locationTrusted = false
+    /// --proto and --proto-redir, as given.
+    var proto: String?
+    var protoRedir: String?
     var cookie: String?
     var cookieJar: String?
     var noCookies = false
@@ -61,6 +71,8 @@ struct Fetch {
     var compressed = true
     var sync = false
     var http11 = false
+    /// -4, -6: the last one given wins, as with curl.
+    var ipVersion = HttpRequest.IPVersion.any
     var http2 = false
     var http2PriorKnowledge = false
 
@@ -218,6 +230,31 @@ struct Fetch {
         if let outcome { throw console.exit(outcome.code, outcome.message) }
     }
 
+    /// The schemes a --proto list leaves, as curl reads it: from all of them, each name (`all`
+    /// for every one) added (`+`, the default), taken away (`-`) or made the only one (`=`), in
+    /// order; names of other schemes are ignored, as curl ignores those it does not know.
+    static func schemes(_ list: String?) -> [String] {
+        let all = ["http", "https"]
+        var chosen = Set(all)
+        for item in (list ?? "").split(separator: ",") {
+            var name = item.filter { $0 != " " }.lowercased()
+            let operation = name.first.flatMap { "+-=".contains($0) ? $0 : nil } ?? "+"
+            if "+-=".contains(name.first ?? " ") { name.removeFirst() }
+            let names = name == "all" ? Set(all) : Set(all.filter { $0 == name })
+            switch operation {
+            case "-": chosen.subtract(names)
+            case "=": chosen = names
+            default: chosen.formUnion(names)
+            }
+        }
+        return all.filter(chosen.contains)
+    }
+
+    /// --tls-max's versions, "1.0" to "1.3".
+    static func tlsVersion(_ text: String) -> HttpRequest.TLSVersion? {
+        HttpRequest.TLSVersion.allCases.first { "1.\($0.rawValue - 10)" == text }
+    }
+
     var effectiveMethod: String {
         if let method { return method }
         if head { return "HEAD" }
@@ -240,7 +277,18 @@ struct Fetch {
         func check(_ accepted: Bool) throws { try self.check(accepted, request, console) }
         if insecure { try check(request.disablePeerVerification()) }
         if !location { try check(request.disableFollowLocation()) }
+        if let maxRedirs { try check(request.setMaxRedirects(maxRedirs)) }
+        if locationTrusted { try check(request.enableLocationTrusted()) }
+        if proto != nil || protoRedir != nil {
+            let schemes = Self.schemes(proto), redirects = Self.schemes(protoRedir)
+            // curl's failure for a URL whose scheme --proto leaves out (none left included).
+            let scheme = url.prefix { $0 != ":" }.lowercased()
+            guard schemes.contains(scheme) else { throw console.exit(1, "Protocol \"\(scheme)\" not supported or disabled in libcurl") }
+            try check(request.setAllowedSchemes(schemes, redirects: redirects))
+        }
         if let caFile { try check(request.setCACertificateFile(caFile)) }
+        if let caPath { try check(request.setCACertificatePath(caPath)) }
+        if tlsMinimum != nil || tlsMaximum != nil { try check(request.setTLSVersion(minimum: tlsMinimum, maximum: tlsMaximum)) }
         if noCookies { try check(request.disableCookieHandling()) }
         try check(request.setTimeouts(connect: connectTimeout, headers: headersTimeout, idle: idleTimeout))
         if let range, let (start, end) = Self.byteRange(range) { try check(request.setRange(from: start, to: end)) }
@@ -248,6 +296,7 @@ struct Fetch {
         if let limit = maxFilesize.flatMap(CacheOptions.bytes) { try check(request.setMaxResponseSize(limit)) }
         if retry > 0 { try check(request.setRetries(retry, backoff: retryDelay)) }
         if http11 { request.enablePipelining = false }
+        if ipVersion != .any { try check(request.setIPVersion(ipVersion)) }
         try check(cache.configure(request))
         if let continueAt, continueAt == "-", let output, !Self.continuesAsCurl(output) {
             if !request.setResponseFile(output, resume: true) { throw console.exit(23, request.lastError?.message ?? "-o: cannot write") }

@@ -26,6 +26,9 @@ enum FetchHelp {
           Compressed bodies are asked for and decoded by default (--compressed changes \
         nothing); --no-compressed gets the body as sent.
           -r takes one range, START-END or START-.
+          --anyauth picks the strongest of NTLM, Digest and Basic the server offers, never \
+        Negotiate (curl's may answer with the tickets of the default credential cache, \
+        whatever -u says): ask for Kerberos with --negotiate.
           -J refuses a name that is . or .. or holds a control character (exit 23); \
         the name is always the last segment of its path, in the current folder.
           -C needs -o FILE (a FILE.part an earlier xhr left is continued the library's way).

@@ -18,9 +18,11 @@ extension Fetch {
         OptionSpec(short: short, long: long, valueName: "DATA", help: help) { $0.data.append(DataArgument(kind: kind, text: $1)) }
     }
 
-    private static func authScheme(_ long: String, _ help: String) -> OptionSpec {
-        OptionSpec(short: nil, long: long, valueName: nil, help: help) { fetch, value in
-            if value != "no" { fetch.auth = long } else if fetch.auth == long { fetch.auth = nil }
+    /// --basic, --digest, --ntlm, --negotiate, --anyauth: the --auth `scheme` (the option's name unless given).
+    private static func authScheme(_ long: String, scheme: String? = nil, _ help: String) -> OptionSpec {
+        let name = scheme ?? long
+        return OptionSpec(short: nil, long: long, valueName: nil, help: help) { fetch, value in
+            if value != "no" { fetch.auth = name } else if fetch.auth == name { fetch.auth = nil }
         }
     }
 
@@ -45,11 +47,12 @@ extension Fetch {
     private static var authentication: OptionSection {
         OptionSection(title: "Authentication, proxies, TLS", options: [
         .text("u", "user", "USER:PASSWORD", "Server credentials user:password.", { $0.user = $1 }),
-        .text(nil, "auth", "SCHEME", "basic (default), digest, ntlm or negotiate.", { $0.auth = $1 }),
+        .text(nil, "auth", "SCHEME", "basic (default), digest, ntlm, negotiate or any.", { $0.auth = $1 }),
         authScheme("basic", "Basic authentication with -u (the default)."),
         authScheme("digest", "Digest authentication with -u."),
         authScheme("ntlm", "NTLM authentication with -u."),
         authScheme("negotiate", "Negotiate (Kerberos) authentication; -u : uses the tickets of the credential cache."),
+        authScheme("anyauth", scheme: "any", "With -u, the strongest of NTLM, Digest and Basic the server offers (--auth any; not Negotiate)."),
         OptionSpec(short: "n", long: "netrc", valueName: nil, help: "Take -u's credentials for the URL's host (or the default entry) from ~/.netrc (or --netrc-file); a file that cannot be read gives none.") {
             $0.netrc = $1 == "no" ? .ignored : .required
         },
@@ -62,15 +65,31 @@ extension Fetch {
         },
         .text("x", "proxy", "HOST:PORT", "An HTTP proxy host:port.", { $0.proxy = $1 }),
         .text(nil, "proxy-user", "USER:PASSWORD", "Proxy credentials user:password.", { $0.proxyUser = $1 }),
-        .text(nil, "proxy-auth", "SCHEME", "basic (default), digest, ntlm or negotiate, for the proxy.", { $0.proxyAuth = $1 }),
+        .text(nil, "proxy-auth", "SCHEME", "basic (default), digest, ntlm, negotiate or any, for the proxy.", { $0.proxyAuth = $1 }),
         .flag("k", "insecure", "Accept any certificate and host name.", { $0.insecure = $1 }),
         .text(nil, "cacert", "FILE", "Trust only the CAs in this PEM file.", { $0.caFile = $1 }),
+        .text(nil, "capath", "DIR", "Trust only the CAs in this folder (named by hash: openssl rehash DIR), and --cacert's.", { $0.caPath = $1 }),
+        .flag(nil, "tlsv1.2", "Use TLS 1.2 or later.", { $0.tlsMinimum = $1 ? .v1_2 : nil }),
+        .flag(nil, "tlsv1.3", "Use TLS 1.3 or later.", { $0.tlsMinimum = $1 ? .v1_3 : nil }),
+        OptionSpec(short: nil, long: "tls-max", valueName: "VERSION", help: "Use at most this TLS version: 1.0, 1.1, 1.2, 1.3 or default.") { fetch, value in
+            guard value == "default" || Fetch.tlsVersion(value) != nil else {
+                throw ValidationError("option --tls-max: '\(value)' is not 1.0, 1.1, 1.2, 1.3 or default")
+            }
+            fetch.tlsMaximum = Fetch.tlsVersion(value)
+        },
     ]) }
 
     private static var redirects: OptionSection {
         OptionSection(title: "Redirects and cookies", options: [
         .flag("L", "location", "Follow redirects: the default here (-L changes nothing); --no-location returns them.",
               showsNegation: true) { $0.location = $1 },
+        .flag(nil, "location-trusted", "Send -u's credentials, and -H's Authorization and Cookie, on to redirect targets on other hosts too.", { $0.locationTrusted = $1 }),
+        .text(nil, "proto", "PROTOCOLS", "The schemes the request may use, as curl reads them: [+|-|=]NAME,... of http, https and all (default: all).", { $0.proto = $1 }),
+        .text(nil, "proto-redir", "PROTOCOLS", "The schemes a redirect may lead to, within --proto's, in the same form.", { $0.protoRedir = $1 }),
+        OptionSpec(short: nil, long: "max-redirs", valueName: "N", help: "Follow at most N redirects (default 20, up to 10000; -1: no limit); one more fails with exit 47.") { fetch, value in
+            guard let count = Int(value), count >= -1 else { throw ValidationError("option --max-redirs: expected a proper numerical parameter") }
+            fetch.maxRedirs = count
+        },
         .text("b", "cookie", "DATA|FILE", "Cookies to send: 'NAME=VALUE; …', or a Netscape-format file (- for standard input) whose cookies join the jar.", { $0.cookie = $1 }),
         .text("c", "cookie-jar", "FILE", "Use FILE as the persistent cookie store and write every cookie to it at the end (- : standard output).", { $0.cookieJar = $1 }),
         .flag(nil, "no-cookies", "Send no cookies from the jar and store none (a -b string still goes).", { $0.noCookies = $1 }),
@@ -89,6 +108,8 @@ extension Fetch {
         .flag(nil, "compressed", "Ask for a compressed body (gzip, deflate, br, zstd) and decode it: the default here; --no-compressed gets the body as sent.",
               showsNegation: true) { $0.compressed = $1 },
         .flag(nil, "sync", "Send synchronously (default: asynchronously, with callbacks).", { $0.sync = $1 }),
+        .flag("4", "ipv4", "Connect to IPv4 addresses only.", { $0.ipVersion = $1 ? .v4 : .any }),
+        .flag("6", "ipv6", "Connect to IPv6 addresses only.", { $0.ipVersion = $1 ? .v6 : .any }),
         .flag(nil, "http1.1", "Use HTTP/1.1 only (no HTTP/2 multiplexing).", { $0.http11 = $1 }),
         .flag(nil, "http2", "Use HTTP/2 where the server offers it over TLS: the default here.", { $0.http2 = $1 }),
         .flag(nil, "http2-prior-knowledge", "Refused: see DIFFERENCES FROM CURL.", hidden: true) { $0.http2PriorKnowledge = $1 },

@@ -30,6 +30,7 @@ static int passed, failed;
   } while(0)
 
 static char http_url[512], fault_url[512], self_signed_url[512];
+static const char *user, *password;  /* the test servers' Basic and Digest user, when given */
 
 static void sleep_ms(long ms)
 {
@@ -518,6 +519,82 @@ static void trailers(void)
   CHECK(cxhr_send(request, NULL, 0, 30));
   CHECK(cxhr_get_status(request) == 200);
   CHECK(!cxhr_set_max_response_size(NULL, 10));
+
+  /* IPv6 only: the server listens on 127.0.0.1, which an IPv6-only request never reaches. */
+  CHECK(!cxhr_set_ip_version(request, (cxhr_ip_version)5));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);
+  CHECK(!cxhr_set_ip_version(NULL, CXHR_IP_V4));
+  CHECK(cxhr_set_ip_version(request, CXHR_IP_V6));
+  CHECK(cxhr_open(request, "GET", url(http_url, "/files/100b"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 0);
+  CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_CONNECTION);
+  CHECK(cxhr_set_ip_version(request, CXHR_IP_V4));
+  CHECK(cxhr_open(request, "GET", url(http_url, "/files/100b"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 200);
+  CHECK(cxhr_set_ip_version(request, CXHR_IP_ANY));
+
+  /* TLS versions: bad values and an inverted range refused; Apache's self-signed listener
+     speaks TLS 1.3, and nothing below TLS 1.2 passes OpenSSL's default security level. */
+  CHECK(!cxhr_set_tls_version(request, (cxhr_tls_version)14, CXHR_TLS_DEFAULT));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);
+  CHECK(!cxhr_set_tls_version(request, CXHR_TLS_DEFAULT, (cxhr_tls_version)9));
+  CHECK(!cxhr_set_tls_version(request, CXHR_TLS_1_3, CXHR_TLS_1_2));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);
+  CHECK(!cxhr_set_tls_version(NULL, CXHR_TLS_1_2, CXHR_TLS_DEFAULT));
+  if(self_signed_url[0]) {
+    CHECK(cxhr_disable_peer_verification(request));
+    CHECK(cxhr_set_tls_version(request, CXHR_TLS_1_3, CXHR_TLS_1_3));
+    CHECK(cxhr_open(request, "GET", url(self_signed_url, "/files/100b"), false, NULL, NULL, NULL));
+    CHECK(cxhr_send(request, NULL, 0, 30));
+    CHECK(cxhr_get_status(request) == 200);
+    CHECK(cxhr_set_tls_version(request, CXHR_TLS_DEFAULT, CXHR_TLS_1_0));
+    CHECK(cxhr_open(request, "GET", url(self_signed_url, "/files/100b"), false, NULL, NULL, NULL));
+    CHECK(cxhr_send(request, NULL, 0, 30));
+    CHECK(cxhr_get_status(request) == 0);
+    CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_TLS);
+  }
+  CHECK(cxhr_set_tls_version(request, CXHR_TLS_DEFAULT, CXHR_TLS_DEFAULT));
+
+  /* A CA folder: NULL, a missing one and a file refused; /etc/ssl/certs (hashed) taken. */
+  CHECK(!cxhr_set_ca_certificate_path(request, NULL));
+  CHECK(!cxhr_set_ca_certificate_path(request, "/nonexistent/folder"));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_FILE_UNREADABLE);
+  CHECK(!cxhr_set_ca_certificate_path(request, "/etc/hostname"));
+  CHECK(!cxhr_set_ca_certificate_path(NULL, "/etc/ssl/certs"));
+  CHECK(cxhr_set_ca_certificate_path(request, "/etc/ssl/certs"));
+
+  /* The schemes allowed: none, another name, NULL refused; https only fails an http URL. */
+  CHECK(!cxhr_set_allowed_schemes(request, NULL, NULL));
+  CHECK(!cxhr_set_allowed_schemes(request, "", NULL));
+  CHECK(!cxhr_set_allowed_schemes(request, "http,ftp", NULL));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);
+  CHECK(!cxhr_set_allowed_schemes(NULL, "http", NULL));
+  CHECK(cxhr_set_allowed_schemes(request, "https", ""));
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/files/100b"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 0);
+  CHECK(strstr(cxhr_get_status_text(request), "Protocol \"http\"") != NULL);
+  CHECK(cxhr_set_allowed_schemes(request, "http,https", NULL));
+  CHECK(!cxhr_enable_location_trusted(NULL));
+  CHECK(cxhr_enable_location_trusted(request));
+
+  /* The redirect limit: within it the chain ends in 200; past it DONE, status 0, curl's words. */
+  CHECK(!cxhr_set_max_redirects(request, -2));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);
+  CHECK(!cxhr_set_max_redirects(request, 10001));
+  CHECK(!cxhr_set_max_redirects(NULL, 3));
+  CHECK(cxhr_set_max_redirects(request, 2));
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/redirect/chain?n=3"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 0);
+  CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_REDIRECTS);
+  CHECK(strcmp(cxhr_get_status_text(request), "Maximum (2) redirects followed") == 0);
+  CHECK(cxhr_set_max_redirects(request, -1));
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/redirect/chain?n=3"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 200);
   cxhr_request_destroy(request);
 }
 
@@ -1017,11 +1094,38 @@ static void process_wide_settings(void)
   cxhr_clear_cookies(false);
 }
 
+/* CXHR_AUTH_ANY: the scheme Apache's 401 offers, Digest at /digest/, Basic at /basic/. */
+static void any_scheme(void)
+{
+  if(!user)
+    return;
+  const char *paths[] = {"/digest/echo", "/basic/echo"}, *types[] = {"\"Digest\"", "\"Basic\""};
+  for(int i = 0; i < 2; i++) {
+    cxhr_request *request = cxhr_request_create();
+    CHECK(cxhr_open(request, "GET", url(http_url, paths[i]), false, user, password, CXHR_AUTH_ANY));
+    CHECK(cxhr_send(request, NULL, 0, 30));
+    CHECK(cxhr_get_status(request) == 200);
+    size_t length = 0;
+    const char *body = cxhr_get_receive_buffer(request, &length);
+    char text[4096];
+    snprintf(text, sizeof text, "%.*s", (int)(length < sizeof text - 1 ? length : sizeof text - 1), body ? body : "");
+    CHECK(strstr(text, types[i]) != NULL);
+    CHECK(cxhr_open(request, "GET", url(http_url, paths[i]), false, user, "wrong", "any"));
+    CHECK(cxhr_send(request, NULL, 0, 30));
+    CHECK(cxhr_get_status(request) == 401);
+    cxhr_request_destroy(request);
+  }
+}
+
 int main(int argc, char **argv)
 {
-  if(argc != 3 && argc != 4) {
-    fprintf(stderr, "usage: %s HTTP_URL FAULT_URL [SELF_SIGNED_HTTPS_URL]\n", argv[0]);
+  if(argc != 3 && argc != 4 && argc != 6) {
+    fprintf(stderr, "usage: %s HTTP_URL FAULT_URL [SELF_SIGNED_HTTPS_URL [USER PASSWORD]]\n", argv[0]);
     return 2;
+  }
+  if(argc == 6) {
+    user = argv[4];
+    password = argv[5];
   }
   snprintf(http_url, sizeof http_url, "%s", argv[1]);
   snprintf(fault_url, sizeof fault_url, "%s", argv[2]);
@@ -1042,6 +1146,7 @@ int main(int argc, char **argv)
   metrics();
   trailers();
   transfer_control();
+  any_scheme();
   cookie_store(store);
   cookie_store_from_threads();
   queues();

@@ -62,6 +62,8 @@ typedef enum {
 #define CXHR_AUTH_DIGEST "DIGEST"
 #define CXHR_AUTH_NTLM "NTLM"
 #define CXHR_AUTH_NEGOTIATE "NEGOTIATE"
+/* The strongest of NTLM, Digest and Basic the server's 401 offers (curl's --anyauth). */
+#define CXHR_AUTH_ANY "ANY"
 
 /*
  * Called for every ready-state change of an asynchronous request, on the library's callback
@@ -111,6 +113,44 @@ CXHR_EXTERN bool cxhr_disable_peer_verification(cxhr_request *_Nullable request)
 
 /* Returns 3xx responses instead of following them. */
 CXHR_EXTERN bool cxhr_disable_follow_location(cxhr_request *_Nullable request);
+
+/* The addresses a request connects to: any (the default), IPv4 only (curl's -4), IPv6 only (-6). */
+typedef enum { CXHR_IP_ANY = 0, CXHR_IP_V4 = 4, CXHR_IP_V6 = 6 } cxhr_ip_version;
+
+/*
+ * Connects only to the host's addresses of that version (CURLOPT_IPRESOLVE): a name without
+ * one fails to resolve, a literal address of the other version fails to connect. False for a
+ * value that is no cxhr_ip_version, or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_ip_version(cxhr_request *_Nullable request, cxhr_ip_version version);
+
+/* TLS protocol versions for cxhr_set_tls_version; CXHR_TLS_DEFAULT leaves the bound to libcurl. */
+typedef enum { CXHR_TLS_DEFAULT = 0, CXHR_TLS_1_0 = 10, CXHR_TLS_1_1 = 11, CXHR_TLS_1_2 = 12,
+               CXHR_TLS_1_3 = 13 } cxhr_tls_version;
+
+/*
+ * The lowest and highest TLS versions the request's https connections may use
+ * (CURLOPT_SSLVERSION; curl's --tlsv1.2, --tlsv1.3, --tls-max). A server that cannot meet them
+ * fails the handshake (CXHR_FAILURE_TLS). False for a value that is no cxhr_tls_version, a
+ * minimum above the maximum, or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_tls_version(cxhr_request *_Nullable request, cxhr_tls_version minimum,
+                                      cxhr_tls_version maximum);
+
+/*
+ * Sends the credentials of cxhr_open, and Authorization and Cookie fields set by the caller,
+ * on to redirect targets of other origins too (curl's --location-trusted).
+ */
+CXHR_EXTERN bool cxhr_enable_location_trusted(cxhr_request *_Nullable request);
+
+/*
+ * The schemes the request may use and those a redirect may lead to, each a comma-separated
+ * list of "http" and "https" (curl's --proto and --proto-redir); redirect_schemes NULL: both,
+ * "": none. Another scheme fails the send (status text 'Protocol "http" not supported or
+ * disabled in libcurl'). False for NULL or empty schemes, another name, or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_allowed_schemes(cxhr_request *_Nullable request, const char *_Nullable schemes,
+                                          const char *_Nullable redirect_schemes);
 
 /* Sends no cookies and stores none for this request. */
 CXHR_EXTERN bool cxhr_disable_cookie_handling(cxhr_request *_Nullable request);
@@ -212,8 +252,24 @@ CXHR_EXTERN bool cxhr_disable_content_decoding(cxhr_request *_Nullable request);
  */
 CXHR_EXTERN bool cxhr_set_max_response_size(cxhr_request *_Nullable request, int64_t bytes);
 
+/*
+ * Follows at most count redirects in one send (default 20; -1: no limit; 0: the first redirect
+ * fails). One more ends in DONE, status 0, CXHR_FAILURE_REDIRECTS and the status text
+ * "Maximum (N) redirects followed". False for a count below -1 or above 10000, or a request in
+ * flight.
+ */
+CXHR_EXTERN bool cxhr_set_max_redirects(cxhr_request *_Nullable request, int count);
+
 /* Trusts only the CAs in the PEM file at path for this request. False if unreadable. */
 CXHR_EXTERN bool cxhr_set_ca_certificate_file(cxhr_request *_Nullable request,
+                                              const char *_Nullable path);
+
+/*
+ * Trusts only the CAs in the folder at path (named by subject hash, as openssl rehash makes
+ * them; CURLOPT_CAPATH), with those of cxhr_set_ca_certificate_file if set too. False for NULL,
+ * a path that is not a readable folder (a symbolic link to one included), or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_ca_certificate_path(cxhr_request *_Nullable request,
                                               const char *_Nullable path);
 
 /*

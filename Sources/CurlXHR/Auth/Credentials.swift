@@ -13,6 +13,10 @@ extension HttpRequest {
         /// Kerberos through SPNEGO; a `user@REALM` name and its password get tickets through
         /// libkrb5, kept in the library's credential cache (see ``KerberosCredentials``).
         case negotiate = "NEGOTIATE"
+        /// The strongest of NTLM, Digest and Basic that the server's 401 offers, as curl's
+        /// `--anyauth`: the first request goes without credentials to learn which. Kerberos is
+        /// asked for by name (``negotiate``): its tickets are not the user and password given.
+        case any = "ANY"
     }
 
     /// A user name, a password and the scheme to present them with, for a server or a proxy.
@@ -57,6 +61,9 @@ extension HttpRequest.AuthScheme {
         case .digest: cxhr_auth_digest
         case .ntlm: cxhr_auth_ntlm
         case .negotiate: cxhr_auth_negotiate | cxhr_auth_only
+        // Not CURLAUTH_ANY: with it libcurl answers a Negotiate offer with whatever tickets
+        // the default credential cache holds, whoever the user given is.
+        case .any: cxhr_auth_ntlm | cxhr_auth_digest | cxhr_auth_basic
         }
     }
 }
@@ -66,7 +73,7 @@ extension HttpRequest.Credentials {
     /// cannot be used. `party` names whose they are in the text ("" or "proxy ").
     static func parse(user: String?, password: String?, auth: String?, party: String = "") -> Result<(AuthScheme, Credentials?), ParseProblem> {
         guard let scheme = AuthScheme(name: auth) else {
-            return .failure(ParseProblem(message: "unknown \(party)authentication scheme '\(auth ?? "")': use BASIC, DIGEST, NTLM or NEGOTIATE"))
+            return .failure(ParseProblem(message: "unknown \(party)authentication scheme '\(auth ?? "")': use BASIC, DIGEST, NTLM, NEGOTIATE or ANY"))
         }
         guard let user else { return .success((scheme, nil)) }
         if let problem = problem(user: user, password: password, scheme: scheme) { return .failure(ParseProblem(message: problem)) }

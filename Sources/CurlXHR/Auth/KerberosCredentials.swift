@@ -48,7 +48,7 @@ public enum KerberosCredentials {
         }
     }
 
-    /// Forgets stored credentials for one scheme ("BASIC", "DIGEST", "NTLM", "NEGOTIATE") or,
+    /// Forgets stored credentials for one scheme ("BASIC", "DIGEST", "NTLM", "NEGOTIATE", "ANY") or,
     /// with nil, for all. For NEGOTIATE the tickets are removed from the cache file. The other
     /// schemes keep nothing between requests: their credentials live only in the request that
     /// was given them.
@@ -60,7 +60,7 @@ public enum KerberosCredentials {
         }
         switch scheme {
         case .negotiate?: return removeTickets()
-        case .basic?, .digest?, .ntlm?: return true
+        case .basic?, .digest?, .ntlm?, .any?: return true
         case nil: return false
         }
     }

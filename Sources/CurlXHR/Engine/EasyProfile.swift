@@ -76,7 +76,7 @@ extension EasyProfile.Fields {
         }
         options.set(CURLOPT_HEADERDATA, pointer: UnsafeMutableRawPointer(handle.headParser.recorder))
         options.set(CURLOPT_NOSIGNAL, 1)
-        options.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        options.set(CURLOPT_PROTOCOLS_STR, switches.schemes.curlValue)
         options.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         // Redirects are followed by the engine (``RedirectStep``), not by libcurl.
         options.set(CURLOPT_FOLLOWLOCATION, 0)
@@ -94,9 +94,20 @@ extension EasyProfile.Fields {
         // does not know (which it would refuse): the library decodes (``ContentDecoder``),
         // where a paused consumer holds the decoding back.
         options.set(CURLOPT_HTTP_CONTENT_DECODING, 0)
+        switch switches.ipVersion {
+        case .any: break  // CURL_IPRESOLVE_WHATEVER after the reset
+        case .v4: options.set(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V4))
+        case .v6: options.set(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V6))
+        }
+        if let tls = switches.tlsVersions.curlValue { options.set(CURLOPT_SSLVERSION, tls) }
         options.set(CURLOPT_SSL_VERIFYPEER, switches.verifyPeer ? 1 : 0)
         options.set(CURLOPT_SSL_VERIFYHOST, switches.verifyHost ? 2 : 0)
-        if let caFile {
+        if let caPath = switches.caPath {
+            // The folder, with the request's own file if it has one: no system store, no
+            // process-wide file.
+            options.set(CURLOPT_CAINFO, switches.caFile)
+            options.set(CURLOPT_CAPATH, caPath)
+        } else if let caFile {
             // Replace the system store rather than add to it.
             options.set(CURLOPT_CAINFO, caFile)
             options.set(CURLOPT_CAPATH, nil)

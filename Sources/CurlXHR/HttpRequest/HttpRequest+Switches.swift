@@ -25,6 +25,75 @@ extension HttpRequest {
         changeSwitches { $0.followLocation = false }
     }
 
+    /// Sends the credentials given to `open`, and the `Authorization` and `Cookie` fields set
+    /// with ``setRequestHeader(_:value:)``, on to redirect targets of another scheme, host or
+    /// port too, as curl's `--location-trusted` (libcurl's `CURLOPT_UNRESTRICTED_AUTH`). By
+    /// default they go only to the origin `open` was given. Only for redirects you trust: a
+    /// server can send them anywhere, over plain http too.
+    @discardableResult
+    public func enableLocationTrusted() -> Bool {
+        changeSwitches { $0.locationTrusted = true }
+    }
+
+    /// Limits the schemes this request may use, and those a redirect it follows may lead to
+    /// (curl's `--proto` and `--proto-redir`, libcurl's `CURLOPT_PROTOCOLS_STR`): `"http"`
+    /// and `"https"`, case aside. A URL of another scheme ends the send in DONE with status 0
+    /// and libcurl's text `Protocol "http" not supported or disabled in libcurl` (curl's exit
+    /// 1); so does a redirect to a scheme not in both lists. `redirects` `nil`: both schemes
+    /// (within `schemes`); `[]`: no redirect is followed to anywhere.
+    /// - Returns: `false` with ``lastError`` for an empty `schemes`, or a name other than
+    ///   http and https, or a request in flight.
+    @discardableResult
+    public func setAllowedSchemes(_ schemes: [String], redirects: [String]? = nil) -> Bool {
+        var allowed = AllowedSchemes()
+        switch AllowedSchemes.parse(schemes, allowingNone: false) {
+        case .failure(let problem): return refuse(.invalidArgument, problem.message)
+        case .success(let parsed): allowed.request = parsed
+        }
+        if let redirects {
+            switch AllowedSchemes.parse(redirects, allowingNone: true) {
+            case .failure(let problem): return refuse(.invalidArgument, problem.message)
+            case .success(let parsed): allowed.redirects = parsed
+            }
+        }
+        return changeSwitches { $0.schemes = allowed }
+    }
+
+    /// Follows at most `count` redirects in one send (20 by default; -1: no limit, 0: none, so
+    /// the first redirect fails), as curl's `--max-redirs`. One more ends the request in DONE
+    /// with status 0, ``getFailureKind()`` `.redirects` and curl's text "Maximum (N) redirects
+    /// followed" (curl's exit 47). ``disableFollowLocation()`` still returns redirects instead.
+    /// - Returns: `false` with ``lastError`` for a count below -1 or above 10 000, or a
+    ///   request in flight.
+    @discardableResult
+    public func setMaxRedirects(_ count: Int) -> Bool {
+        guard (-1...RedirectStep.maxRedirectsLimit).contains(count) else {
+            return refuse(.invalidArgument, "the redirect limit must be -1 (none) or 0 to \(RedirectStep.maxRedirectsLimit) redirects (\(count))")
+        }
+        return changeSwitches { $0.maxRedirects = count }
+    }
+
+    /// Which IP addresses a request connects to (``setIPVersion(_:)``; C `cxhr_ip_version`).
+    public enum IPVersion: Int32, Sendable, CaseIterable {
+        /// Any address the host name resolves to (the default).
+        case any = 0
+        /// IPv4 addresses only (curl's `-4`).
+        case v4 = 4
+        /// IPv6 addresses only (curl's `-6`).
+        case v6 = 6
+    }
+
+    /// Connects only to the host's IPv4 or IPv6 addresses (curl's `-4` and `-6`, libcurl's
+    /// `CURLOPT_IPRESOLVE`); `.any` (the default) to whichever answers. A name without an
+    /// address of that version fails to resolve, and a literal address of the other version
+    /// (`127.0.0.1` with `.v6`) fails to connect: DONE, status 0, `.dns` or `.connection`.
+    /// Applies to the proxy's address too.
+    /// - Returns: `false` with ``lastError`` for a request in flight.
+    @discardableResult
+    public func setIPVersion(_ version: IPVersion) -> Bool {
+        changeSwitches { $0.ipVersion = version }
+    }
+
     /// Sends no cookies and stores none for this request.
     @discardableResult
     public func disableCookieHandling() -> Bool {
@@ -41,6 +110,52 @@ extension HttpRequest {
         return changeSwitches { $0.caFile = path }
     }
 
+    /// Trusts only the CAs in the folder at `path` for this request's TLS connections: PEM
+    /// certificates under their subject-hash names, as `openssl rehash` (or `c_rehash`) makes
+    /// them; libcurl's `CURLOPT_CAPATH`, curl's `--capath`. With
+    /// ``setCACertificateFile(_:)`` the request trusts the CAs of both; without it, neither the
+    /// system store nor ``caCertificateFile``. A certificate missing from the folder fails the
+    /// handshake as an unknown CA does (`.tls`, curl's exit 60).
+    /// - Returns: `false` with ``lastError`` when `path` is not a readable folder (a symbolic
+    ///   link to one included), holds CR, LF or NUL, or the request is in flight.
+    @discardableResult
+    public func setCACertificatePath(_ path: String) -> Bool {
+        if let problem = CertificateFolder.problem(path) {
+            return refuse(.fileUnreadable, problem)
+        }
+        return changeSwitches { $0.caPath = path }
+    }
+
+    /// A TLS protocol version (``setTLSVersion(minimum:maximum:)``; C `cxhr_tls_version`).
+    public enum TLSVersion: Int32, Sendable, CaseIterable, Comparable {
+        /// TLS 1.0 (curl's `--tls-max 1.0`).
+        case v1_0 = 10
+        /// TLS 1.1.
+        case v1_1 = 11
+        /// TLS 1.2 (curl's `--tlsv1.2` as a minimum).
+        case v1_2 = 12
+        /// TLS 1.3 (curl's `--tlsv1.3` as a minimum).
+        case v1_3 = 13
+
+        /// Whether `lhs` is an older version than `rhs`.
+        public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    /// Limits the TLS versions this request's https connections may use (libcurl's
+    /// `CURLOPT_SSLVERSION`; curl's `--tlsv1.2`, `--tlsv1.3` and `--tls-max`); `nil` leaves a
+    /// bound to libcurl and OpenSSL (whose configuration may refuse TLS 1.0 and 1.1 anyway). A
+    /// server that cannot meet the range fails the handshake: DONE, status 0, `.tls` (curl's
+    /// exit 35).
+    /// - Returns: `false` with ``lastError`` for a minimum above the maximum, or a request in
+    ///   flight.
+    @discardableResult
+    public func setTLSVersion(minimum: TLSVersion? = nil, maximum: TLSVersion? = nil) -> Bool {
+        if let minimum, let maximum, minimum > maximum {
+            return refuse(.invalidArgument, "the lowest TLS version (\(minimum.name)) is above the highest (\(maximum.name))")
+        }
+        return changeSwitches { $0.tlsVersions = TLSVersions(minimum: minimum, maximum: maximum) }
+    }
+
     /// Sends this request through the HTTP proxy at `host:port`: plain HTTP as a proxy
     /// request, HTTPS through a `CONNECT` tunnel with the origin's certificate verified as
     /// without a proxy.
@@ -50,9 +165,10 @@ extension HttpRequest {
     ///   - port: the proxy's port, 1…65535.
     ///   - user: the user name for the proxy; `nil` sends none.
     ///   - password: the password for the proxy.
-    ///   - auth: `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"` or `"NEGOTIATE"` (tickets from the
+    ///   - auth: `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"`, `"NEGOTIATE"` (tickets from the
     ///     library's Kerberos cache or the user's default one; a `user@REALM` and password get
-    ///     them first, as for ``open(_:url:async:user:password:auth:)``).
+    ///     them first, as for ``open(_:url:async:user:password:auth:)``) or `"ANY"` (the
+    ///     strongest of NTLM, Digest and Basic the proxy offers).
     /// - Returns: `false` with ``lastError`` for a bad host or port, an unknown scheme, or a
     ///   request in flight.
     @discardableResult

@@ -210,7 +210,9 @@ public final class HttpRequest: Sendable {
     ///     makes `send` return in DONE.
     ///   - user: the user name for server authentication.
     ///   - password: the password for server authentication.
-    ///   - auth: `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"` or `"NEGOTIATE"`, case-insensitive.
+    ///   - auth: `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"`, `"NEGOTIATE"` or `"ANY"` (the
+    ///     strongest of NTLM, Digest and Basic the server offers, as curl's `--anyauth`),
+    ///     case-insensitive.
     /// - Returns: `false` with ``lastError`` for a malformed method or URL, an unknown scheme,
     ///   the methods `CONNECT`, `TRACE` and `TRACK` (refused as XMLHttpRequest refuses them), a
     ///   URL with CR, LF, NUL or a backslash in its authority, or a user name or password with

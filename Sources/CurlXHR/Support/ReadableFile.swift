@@ -32,3 +32,25 @@ enum ReadableFile {
         }
     }
 }
+
+/// A folder of CA certificates named by their subject hashes (`openssl rehash`, `c_rehash`),
+/// as libcurl's `CURLOPT_CAPATH` reads it.
+enum CertificateFolder {
+    /// Why `path` cannot be used as the folder, or nil when it can: it must be a folder itself
+    /// (not a symbolic link to one), searchable and readable, named without CR, LF or NUL.
+    static func problem(_ path: String) -> String? {
+        let shown = MessageValidation.escaped(path)
+        if path.isEmpty || path.utf8.contains(where: { $0 == 0 || $0 == 0x0D || $0 == 0x0A }) {
+            return "the CA folder '\(shown)' is empty or contains CR, LF or NUL"
+        }
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return "cannot use the CA folder '\(shown)': \(String(cString: strerror(errno)))" }
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR: break
+        case S_IFLNK: return "the CA folder '\(shown)' is a symbolic link: name the folder itself"
+        default: return "'\(shown)' is not a folder"
+        }
+        guard access(path, R_OK | X_OK) == 0 else { return "cannot read the CA folder '\(shown)': \(String(cString: strerror(errno)))" }
+        return nil
+    }
+}

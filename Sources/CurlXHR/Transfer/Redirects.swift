@@ -16,8 +16,11 @@ import Glibc
 ///
 /// A pure value: the engine applies it to the easy handle for the next hop.
 struct RedirectStep: Equatable {
-    /// The most redirects one send follows (as libcurl's `CURLOPT_MAXREDIRS` was set).
+    /// The most redirects one send follows unless ``HttpRequest/setMaxRedirects(_:)`` says
+    /// otherwise (as libcurl's `CURLOPT_MAXREDIRS` was set).
     static let maxRedirects = 20
+    /// The highest limit ``HttpRequest/setMaxRedirects(_:)`` takes; -1 is none at all.
+    static let maxRedirectsLimit = 10_000
 
     /// The method of the next request.
     let method: String
@@ -85,7 +88,8 @@ extension Transfer {
         if failure == nil, hops.followsRedirect, cxhr_easy_get_string(handle.easy, CURLINFO_REDIRECT_URL, &target) == CURLE_OK,
            let target {
             url = String(cString: target)
-            crossOrigin = !HTTPURL.sameOrigin(url!, message.url)
+            // enableLocationTrusted: every hop is treated as the first origin's.
+            crossOrigin = !switches.locationTrusted && !HTTPURL.sameOrigin(url!, message.url)
         }
         let method = hops.method
         // The time and a jitter matter only to a retry's plan (a random number is a system call).
@@ -98,6 +102,11 @@ extension Transfer {
         case .retry(let delay):
             return .retry(after: delay)
         case .follow(let step):
+            guard switches.schemes.allowsRedirect(to: url!) else {
+                // As libcurl refuses a scheme CURLOPT_REDIR_PROTOCOLS_STR leaves out (CURLE_UNSUPPORTED_PROTOCOL).
+                let scheme = MessageValidation.escaped(String(url!.prefix { $0 != ":" }))
+                return .end(TransferFailure(kind: .response, text: "Protocol \"\(scheme)\" not supported or disabled in libcurl", code: 1))
+            }
             usedConnection(ConnectionID(handle.easy))
             var hopTime: curl_off_t = 0
             _ = cxhr_easy_get_offset(handle.easy, CURLINFO_TOTAL_TIME_T, &hopTime)

@@ -184,7 +184,7 @@ final class Transfer: @unchecked Sendable {
         progress.startedAt = MonotonicTime.milliseconds()
         hops = TransferHops(rules: TransferHops.Rules(followLocation: switches.followLocation, retries: switches.retries,
                                                       maxResponseSize: switches.maxResponseSize, totalLimit: timeout,
-                                                      method: sentMethod))
+                                                      method: sentMethod, maxRedirects: switches.maxRedirects))
         clock = nil
     }
 

@@ -35,6 +35,8 @@ struct TransferHops: Sendable, Equatable {
         var totalLimit = 0.0
         /// The method the first hop sends.
         var method = "GET"
+        /// The most redirects followed (curl's `--max-redirs`); -1: no limit.
+        var maxRedirects = RedirectStep.maxRedirects
     }
 
     /// What a head tells the machine.
@@ -196,8 +198,9 @@ struct TransferHops: Sendable, Equatable {
             followsRedirect = false
             return finish()
         }
-        guard redirects < RedirectStep.maxRedirects else {
-            return .end(failure: TransferFailure(kind: .redirects, text: "Maximum (\(RedirectStep.maxRedirects)) redirects followed"),
+        guard rules.maxRedirects < 0 || redirects < rules.maxRedirects else {
+            // curl's CURLE_TOO_MANY_REDIRECTS, in curl's words.
+            return .end(failure: TransferFailure(kind: .redirects, text: "Maximum (\(rules.maxRedirects)) redirects followed", code: 47),
                         reportingHeld: false)
         }
         let step = RedirectStep(status: lastStatus, method: method, crossOrigin: crossOrigin)

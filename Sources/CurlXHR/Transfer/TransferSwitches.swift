@@ -4,11 +4,15 @@ struct TransferSwitches: Sendable, Equatable {
     var verifyPeer = true
     var verifyHost = true
     var followLocation = true
+    /// Credentials go on to redirect targets of other origins (`enableLocationTrusted`).
+    var locationTrusted = false
     var cookies = true
     /// The HTTP proxy to go through, or nil to go direct.
     var proxy: ProxySetting?
     /// Trusted CAs for this request only (`setCACertificateFile`).
     var caFile: String?
+    /// A folder of trusted CAs for this request only (`setCACertificatePath`).
+    var caPath: String?
     /// Set by `close()`: the next transfer opens a new connection and a full TLS handshake.
     var freshConnection = false
     /// The limits of each phase (`setTimeouts`).
@@ -21,6 +25,35 @@ struct TransferSwitches: Sendable, Equatable {
     var retries = RetryPolicy()
     /// The most body bytes (after decoding) a response may have; 0: no limit (`setMaxResponseSize`).
     var maxResponseSize: Int64 = 0
+    /// The most redirects one send follows; -1: no limit (`setMaxRedirects`).
+    var maxRedirects = RedirectStep.maxRedirects
+    /// The schemes the request and its redirects may use (`setAllowedSchemes`).
+    var schemes = AllowedSchemes()
+    /// The addresses connected to (`setIPVersion`).
+    var ipVersion = HttpRequest.IPVersion.any
+    /// The TLS versions the server connection may use (`setTLSVersion`).
+    var tlsVersions = TLSVersions()
+}
+
+/// The range of TLS versions a request allows; nil bounds are libcurl's.
+struct TLSVersions: Sendable, Equatable {
+    var minimum: HttpRequest.TLSVersion?
+    var maximum: HttpRequest.TLSVersion?
+
+    /// `CURLOPT_SSLVERSION`'s value: a `CURL_SSLVERSION_*` ORed with a `CURL_SSLVERSION_MAX_*`;
+    /// nil for libcurl's default range.
+    var curlValue: Int? {
+        guard minimum != nil || maximum != nil else { return nil }
+        // CURL_SSLVERSION_TLSv1_0 is 4 … TLSv1_3 is 7; the maxima are those shifted by 16.
+        let low = minimum.map { Int($0.rawValue) - 6 } ?? 0
+        let high = maximum.map { (Int($0.rawValue) - 6) << 16 } ?? 0
+        return low | high
+    }
+}
+
+extension HttpRequest.TLSVersion {
+    /// "TLS 1.2".
+    var name: String { "TLS 1.\(rawValue - 10)" }
 }
 
 /// A request's byte range (`Range: bytes=start-end`, end inclusive; nil: to the end).
@@ -36,5 +69,37 @@ struct ByteRange: Sendable, Equatable {
         if start < 0 { return "the range must start at byte 0 or later" }
         if let end, end < start { return "the range must end at or after its start (\(end) < \(start))" }
         return nil
+    }
+}
+
+/// The schemes a request may use (libcurl's `CURLOPT_PROTOCOLS_STR`) and those a redirect it
+/// follows may lead to, within them (curl's `--proto` and `--proto-redir`).
+struct AllowedSchemes: Sendable, Equatable {
+    /// Every scheme the library sends.
+    static let all = ["http", "https"]
+    var request = AllowedSchemes.all
+    var redirects = AllowedSchemes.all
+
+    /// `CURLOPT_PROTOCOLS_STR`'s value.
+    var curlValue: String { request.joined(separator: ",") }
+
+    /// Whether a redirect may lead to `url`: its scheme is allowed for the request and for redirects.
+    func allowsRedirect(to url: String) -> Bool {
+        let scheme = url.prefix { $0 != ":" }.lowercased()
+        return request.contains(scheme) && redirects.contains(scheme)
+    }
+
+    /// The schemes of `names` in ``all``'s order (case aside), or why they are none of them.
+    static func parse(_ names: [String], allowingNone: Bool) -> Result<[String], ReadableFile.Problem> {
+        var chosen = Set<String>()
+        for name in names {
+            let lower = name.lowercased()
+            guard all.contains(lower) else {
+                return .failure(ReadableFile.Problem(message: "'\(MessageValidation.escaped(name))' is not a scheme the library sends: use http or https"))
+            }
+            chosen.insert(lower)
+        }
+        if chosen.isEmpty, !allowingNone { return .failure(ReadableFile.Problem(message: "no scheme is allowed: a request could never be sent")) }
+        return .success(all.filter(chosen.contains))
     }
 }

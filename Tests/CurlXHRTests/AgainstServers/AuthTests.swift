@@ -92,6 +92,42 @@ import Testing
         }
     }
 
+    /// "ANY" (curl's --anyauth): the scheme each location's 401 offers, as Apache reports it;
+    /// the same answers as curl's --anyauth, right and wrong.
+    @Test func anyAnswersWithTheSchemeTheServerOffers() throws {
+        for (path, type) in [("/basic/echo", "Basic"), ("/digest/echo", "Digest")] {
+            let url = try env.httpURL + path
+            try checkScheme("ANY", url: url, user: try user, password: try password)
+            let (request, body, _) = get(url, async: false, user: try user, password: try password, auth: "any")
+            #expect(request.getStatus() == 200)
+            #expect(try Echo(body).json["auth_type"] as? String == type, "\(path)")
+            // Reserved characters survive whichever scheme is picked.
+            let second = get(url, async: true, user: try env["TESTENV_USER2"], password: try env["TESTENV_PASSWORD2"], auth: "ANY")
+            let secondUser = try Echo(second.1).json["remote_user"] as? String
+            let user2 = try env["TESTENV_USER2"]
+            #expect(second.0.getStatus() == 200 && secondUser == user2)
+            for suffix in ["", "-wrong"] {
+                let curl = try XHRToolTests.run("/usr/bin/curl", ["-s", "--anyauth", "-u", "\(try user):\(try password)\(suffix)",
+                                                                  "-w", "%{http_code}", "-o", "/dev/null", url])
+                let ours = try XHRToolTests.run(TestEnvironment.builtProduct("xhr"), ["-s", "--anyauth", "-u", "\(try user):\(try password)\(suffix)",
+                                                                                      "-w", "%{http_code}", "-o", "/dev/null", url])
+                #expect(ours.status == curl.status && ours.text == curl.text, "\(path)\(suffix): xhr \(ours.text), curl \(curl.text)")
+                #expect(ours.text == (suffix.isEmpty ? "200" : "401"))
+            }
+        }
+        // NTLM, offered alone by the verifying server.
+        let ntlm = get(try env["TESTENV_HTTP_NTLM_URL"] + "/echo", async: false, user: try user, password: try password, auth: "ANY")
+        #expect(ntlm.0.getStatus() == 200, "\(ntlm.0.getStatusText() ?? "")")
+        // --anyauth off again with --no-anyauth: Basic, which the Digest location refuses.
+        let off = try XHRToolTests.run(TestEnvironment.builtProduct("xhr"), ["-s", "--anyauth", "--no-anyauth", "-u", "\(try user):\(try password)",
+                                                                             "-w", "%{http_code}", "-o", "/dev/null", try env.httpURL + "/digest/echo"])
+        #expect(off.text == "401")
+        // Kerberos is never picked: ANY with a user@REALM and password at the Negotiate location is a 401.
+        let negotiate = "http://\(try env["TESTENV_KRB_HOST"]):\(try env["TESTENV_HTTP_PORT"])/negotiate/echo"
+        let kerberos = get(negotiate, async: false, user: try env["TESTENV_KRB5_PRINCIPAL"], password: try env["TESTENV_KRB5_PASSWORD"], auth: "ANY")
+        #expect(kerberos.0.getStatus() == 401)
+    }
+
     @Test func unknownSchemesAndShortKerberosNamesSayFalse() {
         let request = HttpRequest()
         #expect(!request.open("GET", url: "http://127.0.0.1/", user: "a", password: "b", auth: "SPNEGO"))

@@ -67,7 +67,7 @@ import Testing
     @Test func misuseIsRefusedAndRequestsWorkFromC() throws {
         let program = try build("Tests/C/capi_test.c")
         let selfSigned = "https://127.0.0.1:\(try env["TESTENV_HTTPS_SELFSIGNED_PORT"])"
-        expectAllPassed(try run(program, [try env.httpURL, try env.faultURL, selfSigned]))
+        expectAllPassed(try run(program, [try env.httpURL, try env.faultURL, selfSigned, try env["TESTENV_USER"], try env["TESTENV_PASSWORD"]]))
     }
 
     @Test func theCacheFromCStoresAnswersRefusesAndTurnsOff() throws {

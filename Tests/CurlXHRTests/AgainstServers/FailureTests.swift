@@ -157,6 +157,40 @@ import Testing
         #expect(request.getFailureKind() == .redirects)
     }
 
+    /// setMaxRedirects: the chain's hops within the limit are followed, one more ends the
+    /// request as curl's --max-redirs does; -1 follows past the default 20.
+    @Test func theRedirectLimitIsSetPerRequest() throws {
+        let chain = try env.faultURL + "/redirect/chain?n=5"
+        let (within, _) = fetchAsync("GET", chain) { #expect($0.setMaxRedirects(5)) }
+        #expect(within.getStatus() == 200)
+        let (over, seen) = fetchAsync("GET", chain) { #expect($0.setMaxRedirects(4)) }
+        #expect(over.getStatus() == 0 && seen.states.last == .done && !seen.states.contains(.headersReceived))
+        #expect(over.getFailureKind() == .redirects && over.getFailureCode() == 47)
+        #expect(over.getStatusText() == "Maximum (4) redirects followed", "\(over.getStatusText() ?? "")")
+        let (none, _) = fetchSync("GET", chain) { $0.setMaxRedirects(0) }
+        #expect(none.getStatus() == 0 && none.getStatusText() == "Maximum (0) redirects followed")
+        let (long, longSeen) = fetchAsync("GET", try env.faultURL + "/redirect/chain?n=30") { #expect($0.setMaxRedirects(-1)) }
+        #expect(long.getStatus() == 200 && String(decoding: longSeen.body, as: UTF8.self) == "end of chain")
+        // The limit stays with the request object: sent again, it holds.
+        #expect(over.open("GET", url: chain) && over.send())
+        #expect(over.getStatus() == 0 && over.getFailureKind() == .redirects)
+        #expect(over.setMaxRedirects(20) && over.open("GET", url: chain) && over.send() && over.getStatus() == 200)
+    }
+
+    @Test func aRedirectLimitOutOfRangeIsRefused() throws {
+        let request = HttpRequest()
+        for count in [-2, -1000, 10_001, Int.max, Int.min] {
+            #expect(!request.setMaxRedirects(count), "\(count)")
+            #expect(request.lastError?.code == .invalidArgument && request.lastError?.message.contains("redirect limit") == true)
+        }
+        #expect(request.setMaxRedirects(10_000) && request.lastError == nil)
+        #expect(request.setMaxRedirects(-1))
+        #expect(request.open("GET", url: try env.faultURL + "/delay?ms=300", async: true))
+        #expect(request.send())
+        #expect(!request.setMaxRedirects(3), "not while in flight")
+        request.abort()
+    }
+
     @Test func onlyHttpAndHttpsAreFollowed() throws {
         let (request, _) = fetchAsync("GET", try env.faultURL + "/redirect/to?url=ftp://127.0.0.1/x")
         #expect(request.getStatus() == 0)
@@ -184,6 +218,85 @@ import Testing
         #expect(headers["x-marker"] == marker, "other headers still go")
     }
 
+    /// enableLocationTrusted (curl's --location-trusted): the hop to another host carries the
+    /// credentials and the caller's Cookie field; xhr's option as curl's.
+    @Test func trustedLocationsGetTheCredentials() throws {
+        let marker = UUID().uuidString
+        let port = try env["TESTENV_FAULT_PORT"]
+        let target = "http://localhost:\(port)/record?trusted=\(marker)"
+        let start = "http://127.0.0.1:\(port)/redirect/to?url=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
+        let (request, _) = fetchSync("GET", start) { request in
+            #expect(request.open("GET", url: start, user: "alice", password: "s3cret"))
+            #expect(request.setRequestHeader("Cookie", value: "c=\(marker)"))
+            #expect(request.enableLocationTrusted())
+        }
+        #expect(request.getStatus() == 200)
+        func hopHeaders(_ key: String) throws -> [String: String] {
+            let records = try #require(try JSONSerialization.jsonObject(with: fetchSync("GET", try env.faultURL + "/recorded").1) as? [[String: Any]])
+            let hop = try #require(records.last { ($0["path"] as? String)?.contains(key) == true })
+            return (hop["headers"] as? [String: String] ?? [:]).mapKeys { $0.lowercased() }
+        }
+        let headers = try hopHeaders("trusted=\(marker)")
+        #expect(headers["authorization"] == "Basic " + Data("alice:s3cret".utf8).base64EncodedString(), "\(headers)")
+        #expect(headers["cookie"] == "c=\(marker)")
+        // The same hop through xhr and curl, with and without the option.
+        for (options, sends) in [(["--location-trusted"], true), ([], false)] {
+            for program in [TestEnvironment.builtProduct("xhr"), "/usr/bin/curl"] {
+                let key = UUID().uuidString
+                let hop = "http://localhost:\(port)/record?cli=\(key)"
+                let url = "http://127.0.0.1:\(port)/redirect/to?url=\(hop.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
+                let run = try XHRToolTests.run(program, ["-s", "-L", "-o", "/dev/null", "-u", "alice:s3cret"] + options + [url])
+                #expect(run.status == 0)
+                #expect((try hopHeaders("cli=\(key)")["authorization"] != nil) == sends, "\(program) \(options)")
+            }
+        }
+    }
+
+    /// setAllowedSchemes (curl's --proto, --proto-redir): a URL or a redirect of a scheme left
+    /// out fails with libcurl's words; xhr and curl exit alike.
+    @Test func theSchemesAllowedAreTheOnlyOnesUsed() throws {
+        let target = try env.httpsURL + "/files/100b"
+        let toHTTPS = try env.faultURL + "/redirect/to?url=" + target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let caFile = try env.caFile
+        let (plain, _) = fetchSync("GET", try env.faultURL + "/files/100b") { #expect($0.setAllowedSchemes(["https"])) }
+        #expect(plain.getStatus() == 0 && plain.getFailureCode() == 1, "\(plain.getStatusText() ?? "")")
+        #expect(plain.getStatusText() == #"Protocol "http" not supported or disabled in libcurl"#, "\(plain.getStatusText() ?? "")")
+        let (hop, _) = fetchSync("GET", toHTTPS) {
+            $0.setCACertificateFile(caFile)
+            #expect($0.setAllowedSchemes(["HTTP", "https"], redirects: ["http"]))
+        }
+        #expect(hop.getStatus() == 0 && hop.getFailureCode() == 1, "\(hop.getStatusText() ?? "")")
+        #expect(hop.getStatusText() == #"Protocol "https" not supported or disabled in libcurl"#, "\(hop.getStatusText() ?? "")")
+        let (allowed, body) = fetchSync("GET", toHTTPS) {
+            $0.setCACertificateFile(caFile)
+            #expect($0.setAllowedSchemes(["http", "https"], redirects: ["https"]))
+        }
+        #expect(allowed.getStatus() == 200 && body == Pattern.bytes(100), "\(allowed.getStatusText() ?? "")")
+        let (none, _) = fetchSync("GET", try env.faultURL + "/redirect/chain?n=1") { #expect($0.setAllowedSchemes(["http"], redirects: [])) }
+        #expect(none.getStatus() == 0 && none.getFailureCode() == 1)
+        let request = HttpRequest()
+        for (schemes, redirects) in [([String](), nil), (["ftp"], nil), (["http\r\n"], nil), (["http"], ["file"]), (["http", ""], nil)] as [([String], [String]?)] {
+            #expect(!request.setAllowedSchemes(schemes, redirects: redirects), "\(schemes) \(String(describing: redirects))")
+            #expect(request.lastError?.code == .invalidArgument && request.lastError?.message.contains("\n") == false)
+        }
+        let cases: [([String], String, Int32)] = [
+            (["--proto", "=https"], try env.faultURL + "/files/100b", 1), (["--proto-redir", "=http"], toHTTPS, 1),
+            (["--proto", "=http"], toHTTPS, 1), (["--proto", "-all,http"], try env.faultURL + "/redirect/chain?n=1", 0),
+            (["--proto", "-all"], try env.faultURL + "/files/100b", 1), (["--proto-redir", "-https"], toHTTPS, 1),
+            (["--proto", "-http,+https,ftp", "--proto-redir", "all"], toHTTPS, 1), (["--proto", "https,=http"], toHTTPS, 1),
+            (["--proto", "http", "--proto-redir", "-all,https"], toHTTPS, 0),
+        ]
+        for (options, url, status) in cases {
+            let ours = try XHRToolTests.run(TestEnvironment.builtProduct("xhr"), ["-sS", "-L", "-o", "/dev/null", "--cacert", caFile] + options + [url])
+            let curl = try XHRToolTests.run("/usr/bin/curl", ["-sS", "-L", "-o", "/dev/null", "--cacert", caFile] + options + [url])
+            #expect(ours.status == status && curl.status == status, "\(options): xhr \(ours.status) \(ours.stderr), curl \(curl.status)")
+            if status == 1 {
+                let words = { (text: String) in text.components(separatedBy: "Protocol ").last ?? "" }
+                #expect(words(ours.stderr) == words(curl.stderr), "\(options): \(ours.stderr) / \(curl.stderr)")
+            }
+        }
+    }
+
     @Test func basicCredentialsGoToTheirOwnHost() throws {
         let marker = UUID().uuidString
         let (request, _) = fetchSync("GET", try env.faultURL + "/record?basic=\(marker)") { request in
@@ -202,5 +315,56 @@ import Testing
 extension Dictionary {
     func mapKeys<T: Hashable>(_ transform: (Key) -> T) -> [T: Value] {
         Dictionary<T, Value>(map { (transform($0.key), $0.value) }, uniquingKeysWith: { first, _ in first })
+    }
+}
+
+/// setIPVersion: the servers listen on 127.0.0.1 only, so IPv4 reaches them and IPv6 (`::1`,
+/// which `localhost` also names here) finds no one: the switch decides which is tried.
+@Suite struct IPVersionTests {
+    let env: TestEnvironment
+    init() throws { env = try TestEnvironment.get() }
+
+    @Test func onlyTheAddressesOfTheVersionAskedForAreTried() throws {
+        let port = try env["TESTENV_HTTP_PORT"]
+        let byName = "http://localhost:\(port)/files/100b"
+        let (any, _) = fetchSync("GET", byName)
+        #expect(any.getStatus() == 200)
+        let (v4, body) = fetchSync("GET", byName) { #expect($0.setIPVersion(.v4)) }
+        #expect(v4.getStatus() == 200 && body == Pattern.bytes(100))
+        // A connection to 127.0.0.1 is in the pool now: an IPv6-only request must not take it.
+        let (v6, seen) = fetchAsync("GET", byName) { #expect($0.setIPVersion(.v6)) }
+        #expect(v6.getStatus() == 0 && seen.states.last == .done, "\(v6.getStatusText() ?? "")")
+        #expect(v6.getFailureKind() == .connection || v6.getFailureKind() == .dns, "\(String(describing: v6.getFailureKind()))")
+        let (literal, _) = fetchSync("GET", "http://127.0.0.1:\(port)/files/100b") { $0.setIPVersion(.v6) }
+        #expect(literal.getStatus() == 0 && literal.getFailureKind() == .connection, "\(literal.getStatusText() ?? "")")
+        let (loopback6, _) = fetchSync("GET", "http://[::1]:\(port)/files/100b") { $0.setIPVersion(.v4) }
+        #expect(loopback6.getStatus() == 0, "\(loopback6.getStatusText() ?? "")")
+        // The switch stays with the object; .any lifts it.
+        #expect(v6.open("GET", url: byName) && v6.send() && v6.getStatus() == 0)
+        #expect(v6.setIPVersion(.any) && v6.open("GET", url: byName) && v6.send() && v6.getStatus() == 200)
+    }
+
+    @Test func notWhileInFlight() throws {
+        let request = HttpRequest()
+        #expect(request.open("GET", url: try env.faultURL + "/delay?ms=300", async: true))
+        #expect(request.send())
+        #expect(!request.setIPVersion(.v4) && request.lastError?.code == .invalidState)
+        request.abort()
+        #expect(HttpRequest.IPVersion(rawValue: 5) == nil && HttpRequest.IPVersion.allCases.map(\.rawValue) == [0, 4, 6])
+    }
+
+    /// -4 and -6 as curl's: the same exit status for each address family and name.
+    @Test func xhrIPv4AndIPv6ExitAsCurlDoes() throws {
+        let port = try env["TESTENV_HTTP_PORT"]
+        for option in ["-4", "-6", "--ipv4", "--ipv6"] {
+            for host in ["localhost", "127.0.0.1", "[::1]"] {
+                let url = "http://\(host):\(port)/files/100b"
+                let ours = try XHRToolTests.run(TestEnvironment.builtProduct("xhr"), ["-s", "-o", "/dev/null", option, url])
+                let curl = try XHRToolTests.run("/usr/bin/curl", ["-s", "-o", "/dev/null", option, url])
+                #expect(ours.status == curl.status, "\(option) \(host): xhr \(ours.status), curl \(curl.status)")
+            }
+        }
+        let last = try XHRToolTests.run(TestEnvironment.builtProduct("xhr"), ["-s", "-o", "/dev/null", "-6", "-4", "http://localhost:\(port)/files/100b"])
+        #expect(last.status == 0, "the last of -4 and -6 wins")
     }
 }

@@ -126,6 +126,11 @@ import Testing
     @Test func openProxy() throws { try checkProxy("PROXY", auth: nil) }
     @Test func basicProxy() throws { try checkProxy("PROXY_BASIC", auth: "BASIC") }
     @Test func digestProxy() throws { try checkProxy("PROXY_DIGEST", auth: "DIGEST") }
+    /// "ANY": the scheme the proxy's 407 offers, Digest on this port, Basic on that one.
+    @Test func anyProxyScheme() throws {
+        try checkProxy("PROXY_DIGEST", auth: "ANY")
+        try checkProxy("PROXY_BASIC", auth: "any")
+    }
 
     @Test func ntlmProxyVerifiesThePassword() throws {
         #expect(try env["TESTENV_PROXY_NTLM_VERIFIES_PASSWORD"] == "1", "the NTLM proxy must check passwords")

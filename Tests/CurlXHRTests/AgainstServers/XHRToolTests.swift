@@ -226,6 +226,30 @@ import Testing
         }
     }
 
+    /// --max-redirs as curl's (with -L, which xhr implies): the same exit status, the same
+    /// words, the same body when the chain fits.
+    @Test func maxRedirsLimitsTheChainAsCurlDoes() throws {
+        let chain = try env.faultURL + "/redirect/chain?n=5"
+        for (limit, status) in [("2", Int32(47)), ("0", 47), ("5", 0), ("-1", 0)] {
+            let ours = try xhr(["-sS", "--max-redirs", limit, chain])
+            let curl = try Self.run("/usr/bin/curl", ["-sS", "-L", "--max-redirs", limit, chain])
+            #expect(ours.status == status && curl.status == status, "--max-redirs \(limit): xhr \(ours.status), curl \(curl.status)")
+            #expect(ours.stdout == curl.stdout)
+            if status == 47 {
+                #expect(ours.stderr == "xhr: Maximum (\(limit)) redirects followed\n", "\(ours.stderr)")
+                #expect(curl.stderr.contains("Maximum (\(limit)) redirects followed"), "\(curl.stderr)")
+            }
+        }
+        let long = try xhr(["-s", "--max-redirs", "-1", "-w", "%{num_redirects}", "-o", "/dev/null", try env.faultURL + "/redirect/chain?n=25"])
+        #expect(long.status == 0 && long.text == "25", "past the default 20: \(long.status) \(long.text)")
+        for bad in ["-2", "x", "1.5", ""] {
+            let refused = try xhr(["--max-redirs", bad, chain])
+            #expect(refused.status == 2 && refused.stderr.contains("--max-redirs"), "\(bad): \(refused.stderr)")
+        }
+        let tooMany = try xhr(["--max-redirs", "10001", chain])
+        #expect(tooMany.status == 2 && tooMany.stderr.contains("redirect limit"), "\(tooMany.stderr)")
+    }
+
     @Test func exitCodesForFailuresAndUsage() throws {
         let refused = try xhr(["http://127.0.0.1:1/"])
         #expect(refused.status == 7)

@@ -8,9 +8,10 @@ import Testing
     typealias Hops = TransferHops
     typealias Head = TransferHops.Head
 
-    static func hops(follow: Bool = true, retries: Int = 0, limit: Int64 = 0, total: Double = 0, method: String = "GET") -> Hops {
+    static func hops(follow: Bool = true, retries: Int = 0, limit: Int64 = 0, total: Double = 0, method: String = "GET",
+                     maxRedirects: Int = RedirectStep.maxRedirects) -> Hops {
         Hops(rules: .init(followLocation: follow, retries: RetryPolicy(count: retries, backoff: 1), maxResponseSize: limit,
-                          totalLimit: total, method: method))
+                          totalLimit: total, method: method, maxRedirects: maxRedirects))
     }
 
     /// One event of a transcript and the action it must give.
@@ -90,6 +91,35 @@ import Testing
             return
         }
         #expect(failure.kind == .redirects)
+    }
+
+    /// `--max-redirs N`: N hops are followed, the next redirect ends the send with curl's 47
+    /// and its words; 0 fails at the first; -1 never ends a chain.
+    @Test func theRedirectLimitIsTheRequestsOwn() {
+        let follow = Step.ended(.completed, crossOrigin: false, .follow(RedirectStep(status: 302, method: "GET", crossOrigin: false)))
+        let redirect = Step.head(Head(status: 302, hasLocation: true), .hold)
+        func tooMany(_ limit: Int) -> Hops.EndAction {
+            .end(failure: TransferFailure(kind: .redirects, text: "Maximum (\(limit)) redirects followed", code: 47), reportingHeld: false)
+        }
+        var two = Self.hops(maxRedirects: 2)
+        run(&two, [redirect, .body(.drop), follow, redirect, follow, redirect, .body(.drop), .ended(.completed, crossOrigin: false, tooMany(2))])
+        #expect(two.redirects == 2 && !two.headReported)
+        var twoThenAnswer = Self.hops(maxRedirects: 2)
+        run(&twoThenAnswer, [redirect, follow, redirect, follow, .head(Head(status: 200), .report), .body(.deliver(reportingHeld: false)),
+                             .ended(.completed, crossOrigin: nil, .end(failure: nil, reportingHeld: false))])
+        var none = Self.hops(maxRedirects: 0)
+        run(&none, [redirect, .ended(.completed, crossOrigin: true, tooMany(0))])
+        #expect(none.redirects == 0)
+        var unlimited = Self.hops(maxRedirects: -1)
+        for _ in 0..<500 { run(&unlimited, [redirect, follow]) }
+        run(&unlimited, [.head(Head(status: 200), .report), .ended(.completed, crossOrigin: nil, .end(failure: nil, reportingHeld: false))])
+        #expect(unlimited.redirects == 500)
+        // Not following redirects: the limit says nothing, the 302 is the response.
+        var kept = Self.hops(follow: false, maxRedirects: 0)
+        run(&kept, [.head(Head(status: 302, hasLocation: true), .report), .ended(.completed, crossOrigin: false, .end(failure: nil, reportingHeld: false))])
+        // A redirect without a target (libcurl found none) is the response under any limit.
+        var noTarget = Self.hops(maxRedirects: 0)
+        run(&noTarget, [redirect, .ended(.completed, crossOrigin: nil, .end(failure: nil, reportingHeld: true))])
     }
 
     @Test func anAuthenticationRoundIsHeldUntilItTurnsOutFinal() {
