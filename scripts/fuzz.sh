@@ -83,9 +83,15 @@ done
 # swift-http-types (HTTPFields), the one package the library depends on, as a module of its
 # own (in the Swift language mode its package declares).
 swift package resolve >/dev/null
-"$swiftc" -swift-version 5 -g -O -parse-as-library "${sanitize[@]}" -module-name HTTPTypes -package-name HTTPTypes \
+http_types=$root/.build/checkouts/swift-http-types
+# The settings its manifest gives every target: its availability macros ("HTTPTypes 1.0": …).
+http_types_settings=(-enable-upcoming-feature InternalImportsByDefault)
+while IFS=$'\t' read -r name value; do
+  http_types_settings+=(-enable-experimental-feature "AvailabilityMacro=$name: $value")
+done < <(sed -n 's/^ *"\(HTTPTypes [0-9.]*\)": "\([^"]*\)",*$/\1\t\2/p' "$http_types/Package.swift")
+"$swiftc" -swift-version 5 -g -O -parse-as-library "${sanitize[@]}" "${http_types_settings[@]}" -module-name HTTPTypes -package-name HTTPTypes \
   -emit-module -emit-module-path "$build/obj/HTTPTypes.swiftmodule" \
-  -emit-library -static -o "$build/obj/libHTTPTypes.a" "$root"/.build/checkouts/swift-http-types/Sources/HTTPTypes/*.swift
+  -emit-library -static -o "$build/obj/libHTTPTypes.a" "$http_types"/Sources/HTTPTypes/*.swift
 # The library as one module built with testing enabled, so the targets reach its internal
 # parsers with @testable import; the C interface when the capi target is asked for.
 "$swiftc" "${swiftflags[@]}" -module-name CurlXHR -package-name CurlXHR -enable-testing "${modules[@]}" \

@@ -33,6 +33,7 @@
 #define _GNU_SOURCE /* nftw, mkdtemp */
 #include <curlxhr.h>
 #include <ftw.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -120,6 +121,16 @@ static const char *pick_text(program *p, const char *const *choices, size_t coun
 #define PICK(p, ...)                                                       \
   pick_text(p, (const char *const[]){__VA_ARGS__},                         \
             sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
+
+/* A count or an enum value: the edges of what the calls take, or any. */
+static int pick_int(program *p)
+{
+  static const int choices[] = {-2, -1, 0, 1, 4, 6, 10, 12, 13, 14, 10000, 10001, INT_MIN, INT_MAX};
+  uint8_t choice = next_byte(p) % (sizeof choices / sizeof choices[0] + 1);
+  if(choice == sizeof choices / sizeof choices[0])
+    return (int)(uint32_t)next_u64(p);
+  return choices[choice];
+}
 
 /* MARK: Requests */
 
@@ -346,7 +357,7 @@ static void pre_send_switch(program *p)
   bool allowed = s && pre_send_state(state);
   bool result;
   const char *name;
-  switch(next_byte(p) % 8) {
+  switch(next_byte(p) % 16) {
   case 0:
     name = "disable_host_verification";
     result = cxhr_disable_host_verification(handle);
@@ -384,6 +395,61 @@ static void pre_send_switch(program *p)
     CHECK(result == (s != NULL), "set_enable_pipelining said %d", result);
     /* Its success once left the reason of an earlier failure in place (found here;
        corpus/capi/regress-pipelining-keeps-last-error). */
+    check_reason(s, result, name);
+    return;
+  }
+  case 8: {
+    name = "set_max_redirects";
+    int count = pick_int(p);
+    result = cxhr_set_max_redirects(handle, count);
+    CHECK(!result || (count >= -1 && count <= 10000), "set_max_redirects accepted %d", count);
+    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "set_max_redirects said true in state %d", (int)state);
+    check_reason(s, result, name);
+    return;
+  }
+  case 9: {
+    name = "set_ip_version";
+    int version = pick_int(p);
+    result = cxhr_set_ip_version(handle, (cxhr_ip_version)version);
+    CHECK(!result || version == CXHR_IP_ANY || version == CXHR_IP_V4 || version == CXHR_IP_V6,
+          "set_ip_version accepted %d", version);
+    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "set_ip_version said true in state %d", (int)state);
+    check_reason(s, result, name);
+    return;
+  }
+  case 10: {
+    name = "set_tls_version";
+    int minimum = pick_int(p), maximum = pick_int(p);
+    result = cxhr_set_tls_version(handle, (cxhr_tls_version)minimum, (cxhr_tls_version)maximum);
+    bool known = (minimum == 0 || (minimum >= 10 && minimum <= 13)) && (maximum == 0 || (maximum >= 10 && maximum <= 13));
+    CHECK(!result || (known && (minimum == 0 || maximum == 0 || minimum <= maximum)),
+          "set_tls_version accepted %d..%d", minimum, maximum);
+    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "set_tls_version said true in state %d", (int)state);
+    check_reason(s, result, name);
+    return;
+  }
+  case 11: {
+    name = "set_ca_certificate_path";
+    const char *path = PICK(p, "/nonexistent/certs", "/", "/dev/null", "/tmp\r\nX: y");
+    result = cxhr_set_ca_certificate_path(handle, path);
+    if(!path || !*path || strcmp(path, "/nonexistent/certs") == 0 || strcmp(path, "/dev/null") == 0 || strchr(path, '\r'))
+      CHECK(!result, "set_ca_certificate_path accepted '%s'", path ? path : "(null)");
+    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "set_ca_certificate_path said true in state %d", (int)state);
+    check_reason(s, result, name);
+    return;
+  }
+  case 12:
+    name = "enable_location_trusted";
+    result = cxhr_enable_location_trusted(handle);
+    break;
+  case 13: {
+    name = "set_allowed_schemes";
+    const char *schemes = PICK(p, "http,https", "https", "", "gopher", "http\nhttps", "all");
+    const char *redirects = PICK(p, "https", "http,https", "ftp");
+    result = cxhr_set_allowed_schemes(handle, schemes, redirects);
+    if(schemes && strchr(schemes, '\n'))
+      CHECK(!result, "set_allowed_schemes accepted a line break");
+    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "set_allowed_schemes said true in state %d", (int)state);
     check_reason(s, result, name);
     return;
   }
