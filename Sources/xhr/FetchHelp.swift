@@ -29,6 +29,8 @@ enum FetchHelp {
           --anyauth picks the strongest of NTLM, Digest and Basic the server offers, never \
         Negotiate (curl's may answer with the tickets of the default credential cache, \
         whatever -u says): ask for Kerberos with --negotiate.
+          --tlsv1.3 with a lower --tls-max is refused before anything is sent (exit 2; curl \
+        tries and exits 35); --proto ignores names it does not know, silently (curl names them).
           -J refuses a name that is . or .. or holds a control character (exit 23); \
         the name is always the last segment of its path, in the current folder.
           -C needs -o FILE (a FILE.part an earlier xhr left is continued the library's way).

@@ -49,10 +49,11 @@ final class Transfer: @unchecked Sendable {
     /// The send has a response file (``responseFile``): read for every chunk, so the file's
     /// lock is taken only when there is one.
     @exclusivity(unchecked) private(set) var hasResponseFile = false
-    /// Where `setResponseFile` sends the body (`Transfer+BodyPath.swift`). Locked: the engine
-    /// writes it, and an owner that lets go of the send (``abandonOutput()``) closes it from
-    /// its own thread, so that no byte reaches the `.part` after an abort returned.
-    let responseFile = Mutex<FileSink?>(nil)
+    /// Where `setResponseFile` sends the body (`Transfer+BodyPath.swift`). Locked (a pthread
+    /// mutex, which ThreadSanitizer sees): the engine writes it, and an owner that lets go of
+    /// the send (``abandonOutput()``) closes it from its own thread, so that no byte reaches
+    /// the `.part` after an abort returned.
+    let responseFile = Locked<FileSink?>(nil)
     /// The owner was handed a head of this send (a real one, or one the cache replays).
     @exclusivity(unchecked) var headDelivered = false
     /// The slot of a ``RequestQueue`` the send holds or waits for, given back by ``complete()``.
