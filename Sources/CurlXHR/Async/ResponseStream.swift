@@ -119,7 +119,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
             return true
         }
         if launches { launch() }
-        return try await withTaskCancellationHandler {
+        let response = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: HeadWaiter) in
                 let taken = state.withLock { state in (state.decisions.awaitHead(waiter), state.head, state.fromCache) }
                 switch taken {
@@ -132,6 +132,8 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         } onCancel: {
             cancel()
         }
+        state.withLock { _ in }  // after the engine made the response under it (wakeWaiters)
+        return response
     }
 
     /// To the engine, once Kerberos tickets (when any are to be obtained) are there.
@@ -250,14 +252,21 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
     /// Resumes the parked waiters that can go on.
     func wakeWaiters() {
         // Each part moved out, not copied (a copy of what holds a `Data` goes through the runtime).
-        let (headWake, bodyWake, head, fromCache) = state.withLock { state in
+        // The response is made under the lock, which ``response()`` takes once more after its
+        // wait: its hand-over is ordered by a lock every tool sees (ThreadSanitizer does not
+        // see every path of a continuation's resume).
+        let (headWake, bodyWake, response) = state.withLock { state in
             let woken = state.decisions.wake()
-            return (woken.head, woken.body, state.head, state.fromCache)
+            var response: HttpResponse?
+            if case .head = woken.head?.1, let head = state.head {
+                response = HttpResponse(head: head, fromCache: state.fromCache, stream: self)
+            }
+            return (woken.head, woken.body, response)
         }
         if let (waiter, take) = consume headWake {
             switch take {
             case .head:
-                if let head { waiter.resume(returning: HttpResponse(head: head, fromCache: fromCache, stream: self)) }
+                if let response { waiter.resume(returning: response) }
                 else { waiter.resume(throwing: HttpRequestError(TransferFailure(kind: .other, text: "no response head"))) }
             case .end(let end): waiter.resume(throwing: Self.error(end))
             case .wait: break
