@@ -108,7 +108,27 @@ package enum MessageValidation {
         var url = url
         let backslash = url.withUTF8 { bytes in bytes[authority(of: bytes)].contains(UInt8(ascii: "\\")) }
         guard backslash else { return nil }
-        return "the URL '\(escaped(url))' has a backslash in its authority (its host, port, user or password)"
+        return backslashProblem(url)
+    }
+
+    private static func backslashProblem(_ url: String) -> String {
+        "the URL '\(escaped(url))' has a backslash in its authority (its host, port, user or password)"
+    }
+
+    private static func hasBackslash(_ text: UnsafeMutablePointer<CChar>?) -> Bool {
+        guard var byte = text else { return false }
+        while byte.pointee != 0 {
+            if byte.pointee == CChar(UInt8(ascii: "\\")) { return true }
+            byte += 1
+        }
+        return false
+    }
+
+    private static func hasBackslash(_ handle: OpaquePointer, _ part: CURLUPart) -> Bool {
+        var text: UnsafeMutablePointer<CChar>?
+        guard curl_url_get(handle, part, &text, 0) == CURLUE_OK else { return false }
+        defer { curl_free(text) }
+        return hasBackslash(text)
     }
 
     /// The bytes of `url` up to the end of its authority (`scheme://authority`), or nil
@@ -206,7 +226,12 @@ package enum MessageValidation {
         }
         var user: UnsafeMutablePointer<CChar>?
         let hasUser = curl_url_get(handle, CURLUPART_USER, &user, 0) == CURLUE_OK && user != nil
+        let backslash = hasUser && (Self.hasBackslash(user) || Self.hasBackslash(handle, CURLUPART_PASSWORD))
         curl_free(user)
+        // libcurl reads one to three slashes after "http:" as "//", so `http:/a.example\@b/`
+        // has an authority the text check above does not see: the parts libcurl read are
+        // checked too.
+        guard !backslash else { return .failure(URLProblem(backslashProblem(url))) }
         keeps = true
         return .success(ParsedURL(handle: handle, hasUser: hasUser, isHTTPS: name == "https"))
     }

@@ -134,6 +134,9 @@ import Testing
         expectRefused(request, request.open("GET", url: echo + "\n"), naming: ["URL"])
         expectRefused(request, request.open("GET", url: "http://a.example:80\\@127.0.0.1/echo"), naming: ["backslash"])
         expectRefused(request, request.open("GET", url: "http://user:pa\\ss@127.0.0.1/echo"), naming: ["backslash"])
+        // libcurl reads "http:/" and "http:///" as "http://": their authority is checked too.
+        expectRefused(request, request.open("GET", url: "http:/a.example\\@127.0.0.1/echo"), naming: ["backslash"])
+        expectRefused(request, request.open("GET", url: "http:///user:pa\\ss@127.0.0.1/echo"), naming: ["backslash"])
         expectRefused(request, request.enableHttpProxy(host: "127.0.0.1", port: 3128, user: "bob\r\nX-Injected: 1", password: "p"),
                       naming: ["user name"])
         expectRefused(request, request.enableHttpProxy(host: "127.0.0.1", port: 3128, user: "bob", password: "p\r\n", auth: "DIGEST"),
