@@ -106,7 +106,7 @@ oauth2_token_seconds=${TESTENV_OAUTH2_ACCESS_TOKEN_SECONDS:-2}
 
 # -- ports ---------------------------------------------------------------------------------
 port_names=(HTTP HTTPS HTTPS_H2 HTTPS_WRONGHOST HTTPS_SELFSIGNED FAULT KDC HTTP_NTLM PROXY PROXY_BASIC PROXY_DIGEST PROXY_NTLM
-            H2 SLOW_H2 OAUTH2)
+            H2 SLOW_H2 OAUTH2 MTLS)
 # Free on TCP, and on UDP too (the KDC listens on both).
 read -r -a picked <<<"$(/usr/bin/python3 - "${#port_names[@]}" <<'EOF'
 import socket, sys
@@ -182,6 +182,30 @@ make_leaf wronghost "DNS:wronghost.invalid"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 -subj "/CN=selfsigned.invalid" \
   -addext subjectAltName=DNS:selfsigned.invalid,DNS:localhost,IP:127.0.0.1 \
   -keyout "$dir/tls/selfsigned.key" -out "$dir/tls/selfsigned.pem" 2>/dev/null
+# Client identities: one from the test CA (its key as PEM, encrypted PEM, DER, and the pair
+# as PKCS#12 with a password), one from the unrelated CA; the localhost key's pin.
+make_client() {  # make_client NAME CA
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$1" \
+    -keyout "$dir/tls/$1.key" -out "$dir/tls/$1.csr" 2>/dev/null
+  printf 'extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n' >"$dir/tls/$1.ext"
+  openssl x509 -req -in "$dir/tls/$1.csr" -CA "$dir/tls/$2.pem" -CAkey "$dir/tls/$2.key" -CAcreateserial \
+    -days 30 -extfile "$dir/tls/$1.ext" -out "$dir/tls/$1.pem" 2>/dev/null
+}
+client_password="client-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+make_client xhr-client ca
+make_client other-client other-ca
+openssl pkey -in "$dir/tls/xhr-client.key" -aes-256-cbc -passout "pass:$client_password" \
+  -out "$dir/tls/xhr-client-encrypted.key"
+openssl x509 -in "$dir/tls/xhr-client.pem" -outform DER -out "$dir/tls/xhr-client.der"
+openssl pkey -in "$dir/tls/xhr-client.key" -outform DER -out "$dir/tls/xhr-client-key.der"
+openssl pkcs12 -export -in "$dir/tls/xhr-client.pem" -inkey "$dir/tls/xhr-client.key" \
+  -passout "pass:$client_password" -out "$dir/tls/xhr-client.p12"
+openssl x509 -in "$dir/tls/localhost.pem" -pubkey -noout >"$dir/tls/localhost-pubkey.pem"
+openssl pkey -pubin -in "$dir/tls/localhost-pubkey.pem" -outform DER -out "$dir/tls/localhost-pubkey.der"
+localhost_pin="sha256//$(openssl dgst -sha256 -binary "$dir/tls/localhost-pubkey.der" | base64)"
+for file in xhr-client.p12 xhr-client-encrypted.key xhr-client.key xhr-client-key.der xhr-client.der localhost-pubkey.der; do
+  [ -s "$dir/tls/$file" ] || fail "openssl did not make the client identity file $file"
+done
 chmod 644 "$dir"/tls/*
 
 # -- content: files with byte i = i % 251, and the echo CGI --------------------------------
@@ -437,6 +461,7 @@ if [ "$(id -u)" -eq 0 ]; then nginx_user_line="user www-data www-data;"; fi
 nginx_conf=$(<"$here/nginx-h2.conf.in")
 nginx_conf=${nginx_conf//@DIR@/"$dir"}
 nginx_conf=${nginx_conf//@PORT@/"${port[H2]}"}
+nginx_conf=${nginx_conf//@MTLS_PORT@/"${port[MTLS]}"}
 nginx_conf=${nginx_conf//@USER_LINE@/"$nginx_user_line"}
 printf '%s\n' "$nginx_conf" >"$dir/nginx/nginx.conf"
 : >"$dir/logs/h2-access.log"  # a fresh access log on every start
@@ -472,6 +497,7 @@ wait_for_port faultserver "${port[FAULT]}" "$dir/logs/faultserver.log"
 wait_for_port ntlmserver "${port[HTTP_NTLM]}" "$dir/logs/ntlmserver.log"
 wait_for_port squid "${port[PROXY_NTLM]}" "$dir/logs/squid-cache.log"
 wait_for_port nginx "${port[H2]}" "$dir/logs/nginx-error.log"
+wait_for_port nginx "${port[MTLS]}" "$dir/logs/nginx-error.log"
 wait_for_port hypercorn "${port[SLOW_H2]}" "$dir/logs/hypercorn.log"
 wait "$oauth2_setup_job" \
   || { tail -n 20 "$dir/logs/oauth2-setup.log" >&2; bash "$here/stop.sh" "$dir" >/dev/null 2>&1
@@ -495,6 +521,19 @@ declare -A values=(
   [TESTENV_CA_FILE]="$dir/tls/ca.pem"
   [TESTENV_OTHER_CA_FILE]="$dir/tls/other-ca.pem"
   [TESTENV_SELFSIGNED_CERT]="$dir/tls/selfsigned.pem"
+  [TESTENV_MTLS_URL]="https://localhost:${port[MTLS]}"
+  [TESTENV_CLIENT_CERT]="$dir/tls/xhr-client.pem"
+  [TESTENV_CLIENT_KEY]="$dir/tls/xhr-client.key"
+  [TESTENV_CLIENT_KEY_ENCRYPTED]="$dir/tls/xhr-client-encrypted.key"
+  [TESTENV_CLIENT_CERT_DER]="$dir/tls/xhr-client.der"
+  [TESTENV_CLIENT_KEY_DER]="$dir/tls/xhr-client-key.der"
+  [TESTENV_CLIENT_P12]="$dir/tls/xhr-client.p12"
+  [TESTENV_CLIENT_PASSWORD]=$client_password
+  [TESTENV_OTHER_CLIENT_CERT]="$dir/tls/other-client.pem"
+  [TESTENV_OTHER_CLIENT_KEY]="$dir/tls/other-client.key"
+  [TESTENV_LOCALHOST_PIN]=$localhost_pin
+  [TESTENV_LOCALHOST_PUBKEY]="$dir/tls/localhost-pubkey.pem"
+  [TESTENV_LOCALHOST_PUBKEY_DER]="$dir/tls/localhost-pubkey.der"
   [TESTENV_FAULT_PORT]=${port[FAULT]}
   [TESTENV_FAULT_URL]="http://127.0.0.1:${port[FAULT]}"
   [TESTENV_FILES_PATTERN]="byte i of /files/* and of the fault server's /bytes and /drip is i % 251"

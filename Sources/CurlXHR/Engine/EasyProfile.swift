@@ -112,6 +112,7 @@ extension EasyProfile.Fields {
             options.set(CURLOPT_CAINFO, caFile)
             options.set(CURLOPT_CAPATH, nil)
         }
+        if switches.clientIdentity != nil || switches.pinnedPublicKeys != nil { applyTLSIdentity(&options) }
         applyMethodAndBody(&options)
         let contentTypeLine = contentType.map { $0.isEmpty ? "Content-Type:" : "Content-Type: \($0)" }
         handle.hopContentType = contentTypeLine

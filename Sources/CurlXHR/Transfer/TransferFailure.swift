@@ -54,7 +54,12 @@ extension Transfer {
             return TransferFailure(kind: .proxy, text: "Proxy \(proxy.name) failed: \(detail)")
         }
         if Transfer.tlsFailures.contains(code.rawValue) {
-            return TransferFailure(kind: .tls, text: detail.hasPrefix("SSL") ? detail : "SSL error: \(detail)")
+            var text = detail.hasPrefix("SSL") ? detail : "SSL error: \(detail)"
+            // libcurl names a PEM or DER file it cannot use, not a PKCS#12 one.
+            if code == CURLE_SSL_CERTPROBLEM, let identity = switches.clientIdentity, !text.contains(identity.name) {
+                text += " (client certificate \(identity.name))"
+            }
+            return TransferFailure(kind: .tls, text: text)
         }
         switch code {
         case CURLE_OUT_OF_MEMORY where (errorBuffer?[0] ?? 0) == 0 && !hops.sawHead:

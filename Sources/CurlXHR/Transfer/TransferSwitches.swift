@@ -33,6 +33,10 @@ struct TransferSwitches: Sendable, Equatable {
     var ipVersion = HttpRequest.IPVersion.any
     /// The TLS versions the server connection may use (`setTLSVersion`).
     var tlsVersions = TLSVersions()
+    /// The certificate and key shown to a server that asks (`setClientCertificate`).
+    var clientIdentity: ClientIdentity?
+    /// The public keys the server's certificate must have one of (`setPinnedPublicKeys`).
+    var pinnedPublicKeys: String?
 }
 
 /// The range of TLS versions a request allows; nil bounds are libcurl's.
