@@ -43,6 +43,13 @@ struct Fetch {
     var insecure = false
     var caFile: String?
     var caPath: String?
+    /// --cert (with a ":PASSWORD" suffix, as curl reads it), --cert-type, --key, --key-type, --pass.
+    var cert: String?
+    var certType: HttpRequest.CertificateFormat?
+    var key: String?
+    var keyType: HttpRequest.CertificateFormat?
+    var pass: String?
+    var pinnedPubKey: String?
     /// --tlsv1.2, --tlsv1.3 (the last one wins) and --tls-max; nil: libcurl's.
     var tlsMinimum: HttpRequest.TLSVersion?
     var tlsMaximum: HttpRequest.TLSVersion?
@@ -255,6 +262,33 @@ struct Fetch {
         HttpRequest.TLSVersion.allCases.first { "1.\($0.rawValue - 10)" == text }
     }
 
+    /// --cert-type's and --key-type's names, case aside (curl's ENG is not offered).
+    static func certificateFormat(_ text: String, option: String) throws -> HttpRequest.CertificateFormat {
+        guard let format = HttpRequest.CertificateFormat(rawValue: text.uppercased()) else {
+            throw ValidationError("option --\(option): '\(text)' is not PEM, DER or P12")
+        }
+        return format
+    }
+
+    /// --cert's FILE[:PASSWORD] as curl reads it: the first ':' not escaped as "\\:" ends the
+    /// file's name; "\\\\" is a backslash.
+    static func certificateAndPassword(_ argument: String) -> (path: String, password: String?) {
+        var path = ""
+        var index = argument.startIndex
+        while index < argument.endIndex {
+            let character = argument[index]
+            index = argument.index(after: index)
+            if character == ":" { return (path, String(argument[index...])) }
+            if character == "\\", index < argument.endIndex, argument[index] == ":" || argument[index] == "\\" {
+                path.append(argument[index])
+                index = argument.index(after: index)
+            } else {
+                path.append(character)
+            }
+        }
+        return (path, nil)
+    }
+
     var effectiveMethod: String {
         if let method { return method }
         if head { return "HEAD" }
@@ -288,6 +322,16 @@ struct Fetch {
         }
         if let caFile { try check(request.setCACertificateFile(caFile)) }
         if let caPath { try check(request.setCACertificatePath(caPath)) }
+        if let cert {
+            let (path, password) = Self.certificateAndPassword(cert)
+            let accepted = request.setClientCertificate(path, format: certType ?? .pem, keyPath: key, keyFormat: keyType,
+                                                        password: pass ?? password)
+            // curl's exit for a certificate it cannot use.
+            if !accepted { throw console.exit(58, request.lastError?.message ?? "refused") }
+        }
+        if let pinnedPubKey, !request.setPinnedPublicKeys(pinnedPubKey) {
+            throw console.exit(90, request.lastError?.message ?? "refused")
+        }
         if tlsMinimum != nil || tlsMaximum != nil { try check(request.setTLSVersion(minimum: tlsMinimum, maximum: tlsMaximum)) }
         if noCookies { try check(request.disableCookieHandling()) }
         try check(request.setTimeouts(connect: connectTimeout, headers: headersTimeout, idle: idleTimeout))

@@ -31,6 +31,8 @@ enum FetchHelp {
         whatever -u says): ask for Kerberos with --negotiate.
           --tlsv1.3 with a lower --tls-max is refused before anything is sent (exit 2; curl \
         tries and exits 35); --proto ignores names it does not know, silently (curl names them).
+          An encrypted --key without --pass exits 58 at once (curl lets OpenSSL ask for the \
+        password on the terminal); --cert-type and --key-type take no ENG.
           -J refuses a name that is . or .. or holds a control character (exit 23); \
         the name is always the last segment of its path, in the current folder.
           -C needs -o FILE (a FILE.part an earlier xhr left is continued the library's way).
@@ -78,6 +80,8 @@ enum FetchHelp {
           35  TLS handshake or certificate verification failed
           42  the request was aborted
           47  too many redirects
+          58  the client certificate (--cert, --key) could not be read or unlocked
           67  Kerberos tickets or an OAuth2 token could not be obtained
+          90  the server's public key is not one of --pinnedpubkey's, or the pins are none
         """)
 }

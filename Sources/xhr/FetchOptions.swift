@@ -69,6 +69,17 @@ extension Fetch {
         .flag("k", "insecure", "Accept any certificate and host name.", { $0.insecure = $1 }),
         .text(nil, "cacert", "FILE", "Trust only the CAs in this PEM file.", { $0.caFile = $1 }),
         .text(nil, "capath", "DIR", "Trust only the CAs in this folder (named by hash: openssl rehash DIR), and --cacert's.", { $0.caPath = $1 }),
+        .text("E", "cert", "FILE[:PASSWORD]", "Show this client certificate to a server that asks (':' in FILE as '\\:'); its key is --key's, or in FILE.", { $0.cert = $1 }),
+        OptionSpec(short: nil, long: "cert-type", valueName: "TYPE", help: "--cert's format: PEM (default), DER or P12.") { fetch, value in
+            fetch.certType = try Fetch.certificateFormat(value, option: "cert-type")
+        },
+        .text(nil, "key", "FILE", "The client certificate's private key.", { $0.key = $1 }),
+        OptionSpec(short: nil, long: "key-type", valueName: "TYPE", help: "--key's format: PEM (default) or DER.") { fetch, value in
+            fetch.keyType = try Fetch.certificateFormat(value, option: "key-type")
+            guard fetch.keyType != .pkcs12 else { throw ValidationError("option --key-type: a key is PEM or DER") }
+        },
+        .text(nil, "pass", "PASSWORD", "The password of --key, or of a P12 --cert; an encrypted key without it fails (exit 58), never prompts.", { $0.pass = $1 }),
+        .text(nil, "pinnedpubkey", "HASHES|FILE", "Accept only a server whose public key is one of these: sha256//BASE64[;sha256//BASE64...], or a PEM or DER key file (else exit 90).", { $0.pinnedPubKey = $1 }),
         .flag(nil, "tlsv1.2", "Use TLS 1.2 or later.", { $0.tlsMinimum = $1 ? .v1_2 : nil }),
         .flag(nil, "tlsv1.3", "Use TLS 1.3 or later.", { $0.tlsMinimum = $1 ? .v1_3 : nil }),
         OptionSpec(short: nil, long: "tls-max", valueName: "VERSION", help: "Use at most this TLS version: 1.0, 1.1, 1.2, 1.3 or default.") { fetch, value in

@@ -453,6 +453,37 @@ static void pre_send_switch(program *p)
     check_reason(s, result, name);
     return;
   }
+  case 14: {
+    name = "set_client_certificate";
+    const char *path = PICK(p, body_file, "/nonexistent/client.pem", "/", "/dev/null", "/tmp\r\nX: y");
+    const char *key = PICK(p, body_file, "/nonexistent/client.key");
+    int format = pick_int(p);
+    result = cxhr_set_client_certificate(handle, path, (cxhr_cert_format)format, key, PICK(p, "secret", ""));
+    if(!path || strcmp(path, body_file) != 0 || (key && strcmp(key, body_file) != 0) || format < 0 || format > 2
+       || (format == CXHR_CERT_P12 && key))
+      CHECK(!result, "set_client_certificate accepted '%s' key '%s' format %d", path ? path : "(null)", key ? key : "(null)", format);
+    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "set_client_certificate said true in state %d", (int)state);
+    check_reason(s, result, name);
+    return;
+  }
+  case 15: {
+    const char *pins = PICK(p, "sha256//BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=", "sha256//abc", "", "/nonexistent/key.pem",
+                            "sha256//BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=;", body_file);
+    if(next_byte(p) & 1) {
+      name = "set_client_certificate_p12";
+      size_t length = pins ? strlen(pins) : 0;
+      result = cxhr_set_client_certificate_p12(handle, pins, length, PICK(p, "secret"));
+      CHECK(!result || (length > 0 && pins[0] == 0x30), "set_client_certificate_p12 accepted '%s'", pins ? pins : "(null)");
+    } else {
+      name = "set_pinned_public_keys";
+      result = cxhr_set_pinned_public_keys(handle, pins);
+      if(!pins || strcmp(pins, "sha256//abc") == 0 || strchr(pins, ';') || strcmp(pins, "/nonexistent/key.pem") == 0)
+        CHECK(!result, "set_pinned_public_keys accepted '%s'", pins ? pins : "(null)");
+    }
+    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "%s said true in state %d", name, (int)state);
+    check_reason(s, result, name);
+    return;
+  }
   default: {
     name = "enable_http_proxy";
     const char *host = PICK(p, "127.0.0.1", "::1", "[::1]", "proxy.invalid", "a b", "h/x");

@@ -272,6 +272,40 @@ CXHR_EXTERN bool cxhr_set_ca_certificate_file(cxhr_request *_Nullable request,
 CXHR_EXTERN bool cxhr_set_ca_certificate_path(cxhr_request *_Nullable request,
                                               const char *_Nullable path);
 
+/* How a client certificate (and its key) is stored, for cxhr_set_client_certificate. */
+typedef enum { CXHR_CERT_PEM = 0, CXHR_CERT_DER, CXHR_CERT_P12 } cxhr_cert_format;
+
+/*
+ * Shows the certificate at path to a server that asks for one (TLS client authentication;
+ * curl's --cert, --cert-type, --key, --pass). key_path (NULL: in the certificate's file, or
+ * a PKCS#12 file's own) has the certificate's format; password (NULL: none) unlocks an
+ * encrypted key or a PKCS#12 file. An encrypted key without its password is refused, never
+ * asked for on a terminal. A wrong password or format ends the send in DONE, status 0,
+ * CXHR_FAILURE_TLS, a text naming the file (curl's exit 58). False for a NULL or unreadable
+ * path or key path, CR, LF in a path, a key path with a PKCS#12 file, a value that is no
+ * cxhr_cert_format, or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_client_certificate(cxhr_request *_Nullable request, const char *_Nullable path,
+                                             cxhr_cert_format format, const char *_Nullable key_path,
+                                             const char *_Nullable password);
+
+/*
+ * As cxhr_set_client_certificate, for a PKCS#12 bundle of length bytes in memory (copied).
+ * False for NULL or empty data, data that is not DER, or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_client_certificate_p12(cxhr_request *_Nullable request, const void *_Nullable data,
+                                                 size_t length, const char *_Nullable password);
+
+/*
+ * Accepts a server only if its certificate's public key is one of pins (curl's --pinnedpubkey,
+ * CURLOPT_PINNEDPUBLICKEY): "sha256//BASE64[;sha256//BASE64...]", or the path of a public key
+ * in PEM or DER; "" removes the pins. Another key ends the send in DONE, status 0,
+ * CXHR_FAILURE_TLS, a text naming the pinned public key (curl's exit 90). False for NULL, a
+ * hash that is not the base64 of 32 bytes, a file that is not a readable key, CR, LF, or a
+ * request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_pinned_public_keys(cxhr_request *_Nullable request, const char *_Nullable pins);
+
 /*
  * Sets the trusted CAs for every request of the process that sets none of its own; NULL
  * restores the default (CURL_CA_BUNDLE, else SSL_CERT_FILE, read at the first request, else

@@ -70,6 +70,12 @@ import Testing
         expectAllPassed(try run(program, [try env.httpURL, try env.faultURL, selfSigned, try env["TESTENV_USER"], try env["TESTENV_PASSWORD"]]))
     }
 
+    @Test func clientCertificatesAndPinsFromC() throws {
+        let program = try build("Tests/C/tls_identity_test.c")
+        expectAllPassed(try run(program, try ["TESTENV_MTLS_URL", "TESTENV_CA_FILE", "TESTENV_CLIENT_CERT", "TESTENV_CLIENT_KEY",
+                                              "TESTENV_CLIENT_P12", "TESTENV_CLIENT_PASSWORD", "TESTENV_LOCALHOST_PIN"].map { try env[$0] }))
+    }
+
     @Test func theCacheFromCStoresAnswersRefusesAndTurnsOff() throws {
         let program = try build("Tests/C/cache_test.c")
         let directory = try env.scratchPath("cache-c")
