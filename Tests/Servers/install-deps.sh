@@ -26,7 +26,7 @@ if [ "${1:-}" = --venv-path ]; then
 fi
 
 packages=(apache2 apache2-utils libapache2-mod-auth-gssapi openssl python3 python3-venv python3-cryptography curl
-          krb5-kdc krb5-admin-server krb5-user squid nginx python3-brotli python3-zstandard)
+          krb5-kdc krb5-admin-server krb5-user squid nginx python3-brotli python3-zstandard dante-server)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -37,7 +37,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   # The packages' own services are not wanted: the tests start their own instances.
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  for service in apache2 squid nginx krb5-kdc krb5-admin-server; do
+  for service in apache2 squid nginx krb5-kdc krb5-admin-server danted; do
     $sudo service "$service" stop >/dev/null 2>&1 || true
   done
 fi

@@ -27,7 +27,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-$(mktemp -d "${TMPDIR:-/tmp}/curlxhr-servers.XXXXXX")}
 export PATH="/usr/sbin:/sbin:$PATH"
-daemons=(krb5kdc apache faultserver ntlmserver squid nginx hypercorn oauth2)
+daemons=(krb5kdc apache faultserver ntlmserver squid nginx hypercorn oauth2 danted danted_login)
 
 fail() { echo "ERROR: $*" >&2; exit 1; }
 
@@ -66,6 +66,7 @@ require /usr/lib/squid/basic_ncsa_auth squid
 require /usr/lib/squid/digest_file_auth squid
 require htpasswd apache2-utils
 require nginx nginx
+require danted dante-server
 [ -e /usr/lib/apache2/modules/mod_ssl.so ] || fail "mod_ssl is missing: install the Debian package apache2"
 [ -e /usr/lib/apache2/modules/mod_auth_gssapi.so ] || fail "mod_auth_gssapi is missing: install the Debian package libapache2-mod-auth-gssapi"
 venv=$(bash "$here/install-deps.sh" --venv-path)
@@ -106,7 +107,7 @@ oauth2_token_seconds=${TESTENV_OAUTH2_ACCESS_TOKEN_SECONDS:-2}
 
 # -- ports ---------------------------------------------------------------------------------
 port_names=(HTTP HTTPS HTTPS_H2 HTTPS_WRONGHOST HTTPS_SELFSIGNED FAULT KDC HTTP_NTLM PROXY PROXY_BASIC PROXY_DIGEST PROXY_NTLM
-            H2 SLOW_H2 OAUTH2 MTLS)
+            H2 SLOW_H2 OAUTH2 MTLS PROXY_TLS SOCKS SOCKS_AUTH)
 # Free on TCP, and on UDP too (the KDC listens on both).
 read -r -a picked <<<"$(/usr/bin/python3 - "${#port_names[@]}" <<'EOF'
 import socket, sys
@@ -417,6 +418,7 @@ http_port 127.0.0.1:${port[PROXY]} name=open
 http_port 127.0.0.1:${port[PROXY_BASIC]} name=basic
 http_port 127.0.0.1:${port[PROXY_DIGEST]} name=digest
 http_port 127.0.0.1:${port[PROXY_NTLM]} name=ntlm
+https_port 127.0.0.1:${port[PROXY_TLS]} tls-cert=$dir/tls/localhost.pem tls-key=$dir/tls/localhost.key name=tls
 auth_param basic program /usr/lib/squid/basic_ncsa_auth $dir/squid/passwd
 auth_param basic realm testenv-proxy-basic
 auth_param digest program /usr/lib/squid/digest_file_auth $dir/squid/digest_passwd
@@ -427,6 +429,7 @@ acl port_open myportname open
 acl port_basic myportname basic
 acl port_digest myportname digest
 acl port_ntlm myportname ntlm
+acl port_tls myportname tls
 acl loopback_dst dst 127.0.0.1
 acl authenticated proxy_auth REQUIRED
 auth_schemes basic port_basic
@@ -434,12 +437,15 @@ auth_schemes digest port_digest
 auth_schemes ntlm port_ntlm
 http_access deny !loopback_dst
 http_access allow port_open
+http_access allow port_tls
 http_access allow authenticated
 http_access deny all
 request_header_add X-Squid-User "%ul" all
 cache deny all
 pid_filename $dir/run/squid-own.pid
 access_log stdio:$dir/logs/squid-access.log
+logformat headers %rm %ru %>h
+access_log stdio:$dir/logs/squid-headers.log headers
 buffered_logs off
 cache_log $dir/logs/squid-cache.log
 netdb_filename none
@@ -450,10 +456,48 @@ $squid_user_lines
 EOF
 squid_name="testenv$(printf '%s' "$dir" | md5sum | cut -c1-12)"
 rm -f /dev/shm/"$squid_name"-*.shm
-touch "$dir/logs/squid-access.log" "$dir/logs/squid-cache.log"
-chmod 666 "$dir/logs/squid-access.log" "$dir/logs/squid-cache.log"
+touch "$dir/logs/squid-access.log" "$dir/logs/squid-cache.log" "$dir/logs/squid-headers.log"
+chmod 666 "$dir/logs/squid-access.log" "$dir/logs/squid-cache.log" "$dir/logs/squid-headers.log"
 squid -k parse -f "$dir/squid/squid.conf" >"$dir/logs/squid-configtest.log" 2>&1 \
   || { tail -n 20 "$dir/logs/squid-configtest.log" >&2; fail "the squid configuration does not load"; }
+
+# -- dante: SOCKS4 and SOCKS5, open on one port, with a user name login (RFC 1929) on another --
+# Dante checks a SOCKS5 login against the system's password database: as root, a system user
+# of its own (made once, no home, no shell) gets a new password on every start.
+socks_user=curlxhr-socks
+socks_password="socks-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+mkdir -p "$dir/dante"
+dante_user_lines=""
+if [ "$(id -u)" -eq 0 ]; then
+  id "$socks_user" >/dev/null 2>&1 \
+    || useradd --system --no-create-home --shell /usr/sbin/nologin "$socks_user" >"$dir/logs/dante-useradd.log" 2>&1 \
+    || fail "could not make the SOCKS login user $socks_user (see $dir/logs/dante-useradd.log)"
+  printf '%s:%s\n' "$socks_user" "$socks_password" | chpasswd \
+    || fail "could not set the password of the SOCKS login user $socks_user"
+  dante_user_lines=$'user.privileged: root\nuser.unprivileged: nobody'
+fi
+dante_conf() {  # dante_conf PORT METHOD: a server on 127.0.0.1:PORT asking for METHOD
+  cat <<EOF
+logoutput: $dir/logs/danted.log
+internal.protocol: ipv4
+internal: 127.0.0.1 port = $1
+external: 127.0.0.1
+clientmethod: none
+socksmethod: $2
+$dante_user_lines
+client pass {
+  from: 127.0.0.0/8 to: 127.0.0.0/8
+}
+socks pass {
+  from: 127.0.0.0/8 to: 127.0.0.0/8
+  command: connect
+  log: connect error
+}
+EOF
+}
+dante_conf "${port[SOCKS]}" none >"$dir/dante/open.conf"
+dante_conf "${port[SOCKS_AUTH]}" username >"$dir/dante/login.conf"
+: >"$dir/logs/danted.log"
 
 # -- nginx: HTTP/2 over TLS -------------------------------------------------------------------
 nginx_user_line=""
@@ -489,6 +533,8 @@ start_daemon ntlmserver "$dir/logs/ntlmserver.log" env NTLM_USER_FILE="$dir/squi
   "$venv/bin/python" "$here/ntlmserver.py" "${port[HTTP_NTLM]}"
 start_daemon squid "$dir/logs/squid-stdout.log" squid -N -n "$squid_name" -f "$dir/squid/squid.conf"
 start_daemon nginx "$dir/logs/nginx-stdout.log" nginx "${nginx_args[@]}"
+start_daemon danted "$dir/logs/danted-stdout.log" danted -f "$dir/dante/open.conf" -p "$dir/run/danted-own.pid"
+start_daemon danted_login "$dir/logs/danted-login-stdout.log" danted -f "$dir/dante/login.conf" -p "$dir/run/danted-login-own.pid"
 start_daemon hypercorn "$dir/logs/hypercorn.log" "$venv/bin/python" "$here/h2app.py" "${port[SLOW_H2]}" \
   "$dir/tls/localhost.pem" "$dir/tls/localhost.key"
 wait_for_port apache "${port[HTTP]}" "$dir/logs/apache-error.log"
@@ -498,6 +544,9 @@ wait_for_port ntlmserver "${port[HTTP_NTLM]}" "$dir/logs/ntlmserver.log"
 wait_for_port squid "${port[PROXY_NTLM]}" "$dir/logs/squid-cache.log"
 wait_for_port nginx "${port[H2]}" "$dir/logs/nginx-error.log"
 wait_for_port nginx "${port[MTLS]}" "$dir/logs/nginx-error.log"
+wait_for_port squid "${port[PROXY_TLS]}" "$dir/logs/squid-cache.log"
+wait_for_port danted "${port[SOCKS]}" "$dir/logs/danted.log"
+wait_for_port danted_login "${port[SOCKS_AUTH]}" "$dir/logs/danted.log"
 wait_for_port hypercorn "${port[SLOW_H2]}" "$dir/logs/hypercorn.log"
 wait "$oauth2_setup_job" \
   || { tail -n 20 "$dir/logs/oauth2-setup.log" >&2; bash "$here/stop.sh" "$dir" >/dev/null 2>&1
@@ -567,6 +616,12 @@ declare -A values=(
   [TESTENV_PROXY_PASSWORD]=$proxy_password
   [TESTENV_PROXY_NTLM_VERIFIES_PASSWORD]=1
   [TESTENV_SQUID_ACCESS_LOG]="$dir/logs/squid-access.log"
+  [TESTENV_SQUID_HEADERS_LOG]="$dir/logs/squid-headers.log"
+  [TESTENV_PROXY_TLS_PORT]=${port[PROXY_TLS]}
+  [TESTENV_SOCKS_PORT]=${port[SOCKS]}
+  [TESTENV_SOCKS_AUTH_PORT]=${port[SOCKS_AUTH]}
+  [TESTENV_SOCKS_USER]=$socks_user
+  [TESTENV_SOCKS_PASSWORD]=$socks_password
   [TESTENV_H2_PORT]=${port[H2]}
   [TESTENV_H2_URL]="https://localhost:${port[H2]}"
   [TESTENV_H2_LOG]="$dir/logs/h2-access.log"

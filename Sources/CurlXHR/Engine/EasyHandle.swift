@@ -13,6 +13,8 @@ final class EasyHandle {
     @exclusivity(unchecked) var isPristine = true
     /// The request headers of `profile`, owned here.
     @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The lists of other options of `profile` (the proxy's header fields), owned here.
+    @exclusivity(unchecked) var optionLists: [UnsafeMutablePointer<curl_slist>] = []
     /// The `Content-Type` line `profile` adds to the request's own fields, for a redirect's
     /// next hop that keeps the body.
     @exclusivity(unchecked) var hopContentType: String?
@@ -55,6 +57,7 @@ final class EasyHandle {
     deinit {
         curl_easy_cleanup(easy)
         if let headerList { curl_slist_free_all(headerList) }
+        optionLists.forEach { curl_slist_free_all($0) }
         errorBuffer.deallocate()
     }
 
@@ -103,6 +106,8 @@ final class EasyHandle {
         setReceiveBufferSize()
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
+        optionLists.forEach { curl_slist_free_all($0) }
+        optionLists.removeAll()
         hopContentType = nil
         url = nil
         parsedURL = nil

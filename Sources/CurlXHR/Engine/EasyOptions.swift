@@ -43,6 +43,21 @@ struct EasyOptions {
         check(cxhr_easy_set_slist(easy, option, value), "option \(option.rawValue)")
     }
 
+    /// Sets `option` to a list of `lines`, which `handle` keeps until its next reset.
+    mutating func set(_ option: CURLoption, lines: [String], keptBy handle: EasyHandle) {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for line in lines {
+            guard let longer = curl_slist_append(list, line) else {
+                if let list { curl_slist_free_all(list) }
+                fail("out of memory building the list of option \(option.rawValue)")
+                return
+            }
+            list = longer
+        }
+        if let list { handle.optionLists.append(list) }
+        set(option, slist: list)
+    }
+
     /// Server authentication: SPNEGO through GSS-API with the tickets in a credential cache
     /// (the engine picks which; an empty user name tells libcurl to use them), a user and
     /// password for their scheme, or none at all.

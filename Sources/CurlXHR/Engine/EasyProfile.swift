@@ -143,7 +143,7 @@ extension EasyProfile.Fields {
             options.set(CURLOPT_SSL_SESSIONID_CACHE, 0)
             options.set(CURLOPT_CA_CACHE_TIMEOUT, 0)
         }
-        applyProxy(&options)
+        applyProxy(&options, handle: handle)
         if switches.proxy != nil {
             // For the proxy's CONNECT, which carries none of the request's own fields.
             options.set(CURLOPT_USERAGENT, ownUserAgent?.value ?? Transfer.defaultUserAgent)
@@ -193,27 +193,6 @@ extension EasyProfile.Fields {
             // libcurl's progress callback, only for requests with a body.
             options.set(CURLOPT_NOPROGRESS, 0)
             options.check(cxhr_easy_set_xferinfo_function(options.easy, Transfer.progressCallback))
-        }
-    }
-
-    private func applyProxy(_ options: inout EasyOptions) {
-        guard let proxy = switches.proxy else {
-            // "" stops libcurl from reading http_proxy and friends unless the application
-            // opted in; the no-proxy list "" (which a direct transfer never consults) keeps it
-            // from reading no_proxy and NO_PROXY for every transfer.
-            if !environmentProxy {
-                options.set(CURLOPT_PROXY, "")
-                options.set(CURLOPT_NOPROXY, "")
-            }
-            return
-        }
-        options.set(CURLOPT_PROXY, proxy.url)
-        // Go through this proxy whatever no_proxy says.
-        options.set(CURLOPT_NOPROXY, "")
-        if let credentials = proxy.credentials {
-            options.set(CURLOPT_PROXYUSERNAME, credentials.user)
-            options.set(CURLOPT_PROXYPASSWORD, credentials.password)
-            options.set(CURLOPT_PROXYAUTH, Int(credentials.scheme.curlMask))
         }
     }
 }

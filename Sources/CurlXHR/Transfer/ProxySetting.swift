@@ -1,3 +1,5 @@
+import CCurlShim
+
 extension HttpRequest {
     /// An HTTP proxy, as ``enableHttpProxy(_:)`` takes it: plain HTTP requests go to it as proxy
     /// requests, HTTPS ones through a `CONNECT` tunnel.
@@ -23,33 +25,44 @@ extension HttpRequest {
     }
 }
 
-/// An HTTP proxy set by `enableHttpProxy`.
+/// The proxy a request goes through (`enableHttpProxy`, `setProxy`).
 ///
 /// A class, so that the switches holding one copy, compare and test it for nil as one
 /// reference (every transfer does, when the engine matches its options to a handle's).
 final class ProxySetting: Sendable, Equatable {
+    /// How the library speaks to the proxy (the scheme of its URL).
+    enum Scheme: String, Sendable, CaseIterable {
+        case http, https, socks4, socks4a, socks5, socks5h
+
+        var isSOCKS: Bool { self != .http && self != .https }
+        /// libcurl's port for a proxy URL without one.
+        var defaultPort: Int { self == .https ? 443 : 1080 }
+    }
+
+    let scheme: Scheme
     let host: String
     let port: Int
     let credentials: Credentials?
 
-    init(host: String, port: Int, credentials: Credentials? = nil) {
+    init(scheme: Scheme = .http, host: String, port: Int, credentials: Credentials? = nil) {
+        self.scheme = scheme
         self.host = host
         self.port = port
         self.credentials = credentials
     }
 
     static func == (lhs: ProxySetting, rhs: ProxySetting) -> Bool {
-        lhs === rhs || (lhs.port == rhs.port && lhs.host == rhs.host && lhs.credentials == rhs.credentials)
+        lhs === rhs || (lhs.port == rhs.port && lhs.scheme == rhs.scheme && lhs.host == rhs.host && lhs.credentials == rhs.credentials)
     }
 
     /// The proxy's URL for `CURLOPT_PROXY`, with an IPv6 address in brackets.
     var url: String {
         let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        return "http://\(bracketed):\(port)"
+        return "\(scheme.rawValue)://\(bracketed):\(port)"
     }
 
-    /// `host:port` as a user wrote it, for texts.
-    var name: String { url.dropFirst("http://".count).description }
+    /// `host:port` as a user wrote it (with the scheme when not http), for texts.
+    var name: String { scheme == .http ? url.dropFirst("http://".count).description : url }
 
     /// The Negotiate user and password whose tickets must come from the KDC before sending.
     var ticketCredentials: Credentials? {
@@ -65,4 +78,54 @@ final class ProxySetting: Sendable, Equatable {
         let candidate = ProxySetting(host: host, port: port)
         return MessageValidation.urlProblem(candidate.url + "/").map { _ in "'\(MessageValidation.escaped(host))' is not a proxy host name or address" }
     }
+
+    /// The parts of a proxy URL (`setProxy`) as libcurl's URL API reads it:
+    /// `[scheme://][user[:password]@]host[:port][/]`, http when no scheme is given, the
+    /// scheme's default port when no port is; or why `url` is not one. The user and password
+    /// are percent-decoded.
+    static func parse(_ url: String) -> Result<Parts, ReadableFile.Problem> {
+        func refused(_ why: String) -> Result<Parts, ReadableFile.Problem> {
+            .failure(ReadableFile.Problem(message: "'\(MessageValidation.escaped(url))' is not a proxy URL: \(why)"))
+        }
+        guard MessageValidation.isFieldValue(url) else { return refused("it contains CR, LF or NUL") }
+        guard let handle = curl_url() else { return refused("out of memory") }
+        defer { curl_url_cleanup(handle) }
+        let text = url.contains("://") ? url : "http://" + url
+        let code = curl_url_set(handle, CURLUPART_URL, text, UInt32(CURLU_NON_SUPPORT_SCHEME))
+        guard code == CURLUE_OK else { return refused(String(cString: curl_url_strerror(code))) }
+        func part(_ which: CURLUPart, _ flags: Int32 = 0) -> String? {
+            var value: UnsafeMutablePointer<CChar>?
+            guard curl_url_get(handle, which, &value, UInt32(flags)) == CURLUE_OK, let value else { return nil }
+            defer { curl_free(value) }
+            return String(cString: value)
+        }
+        guard let scheme = part(CURLUPART_SCHEME).flatMap({ Scheme(rawValue: $0.lowercased()) }) else {
+            return refused("use http, https, socks4, socks4a, socks5 or socks5h")
+        }
+        guard (part(CURLUPART_PATH) ?? "/") == "/", part(CURLUPART_QUERY) == nil, part(CURLUPART_FRAGMENT) == nil else {
+            return refused("a proxy URL has no path, query or fragment")
+        }
+        var host = part(CURLUPART_HOST) ?? ""
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let port = part(CURLUPART_PORT).flatMap { Int($0) } ?? scheme.defaultPort
+        if let problem = problem(host: host, port: port) { return refused(problem) }
+        return .success(Parts(scheme: scheme, host: host, port: port,
+                              user: part(CURLUPART_USER, CURLU_URLDECODE), password: part(CURLUPART_PASSWORD, CURLU_URLDECODE)))
+    }
+
+    /// A proxy URL's parts (``parse(_:)``).
+    struct Parts: Equatable {
+        let scheme: Scheme
+        let host: String
+        let port: Int
+        let user: String?
+        let password: String?
+    }
+}
+
+/// The settings of the connection to an https proxy (`setProxyCACertificateFile`,
+/// `disableProxyPeerVerification`).
+struct ProxyTLS: Sendable, Equatable {
+    var caFile: String?
+    var verifyPeer = true
 }

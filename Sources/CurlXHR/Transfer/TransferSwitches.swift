@@ -37,6 +37,12 @@ struct TransferSwitches: Sendable, Equatable {
     var clientIdentity: ClientIdentity?
     /// The public keys the server's certificate must have one of (`setPinnedPublicKeys`).
     var pinnedPublicKeys: String?
+    /// The connection to an https proxy (`setProxyCACertificateFile`, …).
+    var proxyTLS = ProxyTLS()
+    /// Hosts reached without the proxy, in `NO_PROXY` syntax (`setProxyBypass`).
+    var proxyBypass: String?
+    /// Header fields sent to the proxy only (`setProxyHeader`).
+    var proxyHeaders: [HeaderField] = []
 }
 
 /// The range of TLS versions a request allows; nil bounds are libcurl's.

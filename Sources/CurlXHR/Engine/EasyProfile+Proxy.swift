@@ -1,0 +1,40 @@
+import CCurlShim
+
+extension EasyProfile.Fields {
+    /// The proxy of the request, or none; its credentials, TLS, bypass list and own fields.
+    func applyProxy(_ options: inout EasyOptions, handle: EasyHandle) {
+        guard let proxy = switches.proxy else {
+            // "" stops libcurl from reading http_proxy and friends unless the application
+            // opted in; the no-proxy list "" (which a direct transfer never consults) keeps it
+            // from reading no_proxy and NO_PROXY for every transfer.
+            if !environmentProxy {
+                options.set(CURLOPT_PROXY, "")
+                options.set(CURLOPT_NOPROXY, "")
+            }
+            return
+        }
+        options.set(CURLOPT_PROXY, proxy.url)
+        // Go through this proxy whatever no_proxy says: only the request's own list counts.
+        options.set(CURLOPT_NOPROXY, switches.proxyBypass ?? "")
+        if let credentials = proxy.credentials {
+            options.set(CURLOPT_PROXYUSERNAME, credentials.user)
+            options.set(CURLOPT_PROXYPASSWORD, credentials.password)
+            if proxy.scheme.isSOCKS {
+                // A SOCKS5 user and password (RFC 1929); SOCKS4 sends the user as its user id.
+                options.set(CURLOPT_SOCKS5_AUTH, Int(cxhr_auth_basic))
+            } else {
+                options.set(CURLOPT_PROXYAUTH, Int(credentials.scheme.curlMask))
+            }
+        }
+        if !switches.proxyHeaders.isEmpty {
+            options.set(CURLOPT_PROXYHEADER, lines: switches.proxyHeaders.map(\.curlLine), keptBy: handle)
+        }
+        guard proxy.scheme == .https else { return }
+        let tls = switches.proxyTLS
+        if let caFile = tls.caFile { options.set(CURLOPT_PROXY_CAINFO, caFile) }
+        if !tls.verifyPeer {
+            options.set(CURLOPT_PROXY_SSL_VERIFYPEER, 0)
+            options.set(CURLOPT_PROXY_SSL_VERIFYHOST, 0)
+        }
+    }
+}

@@ -1,0 +1,103 @@
+/// The request's proxy in general form: HTTP, HTTPS (TLS to the proxy) and SOCKS, which hosts
+/// bypass it, the fields it alone sees, and how its TLS connection is trusted.
+extension HttpRequest {
+    /// Sends this request through the proxy at `url` (curl's `-x`, libcurl's `CURLOPT_PROXY`):
+    /// `http://host:port`, `https://host:port` (TLS to the proxy, verified against
+    /// ``setProxyCACertificateFile(_:)`` or the system CAs), `socks4://`, `socks4a://` (names
+    /// resolved by the proxy), `socks5://` or `socks5h://` (names resolved by the proxy).
+    /// Without a scheme the proxy is http; without a port, 443 for https and 1080 for the
+    /// others, as libcurl. A user and password in the URL (percent-encoded) count as given.
+    /// Replaces ``enableHttpProxy(host:port:user:password:auth:)``'s proxy, which is
+    /// `setProxy("http://host:port")`.
+    ///
+    /// A proxy that cannot be reached, or refuses a SOCKS login, ends the send in DONE with
+    /// status 0, ``getFailureKind()`` `.proxy` and a text naming it; a proxy certificate that
+    /// does not verify, `.tls`.
+    /// - Parameters:
+    ///   - user: for an HTTP or HTTPS proxy, as ``enableHttpProxy(host:port:user:password:auth:)``
+    ///     takes it; for SOCKS5, its user name login (RFC 1929); for SOCKS4, the user id sent.
+    ///   - password: the proxy's password (not for SOCKS4).
+    ///   - auth: for an HTTP or HTTPS proxy, `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"`,
+    ///     `"NEGOTIATE"` or `"ANY"`; for SOCKS, `nil` or `"BASIC"`.
+    /// - Returns: `false` with ``lastError`` for a URL that is not a proxy's (another scheme,
+    ///   a path, a bad host or port, CR, LF or NUL), credentials with CR, LF or NUL, a SOCKS4
+    ///   password, an authentication scheme SOCKS does not have, or a request in flight.
+    @discardableResult
+    public func setProxy(_ url: String, user: String? = nil, password: String? = nil, auth: String? = nil) -> Bool {
+        let parts: ProxySetting.Parts
+        switch ProxySetting.parse(url) {
+        case .failure(let problem): return refuse(.invalidArgument, problem.message)
+        case .success(let parsed): parts = parsed
+        }
+        let user = user ?? parts.user, password = password ?? parts.password
+        if parts.scheme.isSOCKS {
+            guard auth == nil || auth?.uppercased() == "BASIC" else {
+                return refuse(.invalidArgument, "a SOCKS proxy takes a user and password, not '\(MessageValidation.escaped(auth ?? ""))' authentication")
+            }
+            if parts.scheme == .socks4 || parts.scheme == .socks4a, password != nil {
+                return refuse(.invalidArgument, "SOCKS4 has no password: give SOCKS4 a user id alone, or use socks5://")
+            }
+        }
+        var credentials: Credentials?
+        switch Credentials.parse(user: user, password: password, auth: auth, party: "proxy ") {
+        case .failure(let problem): return refuse(.invalidArgument, problem.message)
+        case .success((let scheme, let parsed)):
+            credentials = parsed ?? (scheme == .negotiate ? Credentials(user: "", password: "", scheme: .negotiate) : nil)
+        }
+        let proxy = ProxySetting(scheme: parts.scheme, host: parts.host, port: parts.port, credentials: credentials)
+        return changeSwitches { $0.proxy = proxy }
+    }
+
+    /// Reaches the hosts in `hosts` without the proxy (curl's `--noproxy`, libcurl's
+    /// `CURLOPT_NOPROXY`), in `NO_PROXY` syntax: names or addresses separated by commas, each
+    /// matching itself and its subdomains (`example.com` matches `www.example.com`; a
+    /// leading dot is the same), `"*"` every host. `""` removes the list. The environment's
+    /// `NO_PROXY` is never read for a proxy set on the request.
+    /// - Returns: `false` with ``lastError`` for CR, LF or NUL, or a request in flight.
+    @discardableResult
+    public func setProxyBypass(_ hosts: String) -> Bool {
+        guard MessageValidation.isFieldValue(hosts) else {
+            return refuse(.invalidArgument, "the proxy bypass list '\(MessageValidation.escaped(hosts))' contains CR, LF or NUL")
+        }
+        return changeSwitches { $0.proxyBypass = hosts.isEmpty ? nil : hosts }
+    }
+
+    /// Sends the field `name: value` to the proxy only (curl's `--proxy-header`, libcurl's
+    /// `CURLOPT_PROXYHEADER`): in the `CONNECT` of an https request, never to the origin
+    /// through the tunnel. A plain http request through an HTTP proxy is one request, which
+    /// carries it (and the proxy may pass it on). Set again, a name's value is replaced; an
+    /// empty value sends the field empty.
+    /// - Returns: `false` with ``lastError`` for a name that is no token, a value with CR, LF
+    ///   or NUL, or a request in flight.
+    @discardableResult
+    public func setProxyHeader(_ name: String, value: String) -> Bool {
+        guard MessageValidation.isToken(name) else {
+            return refuse(.invalidArgument, "'\(MessageValidation.escaped(name))' is not a header name")
+        }
+        guard MessageValidation.isFieldValue(value) else {
+            return refuse(.invalidArgument, "the value of proxy header \(name) contains CR, LF or NUL")
+        }
+        return changeSwitches { switches in
+            switches.proxyHeaders.removeAll { MessageValidation.sameFieldName($0.name.utf8, name.utf8) }
+            switches.proxyHeaders.append(HeaderField(name: name, value: MessageValidation.trimmedFieldValue(value)))
+        }
+    }
+
+    /// Trusts only the CAs in the PEM file at `path` for the connection to an https proxy
+    /// (curl's `--proxy-cacert`, libcurl's `CURLOPT_PROXY_CAINFO`); without it, the system
+    /// store. The origin's certificate is verified as before.
+    /// - Returns: `false` with ``lastError`` when the file cannot be read, or the request is
+    ///   in flight.
+    @discardableResult
+    public func setProxyCACertificateFile(_ path: String) -> Bool {
+        if let problem = ReadableFile.problem(path) { return refuse(.fileUnreadable, problem) }
+        return changeSwitches { $0.proxyTLS.caFile = path }
+    }
+
+    /// Accepts any certificate from an https proxy, under any name (curl's `--proxy-insecure`):
+    /// for a test proxy. The origin's certificate is verified as before.
+    @discardableResult
+    public func disableProxyPeerVerification() -> Bool {
+        changeSwitches { $0.proxyTLS.verifyPeer = false }
+    }
+}
