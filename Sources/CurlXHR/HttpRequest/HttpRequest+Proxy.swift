@@ -71,12 +71,7 @@ extension HttpRequest {
     ///   or NUL, or a request in flight.
     @discardableResult
     public func setProxyHeader(_ name: String, value: String) -> Bool {
-        guard MessageValidation.isToken(name) else {
-            return refuse(.invalidArgument, "'\(MessageValidation.escaped(name))' is not a header name")
-        }
-        guard MessageValidation.isFieldValue(value) else {
-            return refuse(.invalidArgument, "the value of proxy header \(name) contains CR, LF or NUL")
-        }
+        if let problem = MessageValidation.fieldProblem(name: name, value: value) { return refuse(.invalidArgument, problem) }
         return changeSwitches { switches in
             switches.proxyHeaders.removeAll { MessageValidation.sameFieldName($0.name.utf8, name.utf8) }
             switches.proxyHeaders.append(HeaderField(name: name, value: MessageValidation.trimmedFieldValue(value)))

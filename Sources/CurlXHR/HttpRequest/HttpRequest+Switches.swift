@@ -344,12 +344,7 @@ extension HttpRequest {
     ///   `Content-Length` and `Transfer-Encoding`, which the library derives from the body.
     @discardableResult
     public func setRequestHeader(_ name: String, value: String) -> Bool {
-        guard MessageValidation.isToken(name) else {
-            return refuse(.invalidArgument, "'\(MessageValidation.escaped(name))' is not a valid header name")
-        }
-        guard MessageValidation.isFieldValue(value) else {
-            return refuse(.invalidArgument, "the value of header '\(MessageValidation.escaped(name))' contains CR, LF or NUL")
-        }
+        if let problem = MessageValidation.fieldProblem(name: name, value: value) { return refuse(.invalidArgument, problem) }
         guard !MessageValidation.derivedFieldNames.contains(where: { MessageValidation.sameFieldName($0.utf8, name.utf8) }) else {
             return refuse(.invalidArgument, "\(name) is set by the library from the body")
         }

@@ -45,6 +45,14 @@ package enum MessageValidation {
         return String(Substring(trimmed))
     }
 
+    /// Why `name: value` cannot be a header field (a name that is no token, CR, LF or NUL in
+    /// the value), or nil when it can.
+    static func fieldProblem(name: String, value: String) -> String? {
+        guard isToken(name) else { return "'\(escaped(name))' is not a valid header name" }
+        guard isFieldValue(value) else { return "the value of header '\(escaped(name))' contains CR, LF or NUL" }
+        return nil
+    }
+
     /// RFC 9110 `token` characters, used by methods and header names.
     static func isToken(_ text: String) -> Bool {
         !text.isEmpty && allBytes(of: text) { byte in
