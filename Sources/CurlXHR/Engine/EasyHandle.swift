@@ -13,6 +13,9 @@ final class EasyHandle {
     @exclusivity(unchecked) var isPristine = true
     /// The request headers of `profile`, owned here.
     @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The `CURLOPT_CONNECT_TO` and `CURLOPT_RESOLVE` lists of `profile` (routing), owned here.
+    @exclusivity(unchecked) var connectToList: UnsafeMutablePointer<curl_slist>?
+    @exclusivity(unchecked) var resolveList: UnsafeMutablePointer<curl_slist>?
     /// The `Content-Type` line `profile` adds to the request's own fields, for a redirect's
     /// next hop that keeps the body.
     @exclusivity(unchecked) var hopContentType: String?
@@ -55,6 +58,7 @@ final class EasyHandle {
     deinit {
         curl_easy_cleanup(easy)
         if let headerList { curl_slist_free_all(headerList) }
+        freeRouteLists()
         errorBuffer.deallocate()
     }
 
@@ -103,10 +107,19 @@ final class EasyHandle {
         setReceiveBufferSize()
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
+        freeRouteLists()
         hopContentType = nil
         url = nil
         parsedURL = nil
         profile = nil
         isPristine = true
+    }
+
+    /// Frees the routing lists, which libcurl no longer holds (after a reset, or with the handle).
+    func freeRouteLists() {
+        if let connectToList { curl_slist_free_all(connectToList) }
+        if let resolveList { curl_slist_free_all(resolveList) }
+        connectToList = nil
+        resolveList = nil
     }
 }
