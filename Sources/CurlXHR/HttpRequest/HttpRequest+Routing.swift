@@ -67,8 +67,8 @@ extension HttpRequest {
     /// cannot be used at all). `nil` lets the system choose.
     /// - Parameter name: the interface's name or address, or `nil`.
     /// - Returns: `false` with ``lastError`` for a name with CR, LF or NUL, an empty one, one of
-    ///   16 bytes or more, one with '/', ':' or a space (that is not a numerical address), or a
-    ///   request in flight.
+    ///   16 bytes or more, one with '/', ':' or a space (that is not a numerical address), curl's
+    ///   `host!NAME` (a name is always an interface's), or a request in flight.
     @discardableResult
     public func setInterface(_ name: String?) -> Bool {
         guard let name else { return changeSwitches { $0.interface = nil } }

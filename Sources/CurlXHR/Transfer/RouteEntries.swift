@@ -212,6 +212,9 @@ enum RouteEntries {
         let shown = MessageValidation.escaped(name)
         if hasLineBreakOrNUL(name) { return .failure(Problem(message: "the interface '\(shown)' contains CR, LF or NUL")) }
         if address(Substring(name)) != nil, !name.hasPrefix("[") { return .success(name) }
+        if name.hasPrefix("host!") {
+            return .failure(Problem(message: "'\(shown)': a host name is not taken (it would be looked up on the engine thread); name an interface or a numerical address"))
+        }
         let device = name.hasPrefix("if!") ? String(name.dropFirst(3)) : name
         // Linux's rules for a device name (dev_valid_name): under 16 bytes, no '/', ':' or space.
         guard !device.isEmpty, device.utf8.count < 16, device != ".", device != "..",

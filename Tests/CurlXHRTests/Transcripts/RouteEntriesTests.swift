@@ -104,7 +104,7 @@ import Testing
         #expect(try RouteEntries.interface("if!eth0").get() == "if!eth0")
         #expect(try RouteEntries.interface("127.0.0.1").get() == "127.0.0.1")
         #expect(try RouteEntries.interface("::1").get() == "::1")
-        for bad in ["", "if!", "a b", "a/b", "host!example.com", String(repeating: "i", count: 16), "..", "lo\r\n"] {
+        for bad in ["", "if!", "a b", "a/b", "host!example.com", "host!a.b", String(repeating: "i", count: 16), "..", "lo\r\n"] {
             #expect(throws: ReadableFile.Problem.self, "\(bad)") { try RouteEntries.interface(bad).get() }
         }
     }
