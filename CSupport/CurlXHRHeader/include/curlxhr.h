@@ -296,7 +296,8 @@ CXHR_EXTERN bool cxhr_set_unix_socket(cxhr_request *_Nullable request, const cha
  * Sends from a network interface ("lo", "if!lo") or a local numerical address (curl's
  * --interface); NULL lets the system choose. One that cannot be used ends the send in DONE,
  * status 0, CXHR_FAILURE_CONNECTION and a text naming it. False for an empty name, one of 16 bytes
- * or more, one with '/', ':', a space, CR or LF (not an address), or a request in flight.
+ * or more, one with '/', ':', a space, CR or LF (not an address), curl's "host!NAME" (a name is
+ * always an interface's), or a request in flight.
  */
 CXHR_EXTERN bool cxhr_set_interface(cxhr_request *_Nullable request, const char *_Nullable name);
 
