@@ -1,5 +1,7 @@
 /// Routing: where a request's connections go, and whether they are its own. Pre-send switches
-/// (UNSENT, OPENED, DONE; they apply to the next send and stay for later ones).
+/// (UNSENT, OPENED, DONE; they apply to the next send and stay for later ones). A request with
+/// resolve or connect-to entries or a Unix socket takes no part in the HTTP cache: its answer
+/// may not be the URL's for other requests, and a stored one would hide the server it names.
 extension HttpRequest {
     /// Connects to the given addresses instead of those a host name resolves to, as curl's
     /// `--resolve` (libcurl's `CURLOPT_RESOLVE`): each entry is `HOST:PORT:ADDRESS[,ADDRESS…]`,

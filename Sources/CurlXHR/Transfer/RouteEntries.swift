@@ -27,6 +27,13 @@ struct ResolveEntry: Sendable, Equatable {
     }
 }
 
+extension TransferSwitches {
+    /// The request's connections may go elsewhere than its URL says (resolve or connect-to
+    /// entries, a Unix socket): what comes back is not the URL's answer for other requests,
+    /// so the shared HTTP cache takes no part in its sends.
+    var isRerouted: Bool { !resolve.isEmpty || !connectTo.isEmpty || unixSocket != nil }
+}
+
 /// One `--connect-to` entry (``HttpRequest/setConnectTo(_:)``): connections for `host` (nil:
 /// any) on `port` (nil: any) go to `target` (nil: the request's host) on `targetPort` (nil:
 /// the request's port). IPv6 addresses are kept in brackets, as libcurl reads them.

@@ -150,6 +150,30 @@ import Testing
         #expect(request.setConnectTo([]))
     }
 
+    /// The process's HTTP cache neither answers a routed request nor keeps its answer.
+    @Test func aRoutedRequestTakesNoPartInTheCache() throws {
+        CacheFixture.on()
+        let port = try faultPort
+        let routes: [(HttpRequest) -> Bool] = [
+            { $0.setUnixSocket(try! env.faultUnixSocket) },
+            { $0.setResolve(["127.0.0.1:\(port):127.0.0.1"]) },
+            { $0.setConnectTo(["127.0.0.1:\(port):127.0.0.1:\(port)"]) },
+        ]
+        for (index, route) in routes.enumerated() {
+            let stored = "routing-stored-\(index)-\(UUID().uuidString)", routedFirst = "routing-first-\(index)-\(UUID().uuidString)"
+            let fresh = CacheFixture.h("Cache-Control", "max-age=600")
+            func get(_ key: String, routed: Bool) throws -> Int {
+                fetchSync("GET", try CacheFixture.url(key, fresh)) { if routed { #expect(route($0)) } }.0.getStatus()
+            }
+            #expect(try get(stored, routed: false) == 200)
+            #expect(try get(stored, routed: true) == 200)
+            #expect(try CacheFixture.log(stored).count == 2, "the routed request reached the server, not the stored answer")
+            #expect(try get(routedFirst, routed: true) == 200)
+            #expect(try get(routedFirst, routed: false) == 200)
+            #expect(try CacheFixture.log(routedFirst).count == 2, "the routed request's answer was not stored")
+        }
+    }
+
     // MARK: setUnixSocket
 
     @Test func aUnixSocketCarriesTheRequest() throws {
