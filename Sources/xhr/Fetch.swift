@@ -53,6 +53,7 @@ struct Fetch {
     /// --tlsv1.2, --tlsv1.3 (the last one wins) and --tls-max; nil: libcurl's.
     var tlsMinimum: HttpRequest.TLSVersion?
     var tlsMaximum: HttpRequest.TLSVersion?
+    var serviceName: String?
 
     // Redirects and cookies
     var location = true
@@ -82,6 +83,12 @@ struct Fetch {
     var ipVersion = HttpRequest.IPVersion.any
     var http2 = false
     var http2PriorKnowledge = false
+    /// --resolve and --connect-to, in order; --unix-socket (a path) and --abstract-unix-socket
+    /// (`@NAME`), the last one wins; --interface.
+    var resolve: [String] = []
+    var connectTo: [String] = []
+    var unixSocket: String?
+    var interface: String?
 
     // Output
     var outputs: [String] = []
@@ -341,6 +348,7 @@ struct Fetch {
         if retry > 0 { try check(request.setRetries(retry, backoff: retryDelay)) }
         if http11 { request.enablePipelining = false }
         if ipVersion != .any { try check(request.setIPVersion(ipVersion)) }
+        try configureRouting(request, console: console)
         try check(cache.configure(request))
         if let continueAt, continueAt == "-", let output, !Self.continuesAsCurl(output) {
             if !request.setResponseFile(output, resume: true) { throw console.exit(23, request.lastError?.message ?? "-o: cannot write") }
@@ -367,6 +375,19 @@ struct Fetch {
                 try check(request.addPostFile(path, forKey: part.name, fileName: fileName, contentType: type))
             }
         }
+    }
+
+    /// --resolve, --connect-to, --unix-socket, --interface, --service-name: curl's exit 49 for
+    /// an entry it cannot parse, 45 for an interface it cannot use, else 2.
+    private func configureRouting(_ request: HttpRequest, console: Console) throws {
+        func check(_ accepted: Bool, exit code: Int32 = 2) throws {
+            if !accepted { throw console.exit(code, request.lastError?.message ?? "refused") }
+        }
+        if !resolve.isEmpty { try check(request.setResolve(resolve), exit: 49) }
+        if !connectTo.isEmpty { try check(request.setConnectTo(connectTo), exit: 49) }
+        if let unixSocket { try check(request.setUnixSocket(unixSocket)) }
+        if let interface { try check(request.setInterface(interface), exit: 45) }
+        if let serviceName { try check(request.setServiceName(serviceName)) }
     }
 
     /// -H's fields as curl reads them ('Name: value'; 'Name:' keeps a field of the tool's

@@ -79,7 +79,9 @@ enum FetchHelp {
           33  -C, and the server answered 200 rather than the range
           35  TLS handshake or certificate verification failed
           42  the request was aborted
+          45  --interface names an interface or address that cannot be used
           47  too many redirects
+          49  a --resolve or --connect-to entry is malformed
           58  the client certificate (--cert, --key) could not be read or unlocked
           67  Kerberos tickets or an OAuth2 token could not be obtained
           90  the server's public key is not one of --pinnedpubkey's, or the pins are none

@@ -53,6 +53,7 @@ extension Fetch {
         authScheme("ntlm", "NTLM authentication with -u."),
         authScheme("negotiate", "Negotiate (Kerberos) authentication; -u : uses the tickets of the credential cache."),
         authScheme("anyauth", scheme: "any", "With -u, the strongest of NTLM, Digest and Basic the server offers (--auth any; not Negotiate)."),
+        .text(nil, "service-name", "NAME", "The Kerberos service --negotiate asks a ticket for (default HTTP: HTTP/host).", { $0.serviceName = $1 }),
         OptionSpec(short: "n", long: "netrc", valueName: nil, help: "Take -u's credentials for the URL's host (or the default entry) from ~/.netrc (or --netrc-file); a file that cannot be read gives none.") {
             $0.netrc = $1 == "no" ? .ignored : .required
         },
@@ -121,6 +122,11 @@ extension Fetch {
         .flag(nil, "sync", "Send synchronously (default: asynchronously, with callbacks).", { $0.sync = $1 }),
         .flag("4", "ipv4", "Connect to IPv4 addresses only.", { $0.ipVersion = $1 ? .v4 : .any }),
         .flag("6", "ipv6", "Connect to IPv6 addresses only.", { $0.ipVersion = $1 ? .v6 : .any }),
+        .list(nil, "resolve", "HOST:PORT:ADDR[,ADDR]", "Connect to ADDR (tried in order) for HOST (* for any) on PORT, keeping the URL's name for Host and TLS (repeatable; -HOST:PORT takes one out).", { $0.resolve.append($1) }),
+        .list(nil, "connect-to", "HOST:PORT:HOST2:PORT2", "Connect to HOST2:PORT2 for HOST:PORT, keeping the URL's name for Host and TLS (repeatable; empty parts: any, or the URL's own).", { $0.connectTo.append($1) }),
+        .text(nil, "unix-socket", "PATH", "Connect through the Unix socket at PATH instead of TCP.", { $0.unixSocket = $1.hasPrefix("@") ? "./" + $1 : $1 }),
+        .text(nil, "abstract-unix-socket", "NAME", "Connect through the Unix socket NAME in the abstract namespace instead of TCP.", { $0.unixSocket = "@" + $1 }),
+        .text(nil, "interface", "NAME|ADDRESS", "Send from this network interface (lo, eth0, if!NAME) or local address; exit 45 when it cannot be used.", { $0.interface = $1 }),
         .flag(nil, "http1.1", "Use HTTP/1.1 only (no HTTP/2 multiplexing).", { $0.http11 = $1 }),
         .flag(nil, "http2", "Use HTTP/2 where the server offers it over TLS: the default here.", { $0.http2 = $1 }),
         .flag(nil, "http2-prior-knowledge", "Refused: see DIFFERENCES FROM CURL.", hidden: true) { $0.http2PriorKnowledge = $1 },

@@ -4,7 +4,8 @@
  * bytes are counted, sends are measured, phases are timed out, ranges and encoded bodies
  * arrive as asked, the cookie jar is listed, set and deleted, from many threads too, and
  * queues hold requests back, refuse beyond their limit and end their waiting ones, trailers
- * are read, and credentials, methods and URLs that would split the request are refused.
+ * are read, routing entries are checked and followed, and credentials, methods and URLs that
+ * would split the request are refused.
  *   capi_test HTTP_URL FAULT_URL [SELF_SIGNED_HTTPS_URL]     (the loopback servers' URLs)
  * Prints one line per failed check and a last line "N passed, M failed". */
 #define _GNU_SOURCE /* memmem */
@@ -1117,6 +1118,91 @@ static void any_scheme(void)
   }
 }
 
+/* Routing: --resolve and --connect-to entries are checked by the call and send the request to
+   the fault server under another name; a missing Unix socket or interface fails the send as a
+   connection failure; a request without reuse, and a byte range of a file, are sent. */
+static void routing(void)
+{
+  const char *port = strrchr(fault_url, ':') + 1;
+  char entry[128], name_url[256];
+  cxhr_request *request = cxhr_request_create();
+  const char *bad[] = {"h:0:127.0.0.1", "h:65536:127.0.0.1", "h:80:not-an-address", "h:80:127.0.0.1\r\nX: y"};
+  for(size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CHECK(!cxhr_set_resolve(request, &bad[i], 1));
+    CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);
+  }
+  const char *with_null[] = {"h:80:127.0.0.1", NULL};
+  CHECK(!cxhr_set_resolve(request, with_null, 2));
+  CHECK(!cxhr_set_resolve(request, NULL, 1));
+  CHECK(!cxhr_set_resolve(request, with_null, (size_t)-1));
+  CHECK(!cxhr_set_resolve(NULL, with_null, 1));
+  CHECK(cxhr_set_resolve(request, NULL, 0));
+  snprintf(entry, sizeof entry, "capi.resolve-test.invalid:%s:127.0.0.1", port);
+  const char *resolve[] = {entry};
+  CHECK(cxhr_set_resolve(request, resolve, 1));
+  snprintf(name_url, sizeof name_url, "http://capi.resolve-test.invalid:%s/echo", port);
+  CHECK(cxhr_open(request, "GET", name_url, false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 200);
+  CHECK(cxhr_set_resolve(request, NULL, 0));
+
+  const char *bad_connect[] = {"a:1:b", "a:1:b:0"};
+  CHECK(!cxhr_set_connect_to(request, bad_connect, 1));
+  CHECK(!cxhr_set_connect_to(request, bad_connect + 1, 1));
+  snprintf(entry, sizeof entry, "capi.connect-test.invalid:1:127.0.0.1:%s", port);
+  const char *connect_to[] = {entry};
+  CHECK(cxhr_set_connect_to(request, connect_to, 1));
+  CHECK(cxhr_open(request, "GET", "http://capi.connect-test.invalid:1/echo", false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 200);
+  CHECK(cxhr_set_connect_to(request, NULL, 0));
+
+  CHECK(!cxhr_set_unix_socket(request, ""));
+  CHECK(!cxhr_set_unix_socket(request, "@"));
+  CHECK(cxhr_set_unix_socket(request, "/nonexistent/curlxhr.sock"));
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/echo"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 0);
+  CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_CONNECTION);
+  CHECK(cxhr_set_unix_socket(request, NULL));
+
+  CHECK(!cxhr_set_interface(request, "a b"));
+  CHECK(cxhr_set_interface(request, "nosuchif0"));
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/echo"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_CONNECTION);
+  CHECK(strstr(cxhr_get_status_text(request), "nosuchif0") != NULL);
+  CHECK(cxhr_set_interface(request, "lo"));
+  CHECK(cxhr_open(request, "GET", url(fault_url, "/echo"), false, NULL, NULL, NULL));
+  CHECK(cxhr_send(request, NULL, 0, 30));
+  CHECK(cxhr_get_status(request) == 200);
+  CHECK(cxhr_set_interface(request, NULL));
+
+  CHECK(!cxhr_set_service_name(request, "HTTP/host"));
+  CHECK(cxhr_set_service_name(request, "HTTP"));
+  CHECK(cxhr_set_service_name(request, NULL));
+  CHECK(!cxhr_disable_connection_reuse(NULL));
+  CHECK(cxhr_disable_connection_reuse(request));
+
+  /* Bytes 3 to 7 of a file; a range past its end is refused and the request stays OPENED. */
+  char path[] = "/tmp/curlxhr-capi-range-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0 && write(fd, "0123456789", 10) == 10);
+  close(fd);
+  CHECK(cxhr_open(request, "PUT", url(fault_url, "/echo"), false, NULL, NULL, NULL));
+  CHECK(!cxhr_send_file_range(request, path, 5, 6, 30));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_INVALID_ARGUMENT);
+  CHECK(!cxhr_send_file_range(request, path, -1, -1, 30));
+  CHECK(!cxhr_send_file_range(request, NULL, 0, -1, 30));
+  CHECK(cxhr_get_state(request) == CXHR_OPENED);
+  CHECK(cxhr_send_file_range(request, path, 3, 5, 30));
+  size_t length = 0;
+  const char *body = (const char *)cxhr_get_receive_buffer(request, &length);
+  CHECK(cxhr_get_status(request) == 200 && body && memmem(body, length, "\"body\": \"34567\"", 15) != NULL);
+  unlink(path);
+  cxhr_request_destroy(request);
+}
+
 int main(int argc, char **argv)
 {
   if(argc != 3 && argc != 4 && argc != 6) {
@@ -1146,6 +1232,7 @@ int main(int argc, char **argv)
   metrics();
   trailers();
   transfer_control();
+  routing();
   any_scheme();
   cookie_store(store);
   cookie_store_from_threads();

@@ -147,6 +147,8 @@ typedef struct {
   cxhr_request *handle;
   /* Opened to SAFE_URL without Negotiate: the only requests ever sent. */
   bool safe;
+  /* A routing switch with a fuzzed text was accepted (it survives open): never sent. */
+  bool routed;
   bool async;
   /* Strings handed out for this request: readable until it is re-opened or destroyed. */
   const char *kept[64];
@@ -357,7 +359,7 @@ static void pre_send_switch(program *p)
   bool allowed = s && pre_send_state(state);
   bool result;
   const char *name;
-  switch(next_byte(p) % 16) {
+  switch(next_byte(p) % 22) {
   case 0:
     name = "disable_host_verification";
     result = cxhr_disable_host_verification(handle);
@@ -438,6 +440,73 @@ static void pre_send_switch(program *p)
     check_reason(s, result, name);
     return;
   }
+  case 14:
+  case 15: {
+    /* Entries in curl's syntax, good and bad, or fuzzed ones. */
+    bool resolve = next_byte(p) & 1;
+    name = resolve ? "set_resolve" : "set_connect_to";
+    const char *entries[4];
+    size_t count = next_byte(p) % 5;
+    for(size_t i = 0; i < count && i < 4; i++) {
+      entries[i] = resolve ? PICK(p, "127.0.0.1:1:127.0.0.1", "*:1:127.0.0.1,::1", "-h:1", "h:0:127.0.0.1", "h:65536:1.2.3.4",
+                                  "h:1:not-an-address", "h:1:127.0.0.1\r\nX: y")
+                           : PICK(p, "::127.0.0.1:1", "127.0.0.1:1:[::1]:1", "a:1:b", "a:0:b:1", "[::1:1:b:1", "a:1:b:1\n");
+    }
+    /* Now and then a count with no array, or a count past the array: refused unread. */
+    uint8_t shape = next_byte(p) % 8;
+    const char *const *list = shape == 0 ? NULL : entries;
+    size_t passed = shape == 1 ? (size_t)-1 : count;
+    result = resolve ? cxhr_set_resolve(handle, list, passed) : cxhr_set_connect_to(handle, list, passed);
+    for(size_t i = 0; result && i < count; i++)
+      CHECK(entries[i] && !has_control(entries[i]), "%s accepted entry %zu", name, i);
+    CHECK(!result || passed == 0 || list, "%s accepted a NULL list of %zu", name, passed);
+    CHECK(!result || passed <= 4, "%s accepted a count of %zu", name, passed);
+    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "%s said true in state %d", name, (int)state);
+    /* A fuzzed entry that was accepted may lead anywhere: the request is never sent again. */
+    if(result && s && passed > 0)
+      s->routed = true;
+    check_reason(s, result, name);
+    return;
+  }
+  case 16: {
+    name = "set_unix_socket";
+    const char *path = PICK(p, "/nonexistent/curlxhr.sock", "@curlxhr-fuzz-none", "@", "/tmp/a\nb",
+                            "/ssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssss");
+    result = cxhr_set_unix_socket(handle, path);
+    if(path && (!*path || strcmp(path, "@") == 0 || strchr(path, '\n') || strlen(path) > 107))
+      CHECK(!result, "set_unix_socket accepted '%s'", path);
+    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "set_unix_socket said true in state %d", (int)state);
+    if(result && s && path)
+      s->routed = true;
+    check_reason(s, result, name);
+    return;
+  }
+  case 17: {
+    name = "set_interface";
+    const char *interface = PICK(p, "lo", "if!lo", "127.0.0.1", "a b", "a/b", "abcdefghijklmnop", "host!example.com");
+    result = cxhr_set_interface(handle, interface);
+    if(interface && (!*interface || has_control(interface) || strchr(interface, ' ') || strchr(interface, '/')))
+      CHECK(!result, "set_interface accepted '%s'", interface);
+    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "set_interface said true in state %d", (int)state);
+    if(result && s && interface)
+      s->routed = true;
+    check_reason(s, result, name);
+    return;
+  }
+  case 18: {
+    name = "set_service_name";
+    const char *service = PICK(p, "HTTP", "ALT", "HTTP/host", "a@b", "a b");
+    result = cxhr_set_service_name(handle, service);
+    if(service && (!*service || has_control(service) || strpbrk(service, " /@")))
+      CHECK(!result, "set_service_name accepted '%s'", service);
+    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "set_service_name said true in state %d", (int)state);
+    check_reason(s, result, name);
+    return;
+  }
+  case 19:
+    name = "disable_connection_reuse";
+    result = cxhr_disable_connection_reuse(handle);
+    break;
   case 12:
     name = "enable_location_trusted";
     result = cxhr_enable_location_trusted(handle);
@@ -453,7 +522,7 @@ static void pre_send_switch(program *p)
     check_reason(s, result, name);
     return;
   }
-  case 14: {
+  case 20: {
     name = "set_client_certificate";
     const char *path = PICK(p, body_file, "/nonexistent/client.pem", "/", "/dev/null", "/tmp\r\nX: y");
     const char *key = PICK(p, body_file, "/nonexistent/client.key");
@@ -466,7 +535,7 @@ static void pre_send_switch(program *p)
     check_reason(s, result, name);
     return;
   }
-  case 15: {
+  case 21: {
     const char *pins = PICK(p, "sha256//BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=", "sha256//abc", "", "/nonexistent/key.pem",
                             "sha256//BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=;", body_file);
     if(next_byte(p) & 1) {
@@ -576,7 +645,7 @@ static void send_request(program *p)
   slot *s;
   cxhr_request *handle = pick_handle(p, &s);
   cxhr_state state = cxhr_get_state(handle);
-  uint8_t kind = next_byte(p) % 3;
+  uint8_t kind = next_byte(p) % 4;
   double timeout = pick_timeout(p);
   bool timeout_ok = isfinite(timeout) && timeout >= 0;
   static const char bytes[64] = "a body of a few bytes";
@@ -584,6 +653,7 @@ static void send_request(program *p)
   size_t length = 0;
   const char *text = NULL;
   const char *path = NULL;
+  int64_t offset = 0, range_length = -1;
   bool arguments_ok = true;
   if(kind == 0) {
     switch(next_byte(p) % 6) {
@@ -601,11 +671,19 @@ static void send_request(program *p)
     path = PICK(p, body_file, "/nonexistent/body", "/", "/dev/null");
     struct stat info;
     arguments_ok = path && stat(path, &info) == 0 && S_ISREG(info.st_mode) && access(path, R_OK) == 0;
+    if(kind == 3) {
+      /* cxhr_send_file_range: a range inside the file, or not. */
+      static const int64_t edges[] = {0, 1, -1, -2, 5, 1000000, INT64_MAX, INT64_MIN};
+      offset = edges[next_byte(p) % 8];
+      range_length = edges[next_byte(p) % 8];
+      int64_t size = arguments_ok ? (int64_t)info.st_size : 0;
+      arguments_ok = arguments_ok && offset >= 0 && offset <= size && range_length >= -1 && range_length <= size - offset;
+    }
   }
 
   /* What would go out: only to SAFE_URL, without a proxy. A request opened elsewhere is never
      asked to send, not even in a form that must be refused. */
-  if(s && state == CXHR_OPENED && !s->safe)
+  if(s && state == CXHR_OPENED && (!s->safe || s->routed))
     return;
   bool would_send = s && state == CXHR_OPENED && arguments_ok;
   if(would_send) {
@@ -620,8 +698,10 @@ static void send_request(program *p)
     result = cxhr_send(handle, data, length, timeout);
   else if(kind == 1)
     result = cxhr_send_text(handle, text, timeout);
-  else
+  else if(kind == 2)
     result = cxhr_send_file(handle, path, timeout);
+  else
+    result = cxhr_send_file_range(handle, path, offset, range_length, timeout);
 
   if(!would_send || !timeout_ok) {
     CHECK(!result, "a send that must be refused went out (state %d, kind %d, length %zu, path '%s', timeout %g)", (int)state,
@@ -637,7 +717,7 @@ static void send_request(program *p)
     CHECK(cxhr_get_failure_kind(handle) != CXHR_FAILURE_NONE, "nothing listens at " SAFE_URL ", yet no failure");
   }
   if(s)
-    check_reason(s, result, kind == 0 ? "send" : kind == 1 ? "send_text" : "send_file");
+    check_reason(s, result, kind == 0 ? "send" : kind == 1 ? "send_text" : kind == 2 ? "send_file" : "send_file_range");
 }
 
 static void stop_request(program *p)

@@ -6,7 +6,10 @@ It answers slowly, drip-feeds, resets mid-body, sends malformed or huge response
 records requests so tests can prove what a client sent. Standard library only, but for
 brotli and zstd in /encoded (Debian's python3-brotli and python3-zstandard).
 
-Usage: faultserver.py PORT
+Usage: faultserver.py PORT [UNIX_SOCKET_PATH ABSTRACT_SOCKET_NAME]
+With the two more arguments it serves the same routes on a Unix socket at that path and on one
+named in Linux's abstract namespace too; /echo then says which in "socket" ("unix:PATH",
+"abstract:NAME"; "tcp" on the port).
 Body pattern of /bytes, /drip, /stall, /encoded and /cache?size=: byte i is i % 251.
 
 Besides the fault routes:
@@ -86,6 +89,7 @@ import fcntl
 import hashlib
 import http.client
 import json
+import os
 import re
 import select
 import socket
@@ -968,6 +972,7 @@ def echo(handler, request):
         "headers": [[name, value] for name, value in request.headers],
         "body": body.decode("utf-8", "replace"), "bodyLength": len(body),
         "bodySha256": hashlib.sha256(body).hexdigest(), "form": form,
+        "socket": getattr(handler, "socket_name", "tcp"),
     })
 
 
@@ -1324,8 +1329,41 @@ class Server(socketserver.ThreadingTCPServer):
     request_queue_size = 1024
 
 
+class UnixHandler(Handler):
+    """The routes on a Unix socket: no TCP options, no client port (0 stands for it)."""
+    disable_nagle_algorithm = False
+
+    def handle(self):
+        self.client_address = ("unix", 0)
+        try:
+            while self.serve_one():
+                pass
+        except (ConnectionError, BrokenPipeError, socket.timeout, OSError):
+            pass
+
+
+class UnixServer(socketserver.ThreadingUnixStreamServer):
+    daemon_threads = True
+    request_queue_size = 1024
+
+
+def serve_unix(address, name):
+    """Serves the routes on the Unix socket at address (a path, or NUL and a name), in a thread."""
+    handler = type("NamedUnixHandler", (UnixHandler,), {"socket_name": name})
+    server = UnixServer(address, handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    log(f"fault server on {name}")
+
+
 if __name__ == "__main__":
     port = int(sys.argv[1])
+    if len(sys.argv) > 3:
+        path, abstract = sys.argv[2], sys.argv[3]
+        if os.path.exists(path):
+            os.unlink(path)
+        serve_unix(path, f"unix:{path}")
+        os.chmod(path, 0o666)
+        serve_unix("\0" + abstract, f"abstract:{abstract}")
     with Server(("127.0.0.1", port), Handler) as server:
         log(f"fault server on 127.0.0.1:{port}")
         server.serve_forever()

@@ -39,6 +39,10 @@ check "digest bob" 200 --digest -u "$TESTENV_USER2:$TESTENV_PASSWORD2" "$TESTENV
 check "digest file" 200 --digest -u "$U:$P" "$TESTENV_DIGEST_FILE_URL"
 KRB5CCNAME=$TESTENV_KRB5CCNAME check "negotiate as alice" 200 --negotiate -u : "$TESTENV_NEGOTIATE_URL"
 KRB5CCNAME=$TESTENV_KRB5CCNAME_EMPTY check "negotiate without a ticket" 401 --negotiate -u : "$TESTENV_NEGOTIATE_URL"
+KRB5CCNAME=$TESTENV_KRB5CCNAME check "negotiate to the ALT service" 200 --negotiate -u : --service-name "$TESTENV_KRB5_ALT_SERVICE" "$TESTENV_NEGOTIATE_URL"
+KRB5CCNAME=$TESTENV_KRB5CCNAME check "negotiate to an unknown service" 401 --negotiate -u : --service-name NOSUCH "$TESTENV_NEGOTIATE_URL"
+check "fault server on its Unix socket" 200 --unix-socket "$TESTENV_FAULT_UNIX_SOCKET" http://socket.invalid/echo
+check "fault server on its abstract socket" 200 --abstract-unix-socket "${TESTENV_FAULT_ABSTRACT_SOCKET#@}" http://socket.invalid/echo
 check "ntlm right" 200 --ntlm -u "$U:$P" "$TESTENV_HTTP_NTLM_URL/echo"
 check "ntlm with the domain" 200 --ntlm -u "$TESTENV_NTLM_DOMAIN\\$U:$P" "$TESTENV_HTTP_NTLM_URL/echo"
 check "ntlm wrong" 401 --ntlm -u "$U:wrong" "$TESTENV_HTTP_NTLM_URL/echo"

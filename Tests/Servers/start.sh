@@ -7,10 +7,12 @@
 #                 self-signed certificate; all serve /echo (a JSON echo CGI) and /files/.
 #                 /basic/, /digest/ (MD5, qop=auth) and /negotiate/ (Kerberos through
 #                 mod_auth_gssapi) serve the echo CGI and /files/ behind each scheme.
-#   krb5kdc       an MIT KDC for the realm EXAMPLE.TEST (alice, HTTP/localhost, HTTP/127.0.0.1).
+#   krb5kdc       an MIT KDC for the realm EXAMPLE.TEST (alice, HTTP/localhost, HTTP/127.0.0.1,
+#                 and ALT/localhost, a second service in Apache's keytab for --service-name).
 #   ntlmserver    the echo behind NTLM, verified by pyspnego's acceptor.
 #   squid         forward proxies: open, Basic, Digest and NTLM (pyspnego again), one port each.
-#   faultserver   slow, drip-fed, reset, malformed, huge and redirecting answers.
+#   faultserver   slow, drip-fed, reset, malformed, huge and redirecting answers; the same
+#                 routes on a Unix socket (a path in DIR/run) and one in the abstract namespace.
 #   nginx         HTTP/2 over TLS (ALPN) with the test CA's localhost certificate: /small (100
 #                 bytes) and /echo-protocol; its access log names each request's connection.
 #   hypercorn     h2app.py over TLS, HTTP/2 or HTTP/1.1: /slow answers after a delay and
@@ -266,7 +268,8 @@ kadmin.local -r "$realm" >"$dir/logs/kadmin.log" 2>&1 <<EOF || { cat "$dir/logs/
 addprinc -pw $password $user@$realm
 addprinc -randkey HTTP/localhost@$realm
 addprinc -randkey HTTP/127.0.0.1@$realm
-ktadd -k $dir/krb5/http.keytab HTTP/localhost@$realm HTTP/127.0.0.1@$realm
+addprinc -randkey ALT/localhost@$realm
+ktadd -k $dir/krb5/http.keytab HTTP/localhost@$realm HTTP/127.0.0.1@$realm ALT/localhost@$realm
 EOF
 chmod 644 "$dir/krb5/http.keytab"  # a throwaway realm: Apache's workers must read it
 
@@ -528,7 +531,11 @@ apache2 -t -f "$dir/apache/httpd.conf" >"$dir/logs/apache-configtest.log" 2>&1 \
   || { cat "$dir/logs/apache-configtest.log" >&2; fail "the Apache configuration does not load"; }
 start_daemon apache "$dir/logs/apache-stdout.log" env KRB5_CONFIG="$KRB5_CONFIG" \
   KRB5_KTNAME="FILE:$dir/krb5/http.keytab" KRB5RCACHEDIR="$dir/krb5/rcache" apache2 -f "$dir/apache/httpd.conf" -DFOREGROUND
-start_daemon faultserver "$dir/logs/faultserver.log" /usr/bin/python3 "$here/faultserver.py" "${port[FAULT]}"
+fault_socket="$dir/run/fault.sock"
+fault_abstract="curlxhr-fault-$(printf '%s' "$dir" | md5sum | cut -c1-12)"
+[ "${#fault_socket}" -le 107 ] || fail "the Unix socket path $fault_socket is longer than 107 bytes: use a shorter DIR"
+start_daemon faultserver "$dir/logs/faultserver.log" /usr/bin/python3 "$here/faultserver.py" "${port[FAULT]}" \
+  "$fault_socket" "$fault_abstract"
 start_daemon ntlmserver "$dir/logs/ntlmserver.log" env NTLM_USER_FILE="$dir/squid/ntlm_users" \
   "$venv/bin/python" "$here/ntlmserver.py" "${port[HTTP_NTLM]}"
 start_daemon squid "$dir/logs/squid-stdout.log" squid -N -n "$squid_name" -f "$dir/squid/squid.conf"
@@ -540,6 +547,12 @@ start_daemon hypercorn "$dir/logs/hypercorn.log" "$venv/bin/python" "$here/h2app
 wait_for_port apache "${port[HTTP]}" "$dir/logs/apache-error.log"
 wait_for_port apache "${port[HTTPS_SELFSIGNED]}" "$dir/logs/apache-error.log"
 wait_for_port faultserver "${port[FAULT]}" "$dir/logs/faultserver.log"
+# The Unix sockets are bound before the port listens: both must answer now.
+for address in "$fault_socket" "@$fault_abstract"; do
+  /usr/bin/python3 -c "import socket,sys; a=sys.argv[1]; s=socket.socket(socket.AF_UNIX); s.settimeout(1); s.connect('\0'+a[1:] if a[0]=='@' else a)" \
+    "$address" 2>/dev/null || { tail -n 20 "$dir/logs/faultserver.log" >&2; bash "$here/stop.sh" "$dir" >/dev/null 2>&1
+                               fail "the fault server does not answer on the Unix socket $address"; }
+done
 wait_for_port ntlmserver "${port[HTTP_NTLM]}" "$dir/logs/ntlmserver.log"
 wait_for_port squid "${port[PROXY_NTLM]}" "$dir/logs/squid-cache.log"
 wait_for_port nginx "${port[H2]}" "$dir/logs/nginx-error.log"
@@ -585,6 +598,9 @@ declare -A values=(
   [TESTENV_LOCALHOST_PUBKEY_DER]="$dir/tls/localhost-pubkey.der"
   [TESTENV_FAULT_PORT]=${port[FAULT]}
   [TESTENV_FAULT_URL]="http://127.0.0.1:${port[FAULT]}"
+  [TESTENV_FAULT_UNIX_SOCKET]=$fault_socket
+  [TESTENV_FAULT_ABSTRACT_SOCKET]="@$fault_abstract"
+  [TESTENV_KRB5_ALT_SERVICE]=ALT
   [TESTENV_FILES_PATTERN]="byte i of /files/* and of the fault server's /bytes and /drip is i % 251"
   [TESTENV_USER]=$user
   [TESTENV_PASSWORD]=$password

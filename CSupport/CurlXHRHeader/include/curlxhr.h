@@ -260,6 +260,60 @@ CXHR_EXTERN bool cxhr_set_max_response_size(cxhr_request *_Nullable request, int
  */
 CXHR_EXTERN bool cxhr_set_max_redirects(cxhr_request *_Nullable request, int count);
 
+/* Routing: where the connections go, and whether they are the request's own. */
+
+/*
+ * Connects to given addresses instead of those a host resolves to, as curl's --resolve: count
+ * entries "HOST:PORT:ADDRESS[,ADDRESS]" (HOST a host name or "*", PORT 1-65535, each ADDRESS a
+ * numerical IPv4 or IPv6 address, brackets allowed; "+" before HOST is accepted, "-HOST:PORT"
+ * takes an earlier entry out). The URL's host still gives the Host field and the name TLS
+ * checks; the entries hold for this request only. count 0 removes them. False for NULL entries
+ * with a count, a NULL entry, CR, LF or NUL, a bad host, port or address, no address, more
+ * than 1000 entries or one over 4096 bytes, or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_resolve(cxhr_request *_Nullable request,
+                                  const char *_Nullable const *_Nullable entries, size_t count);
+
+/*
+ * Connects to another host and port than the URL's, as curl's --connect-to: count entries
+ * "HOST:PORT:CONNECT-TO-HOST:CONNECT-TO-PORT" (empty HOST or PORT: any; empty CONNECT-TO parts:
+ * the request's own; IPv6 addresses in brackets; the first match is used). The URL's host still
+ * gives the Host field and the name TLS checks. count 0 removes them. False as
+ * cxhr_set_resolve for a list it cannot read or a bad entry, or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_connect_to(cxhr_request *_Nullable request,
+                                     const char *_Nullable const *_Nullable entries, size_t count);
+
+/*
+ * Connects through a Unix domain socket instead of TCP (curl's --unix-socket): a path, or
+ * "@NAME" for NAME in the abstract namespace (--abstract-unix-socket); NULL goes back to TCP.
+ * A missing or refusing socket ends the send in DONE, status 0, CXHR_FAILURE_CONNECTION. False
+ * for an empty path or name, CR or LF, one over 107 bytes, or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_unix_socket(cxhr_request *_Nullable request, const char *_Nullable path);
+
+/*
+ * Sends from a network interface ("lo", "if!lo") or a local numerical address (curl's
+ * --interface); NULL lets the system choose. One that cannot be used ends the send in DONE,
+ * status 0, CXHR_FAILURE_CONNECTION and a text naming it. False for an empty name, one of 16 bytes
+ * or more, one with '/', ':', a space, CR or LF (not an address), curl's "host!NAME" (a name is
+ * always an interface's), or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_interface(cxhr_request *_Nullable request, const char *_Nullable name);
+
+/*
+ * The Kerberos service Negotiate asks a ticket for (curl's --service-name; "HTTP" by default,
+ * which NULL restores). False for an empty name, one with a space, '/', '@', CR or LF, one over
+ * 255 bytes, or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_service_name(cxhr_request *_Nullable request, const char *_Nullable name);
+
+/*
+ * Every send of the request opens a connection of its own and closes it when it ends (mesibo's
+ * persistent = false). False for a request in flight.
+ */
+CXHR_EXTERN bool cxhr_disable_connection_reuse(cxhr_request *_Nullable request);
+
 /* Trusts only the CAs in the PEM file at path for this request. False if unreadable. */
 CXHR_EXTERN bool cxhr_set_ca_certificate_file(cxhr_request *_Nullable request,
                                               const char *_Nullable path);
@@ -502,6 +556,15 @@ CXHR_EXTERN bool cxhr_send_text(cxhr_request *_Nullable request, const char *_Nu
  */
 CXHR_EXTERN bool cxhr_send_file(cxhr_request *_Nullable request, const char *_Nullable path,
                                 double timeout_s);
+
+/*
+ * Streams length bytes of the file at path from byte offset on as the body (length -1: to the
+ * end), as cxhr_send_file does the whole file. False when the file cannot be read or the range
+ * is not inside it (a negative offset, a length below -1, bytes past the end): the request
+ * then stays CXHR_OPENED.
+ */
+CXHR_EXTERN bool cxhr_send_file_range(cxhr_request *_Nullable request, const char *_Nullable path,
+                                      int64_t offset, int64_t length, double timeout_s);
 
 /* ---- stopping ---- */
 

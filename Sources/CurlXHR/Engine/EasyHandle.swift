@@ -13,7 +13,8 @@ final class EasyHandle {
     @exclusivity(unchecked) var isPristine = true
     /// The request headers of `profile`, owned here.
     @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
-    /// The lists of other options of `profile` (the proxy's header fields), owned here.
+    /// The lists of other options of `profile` (the proxy's header fields, the routing
+    /// entries), owned here: libcurl does not copy them.
     @exclusivity(unchecked) var optionLists: [UnsafeMutablePointer<curl_slist>] = []
     /// The `Content-Type` line `profile` adds to the request's own fields, for a redirect's
     /// next hop that keeps the body.

@@ -144,6 +144,7 @@ extension EasyProfile.Fields {
             options.set(CURLOPT_CA_CACHE_TIMEOUT, 0)
         }
         applyProxy(&options, handle: handle)
+        applyRouting(&options, handle: handle)
         if switches.proxy != nil {
             // For the proxy's CONNECT, which carries none of the request's own fields.
             options.set(CURLOPT_USERAGENT, ownUserAgent?.value ?? Transfer.defaultUserAgent)

@@ -47,11 +47,45 @@ extension HttpRequest {
     /// - Returns: `false` when the file is missing, unreadable or not a regular file.
     @discardableResult
     public func sendWithFile(_ path: String, timeout: Double = 0) -> Bool {
+        sendFile(path, offset: 0, length: -1, timeout: timeout)
+    }
+
+    /// Streams `length` bytes of the file at `path` from byte `offset` on as the body, never
+    /// reading them whole (mesibo's `uploadOffset` and `uploadEnd`), with `Content-Length:
+    /// length`; otherwise as ``sendWithFile(_:timeout:)``. A redirect or retry that sends the
+    /// body again sends the same bytes.
+    /// - Parameters:
+    ///   - path: the file; it must be a readable regular file.
+    ///   - offset: the first byte to send, 0 or more.
+    ///   - length: how many bytes; -1: to the end of the file.
+    ///   - timeout: seconds for the whole request, 0 for no limit.
+    /// - Returns: `false` with ``lastError`` when the file is missing, unreadable or not a
+    ///   regular file, or the range is not inside it (a negative offset, a length below -1,
+    ///   bytes past its end); the request then stays OPENED. Otherwise as
+    ///   ``send(_:timeout:)``.
+    @discardableResult
+    public func sendWithFile(_ path: String, offset: Int64, length: Int64 = -1, timeout: Double = 0) -> Bool {
+        sendFile(path, offset: offset, length: length, timeout: timeout)
+    }
+
+    /// Opens the file and sends bytes `offset` to `offset + length` of it (`length` -1: to its end).
+    private func sendFile(_ path: String, offset: Int64, length: Int64, timeout: Double) -> Bool {
         switch ReadableFile.open(path) {
         case .failure(let problem):
             return refuse(.fileUnreadable, problem.message)
         case .success(let file):
-            return start(.file(path: path), timeout: timeout, fileDescriptor: file.descriptor, fileSize: file.size)
+            let size = file.size
+            guard offset >= 0, offset <= size, length >= -1, length <= size - offset else {
+                _ = Glibc.close(file.descriptor)
+                let range = length == -1 ? "from byte \(offset) to the end" : "of \(length) bytes from byte \(offset)"
+                return refuse(.invalidArgument, "the range \(range) is not inside '\(MessageValidation.escaped(path))' (\(size) bytes)")
+            }
+            if offset > 0, lseek(file.descriptor, off_t(offset), SEEK_SET) < 0 {
+                _ = Glibc.close(file.descriptor)
+                return refuse(.fileUnreadable, "cannot seek to byte \(offset) of '\(MessageValidation.escaped(path))'")
+            }
+            let sent = length == -1 ? size - offset : length
+            return start(.file(path: path, offset: offset), timeout: timeout, fileDescriptor: file.descriptor, fileSize: sent)
         }
     }
 

@@ -134,5 +134,6 @@ enum RequestBody: Sendable {
     case multipart(values: [(key: String, value: String)], files: [FormFile])
     /// The caller's bytes, kept (not copied) until libcurl has sent them.
     case bytes(Data, contentType: String?)
-    case file(path: String)
+    /// The bytes of the file at `path` from `offset` on (as many as the send's file size says).
+    case file(path: String, offset: Int64 = 0)
 }

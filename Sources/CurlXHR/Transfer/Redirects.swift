@@ -152,7 +152,7 @@ extension Transfer {
         } else if !progress.hopDropsBody {
             // The same body again, from its start.
             progress.bodyOffset = 0
-            if fileDescriptor >= 0, lseek(fileDescriptor, 0, SEEK_SET) < 0 { return "cannot rewind the file to send it again" }
+            if fileDescriptor >= 0, lseek(fileDescriptor, off_t(fileStart), SEEK_SET) < 0 { return "cannot rewind the file to send it again" }
         }
         let sendsBodyFields = !progress.hopDropsBody
         func isOneOf(_ names: [String], _ field: HeaderField) -> Bool {

@@ -43,9 +43,15 @@ extension Transfer {
     /// Hands libcurl the next bytes of the body it uploads: from the file, or from memory.
     private func readBody(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
         guard case .bytes(let bytes, _) = body else {
+            // The file's bytes up to the size sent (a range ends there; a file that grew
+            // since it was opened must not send more than its Content-Length says).
+            let wanted = Int(min(Int64(capacity), max(0, fileSize - Int64(progress.bodyOffset))))
             while true {
-                let got = Glibc.read(fileDescriptor, buffer, capacity)
-                if got >= 0 { return got }
+                let got = Glibc.read(fileDescriptor, buffer, wanted)
+                if got >= 0 {
+                    progress.bodyOffset += got
+                    return got
+                }
                 if errno != EINTR { return cxhr_read_abort }
             }
         }
@@ -60,7 +66,11 @@ extension Transfer {
     /// Moves the upload back (libcurl rewinds for a redirect or an authentication round).
     private func seekBody(to offset: Int64, origin: Int32) -> Int32 {
         guard case .bytes(let bytes, _) = body else {
-            return lseek(fileDescriptor, off_t(offset), origin) < 0 ? cxhr_seek_fail : 0
+            // Offsets count from the start of the body, the range's start in the file.
+            guard origin == SEEK_SET, (0...fileSize).contains(offset),
+                  lseek(fileDescriptor, off_t(fileStart + offset), SEEK_SET) >= 0 else { return cxhr_seek_fail }
+            progress.bodyOffset = Int(offset)
+            return 0
         }
         guard origin == SEEK_SET, (0...Int64(bytes.count)).contains(offset) else { return cxhr_seek_fail }
         progress.bodyOffset = Int(offset)

@@ -24,7 +24,7 @@ extension Transfer {
         progress.pendingHead = nil
         progress.bodyOffset = 0
         progress.hopOffset = (MonotonicTime.milliseconds() - progress.startedAt) * 1000
-        if fileDescriptor >= 0, lseek(fileDescriptor, 0, SEEK_SET) < 0 {
+        if fileDescriptor >= 0, lseek(fileDescriptor, off_t(fileStart), SEEK_SET) < 0 {
             return TransferFailure(kind: .other, text: "cannot rewind the file to send it again")
         }
         handle.headParser.reset()

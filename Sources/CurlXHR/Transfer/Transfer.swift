@@ -83,7 +83,8 @@ final class Transfer: @unchecked Sendable {
 
     /// What the engine learns of a send as it goes.
     struct Progress {
-        /// How far libcurl has read an in-memory body it streams (`BodyShape.streamed`).
+        /// How far libcurl has read a body it streams from memory (`BodyShape.streamed`) or a
+        /// file (`BodyShape.file`, counted from the range's start).
         var bodyOffset = 0
         /// The head held (``TransferHops/HeadAction/hold``): reported when its body starts or
         /// the transfer ends with it.
@@ -187,6 +188,12 @@ final class Transfer: @unchecked Sendable {
                                                       maxResponseSize: switches.maxResponseSize, totalLimit: timeout,
                                                       method: sentMethod, maxRedirects: switches.maxRedirects))
         clock = nil
+    }
+
+    /// Where in the file the body starts (`sendWithFile(_:offset:length:timeout:)`; 0 for a
+    /// whole file).
+    var fileStart: Int64 {
+        if case .file(_, let offset) = body { offset } else { 0 }
     }
 
     private func closeFile() {

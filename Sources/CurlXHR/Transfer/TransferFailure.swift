@@ -49,7 +49,8 @@ extension Transfer {
     /// ``failure(_:)`` but for the code.
     private func classified(_ code: CURLcode) -> TransferFailure {
         let errorBuffer = handle?.errorBuffer
-        let detail = if let errorBuffer, errorBuffer[0] != 0 { String(cString: errorBuffer) } else { String(cString: curl_easy_strerror(code)) }
+        var detail = if let errorBuffer, errorBuffer[0] != 0 { String(cString: errorBuffer) } else { String(cString: curl_easy_strerror(code)) }
+        if !switches.resolve.isEmpty { detail = RouteEntries.readable(detail, resolve: switches.resolve) }
         if let proxy = switches.proxy, Transfer.proxyFailures.contains(code.rawValue), !hops.sawHead {
             return TransferFailure(kind: .proxy, text: "Proxy \(proxy.name) failed: \(detail)")
         }
@@ -68,6 +69,10 @@ extension Transfer {
         case CURLE_COULDNT_RESOLVE_HOST: return TransferFailure(kind: .dns, text: detail)
         case CURLE_OPERATION_TIMEDOUT: return timeoutFailure(detail)
         case CURLE_TOO_MANY_REDIRECTS: return TransferFailure(kind: .redirects, text: detail)
+        case CURLE_INTERFACE_FAILED:
+            // The interface or local address of `setInterface` cannot be used (curl's exit 45):
+            // not mended by trying again.
+            return TransferFailure(kind: .connection, text: detail)
         case CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE:
             return TransferFailure(kind: .connection, text: detail, beforeResponse: !hops.sawHead)
         case CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_UNSUPPORTED_PROTOCOL:

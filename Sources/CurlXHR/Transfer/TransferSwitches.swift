@@ -43,6 +43,21 @@ struct TransferSwitches: Sendable, Equatable {
     var proxyBypass: String?
     /// Header fields sent to the proxy only (`setProxyHeader`).
     var proxyHeaders: [HeaderField] = []
+
+    // Routing
+    /// `--resolve` entries (`setResolve`): the addresses some hosts' connections go to.
+    var resolve: [ResolveEntry] = []
+    /// `--connect-to` entries (`setConnectTo`): the host and port some connections go to.
+    var connectTo: [ConnectToEntry] = []
+    /// The Unix socket connections go through (`setUnixSocket`): a path, or `@NAME` in the
+    /// abstract namespace; nil for TCP.
+    var unixSocket: String?
+    /// `CURLOPT_INTERFACE`'s value (`setInterface`): `if!NAME` or a numerical address.
+    var interface: String?
+    /// The Kerberos service Negotiate asks a ticket for (`setServiceName`); nil: libcurl's `HTTP`.
+    var serviceName: String?
+    /// Each send opens a connection of its own and closes it after (`disableConnectionReuse`).
+    var forbidReuse = false
 }
 
 /// The range of TLS versions a request allows; nil bounds are libcurl's.

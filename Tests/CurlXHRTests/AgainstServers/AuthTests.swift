@@ -249,4 +249,34 @@ import Testing
         }
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
     }
+
+    /// `setServiceName` picks the service Negotiate asks a ticket for: Apache's keytab holds
+    /// HTTP/localhost and ALT/localhost, and the KDC knows no NOSUCH (the server's 401).
+    @Test func theServiceNameChoosesTheKerberosService() throws {
+        KerberosCredentials.cacheFile = try env.scratchPath("krb") + "/cc"
+        defer { KerberosCredentials.clearCredentials(forMethod: nil) }
+        let url = "http://\(try env["TESTENV_KRB_HOST"]):\(try env["TESTENV_HTTP_PORT"])/negotiate/echo"
+        let principal = try env["TESTENV_KRB5_PRINCIPAL"], secret = try env["TESTENV_KRB5_PASSWORD"]
+        func login(_ service: String?) throws -> HttpRequest {
+            let request = HttpRequest()
+            #expect(request.open("GET", url: url, async: false, user: principal, password: secret, auth: "NEGOTIATE"))
+            if let service { #expect(request.setServiceName(service)) }
+            #expect(request.send(timeout: 20))
+            return request
+        }
+        let alternative = try login(try env["TESTENV_KRB5_ALT_SERVICE"])
+        #expect(alternative.getStatus() == 200, "\(alternative.getStatusText() ?? "")")
+        #expect(try Echo(alternative.getReceiveBuffer()).json["remote_user"] as? String == principal)
+        let klist = try Shell.run("/usr/bin/klist", ["-c", "FILE:" + KerberosCredentials.cacheFile])
+        #expect(klist.output.contains("ALT/localhost@"), "a ticket for the ALT service: \(klist.output)")
+        let wrong = try login("NOSUCH")
+        #expect(wrong.getStatus() == 401, "\(wrong.getStatusText() ?? "")")
+        #expect(try login(nil).getStatus() == 200)
+        #expect(try login("HTTP").getStatus() == 200)
+        let request = HttpRequest()
+        for bad in ["", "HTTP/localhost", "HTTP@localhost", "H TTP", "HTTP\r\n", String(repeating: "S", count: 256)] {
+            #expect(!request.setServiceName(bad), "\(bad)")
+            #expect(request.lastError?.code == .invalidArgument)
+        }
+    }
 }

@@ -25,6 +25,10 @@ struct TestEnvironment: Sendable {
     var httpsURL: String { get throws { try self["TESTENV_HTTPS_URL"] } }
     var faultURL: String { get throws { try self["TESTENV_FAULT_URL"] } }
     var caFile: String { get throws { try self["TESTENV_CA_FILE"] } }
+    /// The fault server's routes on a Unix socket (a path) and in the abstract namespace
+    /// (`@NAME`); its `/echo` says which socket a request came through (`"socket"`).
+    var faultUnixSocket: String { get throws { try self["TESTENV_FAULT_UNIX_SOCKET"] } }
+    var faultAbstractSocket: String { get throws { try self["TESTENV_FAULT_ABSTRACT_SOCKET"] } }
     /// nginx speaking HTTP/2 over TLS (and HTTP/1.1 to those who ask), its access log with
     /// one line a request: `$connection $connection_requests $server_protocol $request_method
     /// $request_uri $status …` (``H2AccessLog``).
