@@ -28,6 +28,10 @@ extension EasyProfile.Fields {
         }
         if !switches.proxyHeaders.isEmpty {
             options.set(CURLOPT_PROXYHEADER, lines: switches.proxyHeaders.map(\.curlLine), keptBy: handle)
+            // libcurl's pool does not tell proxy connections apart by the fields they were
+            // opened with: a connection of its own, which no other request is lent.
+            options.set(CURLOPT_FRESH_CONNECT, 1)
+            options.set(CURLOPT_FORBID_REUSE, 1)
         }
         guard proxy.scheme == .https else { return }
         let tls = switches.proxyTLS

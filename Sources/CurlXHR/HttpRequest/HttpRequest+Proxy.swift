@@ -66,7 +66,9 @@ extension HttpRequest {
     /// `CURLOPT_PROXYHEADER`): in the `CONNECT` of an https request, never to the origin
     /// through the tunnel. A plain http request through an HTTP proxy is one request, which
     /// carries it (and the proxy may pass it on). Set again, a name's value is replaced; an
-    /// empty value sends the field empty.
+    /// empty value sends the field empty. A request with proxy fields opens a connection of
+    /// its own for each send, closed after it, since libcurl lends pooled proxy connections
+    /// without regard to the fields they were opened with.
     /// - Returns: `false` with ``lastError`` for a name that is no token, a value with CR, LF
     ///   or NUL, or a request in flight.
     @discardableResult
