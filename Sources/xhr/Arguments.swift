@@ -34,24 +34,6 @@ extension Fetch {
     }
 }
 
-/// `-x host:port`, with an IPv6 address in brackets.
-struct ProxyAddress {
-    let host: String
-    let port: Int
-
-    init?(_ text: String) {
-        var rest = Substring(text)
-        if rest.hasPrefix("http://") { rest = rest.dropFirst("http://".count) }
-        if rest.hasSuffix("/") { rest = rest.dropLast() }
-        guard let colon = rest.lastIndex(of: ":"), let port = Int(rest[rest.index(after: colon)...]) else { return nil }
-        var host = rest[..<colon]
-        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
-        guard !host.isEmpty else { return nil }
-        self.host = String(host)
-        self.port = port
-    }
-}
-
 /// One `-F` argument as curl reads it: `name=value`, `name=<FILE` (the file's content as the
 /// value), or `name=@FILE` with `;type=TYPE` and `;filename=NAME` after the file.
 struct FormPart: Equatable {

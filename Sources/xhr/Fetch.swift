@@ -38,6 +38,11 @@ struct Fetch {
     var proxy: String?
     var proxyUser: String?
     var proxyAuth: String?
+    /// --proxy-header, --noproxy, --proxy-cacert, --proxy-insecure.
+    var proxyHeaders: [String] = []
+    var noProxy: String?
+    var proxyCAFile: String?
+    var proxyInsecure = false
     var oauth2 = OAuth2Options()
     var cache = CacheOptions()
     var insecure = false
@@ -174,9 +179,6 @@ struct Fetch {
         }
         for field in form where FormPart(field) == nil {
             throw ValidationError("-F '\(field)' is not name=value, name=@FILE[;type=TYPE][;filename=NAME] or name=<FILE")
-        }
-        if let proxy, ProxyAddress(proxy) == nil {
-            throw ValidationError("-x '\(proxy)' is not host:port")
         }
         try cache.validateOffline(method: effectiveMethod, ranged: range != nil || continueAt != nil || hasHeader("Range"),
                                   fetchesToken: oauth2.tokenURL != nil)
@@ -353,10 +355,19 @@ struct Fetch {
         if let continueAt, continueAt == "-", let output, !Self.continuesAsCurl(output) {
             if !request.setResponseFile(output, resume: true) { throw console.exit(23, request.lastError?.message ?? "-o: cannot write") }
         }
-        if let proxy, let address = ProxyAddress(proxy) {
+        if let proxy {
             let credentials = proxyUser.map(Self.split)
-            try check(request.enableHttpProxy(host: address.host, port: address.port, user: credentials?.user,
-                                              password: credentials?.password, auth: proxyAuth))
+            try check(request.setProxy(proxy, user: credentials?.user, password: credentials?.password, auth: proxyAuth))
+            for header in proxyHeaders {
+                switch HeaderArgument(header) {
+                case .value(let name, let value)?: try check(request.setProxyHeader(name, value: value))
+                case .empty(let name)?: try check(request.setProxyHeader(name, value: ""))
+                default: throw console.exit(2, "--proxy-header '\(header)' is not 'Name: value' or 'Name;'")
+                }
+            }
+            if let noProxy { try check(request.setProxyBypass(noProxy)) }
+            if let proxyCAFile { try check(request.setProxyCACertificateFile(proxyCAFile)) }
+            if proxyInsecure { try check(request.disableProxyPeerVerification()) }
         }
         let credentials = user.map(Self.split)
         guard request.open(effectiveMethod, url: url, async: !sync, user: credentials?.user, password: credentials?.password, auth: auth) else {

@@ -85,5 +85,6 @@ enum FetchHelp {
           58  the client certificate (--cert, --key) could not be read or unlocked
           67  Kerberos tickets or an OAuth2 token could not be obtained
           90  the server's public key is not one of --pinnedpubkey's, or the pins are none
+          97  the SOCKS proxy refused the login or the connection
         """)
 }

@@ -18,17 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int passed, failed;
-
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if(cond)                                                          \
-      passed++;                                                       \
-    else {                                                            \
-      failed++;                                                       \
-      printf("FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);         \
-    }                                                                 \
-  } while(0)
+#include "check.h"
 
 static char http_url[512], fault_url[512], self_signed_url[512];
 static const char *user, *password;  /* the test servers' Basic and Digest user, when given */

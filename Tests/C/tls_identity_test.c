@@ -10,17 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int passed, failed;
-
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if(cond)                                                          \
-      passed++;                                                       \
-    else {                                                            \
-      failed++;                                                       \
-      printf("FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);         \
-    }                                                                 \
-  } while(0)
+#include "check.h"
 
 static char whoami[512];
 static const char *ca_file;

@@ -359,7 +359,7 @@ static void pre_send_switch(program *p)
   bool allowed = s && pre_send_state(state);
   bool result;
   const char *name;
-  switch(next_byte(p) % 22) {
+  switch(next_byte(p) % 24) {
   case 0:
     name = "disable_host_verification";
     result = cxhr_disable_host_verification(handle);
@@ -548,6 +548,53 @@ static void pre_send_switch(program *p)
       result = cxhr_set_pinned_public_keys(handle, pins);
       if(!pins || strcmp(pins, "sha256//abc") == 0 || strchr(pins, ';') || strcmp(pins, "/nonexistent/key.pem") == 0)
         CHECK(!result, "set_pinned_public_keys accepted '%s'", pins ? pins : "(null)");
+    }
+    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "%s said true in state %d", name, (int)state);
+    check_reason(s, result, name);
+    return;
+  }
+  case 22: {
+    name = "set_proxy";
+    const char *url = PICK(p, "socks5://127.0.0.1:1", "https://127.0.0.1:1", "socks4://127.0.0.1", "ftp://127.0.0.1:1",
+                           "http://127.0.0.1:0", "http://127.0.0.1:1/path", "http://a\r\nb:1", "", "127.0.0.1:65536");
+    const char *user = PICK(p, "user", "u\nx");
+    const char *password = PICK(p, "secret");
+    const char *auth = pick_text(p, auths, sizeof auths / sizeof auths[0]);
+    result = cxhr_set_proxy(handle, url, user, password, auth);
+    if(!url || strncmp(url, "ftp:", 4) == 0 || strstr(url, ":0") || strstr(url, "/path") || strchr(url, '\r') || !*url
+       || strstr(url, "65536") || (user && strchr(user, '\n')) || (strncmp(url, "socks4", 6) == 0 && user && password))
+      CHECK(!result, "set_proxy accepted '%s'", url ? url : "(null)");
+    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "set_proxy said true in state %d", (int)state);
+    check_reason(s, result, name);
+    return;
+  }
+  case 23: {
+    const char *text = PICK(p, "127.0.0.1", "*", "", "a\nb", "X-Tenant", "X Y", body_file, "/nonexistent/ca.pem");
+    switch(next_byte(p) % 4) {
+    case 0:
+      name = "set_proxy_bypass";
+      result = cxhr_set_proxy_bypass(handle, text);
+      if(!text || strchr(text, '\n'))
+        CHECK(!result, "set_proxy_bypass accepted a line break or NULL");
+      break;
+    case 1: {
+      name = "set_proxy_header";
+      const char *value = PICK(p, "blue", "", "a\r\nX: y");
+      result = cxhr_set_proxy_header(handle, text, value);
+      if(!text || !value || !*text || strchr(text, ' ') || strchr(text, '\n') || strchr(text, '/') || strchr(value, '\r'))
+        CHECK(!result, "set_proxy_header accepted '%s: %s'", text ? text : "(null)", value ? value : "(null)");
+      break;
+    }
+    case 2:
+      name = "set_proxy_ca_certificate_file";
+      result = cxhr_set_proxy_ca_certificate_file(handle, text);
+      if(!text || strcmp(text, body_file) != 0)
+        CHECK(!result, "set_proxy_ca_certificate_file accepted '%s'", text ? text : "(null)");
+      break;
+    default:
+      name = "disable_proxy_peer_verification";
+      result = cxhr_disable_proxy_peer_verification(handle);
+      break;
     }
     CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "%s said true in state %d", name, (int)state);
     check_reason(s, result, name);

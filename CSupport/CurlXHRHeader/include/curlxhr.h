@@ -169,6 +169,42 @@ CXHR_EXTERN bool cxhr_enable_http_proxy(cxhr_request *_Nullable request, const c
 CXHR_EXTERN bool cxhr_disable_http_proxy(cxhr_request *_Nullable request);
 
 /*
+ * Sends the request through the proxy at url (curl's -x): http:// (the default), https:// (TLS
+ * to the proxy), socks4://, socks4a://, socks5:// or socks5h:// (names resolved by the proxy);
+ * port 1080 (443 for https) unless given. user and password (NULL: none, or those in the URL)
+ * log in to an HTTP proxy with auth as cxhr_enable_http_proxy, to SOCKS5 with RFC 1929; SOCKS4
+ * sends the user as its user id. A proxy that cannot be reached or refuses the login ends the
+ * send with CXHR_FAILURE_PROXY. False for NULL, a URL that is not a proxy's, CR, LF, a SOCKS4
+ * password, an auth SOCKS does not have, or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_proxy(cxhr_request *_Nullable request, const char *_Nullable url, const char *_Nullable user,
+                                const char *_Nullable password, const char *_Nullable auth);
+
+/*
+ * Reaches these hosts without the proxy (NO_PROXY syntax: names or addresses separated by
+ * commas, each with its subdomains; "*" all; "" none). False for NULL, CR, LF, or a request
+ * in flight.
+ */
+CXHR_EXTERN bool cxhr_set_proxy_bypass(cxhr_request *_Nullable request, const char *_Nullable hosts);
+
+/*
+ * Sends "name: value" to the proxy only (in the CONNECT of an https request); the request then
+ * has a proxy connection of its own. False for NULLs, a name that is no token, CR, LF, or a
+ * request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_proxy_header(cxhr_request *_Nullable request, const char *_Nullable name,
+                                       const char *_Nullable value);
+
+/*
+ * Trusts only the CAs in this PEM file for an https:// proxy's certificate (else the system
+ * store). False for NULL, an unreadable file, or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_proxy_ca_certificate_file(cxhr_request *_Nullable request, const char *_Nullable path);
+
+/* Accepts any certificate from an https:// proxy; the origin's is verified as before. */
+CXHR_EXTERN bool cxhr_disable_proxy_peer_verification(cxhr_request *_Nullable request);
+
+/*
  * Process-wide: whether requests without a proxy of their own use http_proxy, https_proxy,
  * all_proxy and no_proxy from the environment, as the curl tool does. Default false.
  */

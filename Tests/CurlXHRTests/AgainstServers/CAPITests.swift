@@ -70,6 +70,12 @@ import Testing
         expectAllPassed(try run(program, [try env.httpURL, try env.faultURL, selfSigned, try env["TESTENV_USER"], try env["TESTENV_PASSWORD"]]))
     }
 
+    @Test func proxiesFromC() throws {
+        let program = try build("Tests/C/proxy_test.c")
+        expectAllPassed(try run(program, [try env.httpURL] + (try ["TESTENV_CA_FILE", "TESTENV_PROXY_TLS_PORT", "TESTENV_SOCKS_PORT",
+                                                                   "TESTENV_SOCKS_AUTH_PORT", "TESTENV_SOCKS_USER", "TESTENV_SOCKS_PASSWORD"].map { try env[$0] })))
+    }
+
     @Test func clientCertificatesAndPinsFromC() throws {
         let program = try build("Tests/C/tls_identity_test.c")
         expectAllPassed(try run(program, try ["TESTENV_MTLS_URL", "TESTENV_CA_FILE", "TESTENV_CLIENT_CERT", "TESTENV_CLIENT_KEY",

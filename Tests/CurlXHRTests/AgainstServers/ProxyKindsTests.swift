@@ -165,4 +165,35 @@ import Testing
         #expect(ProxySetting(scheme: .socks5h, host: "::1", port: 1080).name == "socks5h://[::1]:1080")
         #expect(ProxySetting(host: "proxy", port: 3128).name == "proxy:3128")
     }
+
+    func xhr(_ arguments: [String]) throws -> XHRToolTests.Run {
+        try XHRToolTests.run(TestEnvironment.builtProduct("xhr"), ["-s", "-S", "-o", "/dev/null", "-w", "%{http_code}"] + arguments)
+    }
+
+    @Test func xhrTakesCurlsProxyOptions() throws {
+        let echo = try env.httpURL + "/echo", ca = try env.caFile
+        let tlsProxy = "https://localhost:\(try port("PROXY_TLS"))", socks = "127.0.0.1:\(try port("SOCKS"))"
+        let login = "127.0.0.1:\(try port("SOCKS_AUTH"))"
+        let user = try env["TESTENV_SOCKS_USER"] + ":" + env["TESTENV_SOCKS_PASSWORD"]
+        for arguments in [["-x", tlsProxy, "--proxy-cacert", ca], ["-x", tlsProxy, "--proxy-insecure"],
+                          ["-x", "socks5h://" + socks], ["--socks5", socks], ["--socks5-hostname", socks], ["--socks4", socks],
+                          ["--socks5", login, "--proxy-user", user], ["-x", "socks5://127.0.0.1:1", "--noproxy", "127.0.0.1"],
+                          ["-x", tlsProxy, "--proxy-cacert", ca, "--proxy-header", "X-Proxy-Only: 1", "--proxy-header", "X-Empty;"]] {
+            let run = try xhr(arguments + [echo])
+            #expect(run.status == 0 && run.text == "200", "\(arguments): \(run.status) \(run.stderr)")
+        }
+        // curl's exits: 35 a proxy certificate the system store does not know (curl says 60 for
+        // the server's), 97 a SOCKS login refused, 7 a proxy nobody listens on.
+        let unverified = try xhr(["-x", tlsProxy, echo])
+        #expect(unverified.status == 60 || unverified.status == 35, "\(unverified.status) \(unverified.stderr)")
+        let refused = try xhr(["--socks5", login, "--proxy-user", "nobody:wrong", echo])
+        #expect(refused.status == 97 && refused.stderr.contains(login), "\(refused.status) \(refused.stderr)")
+        let dead = try xhr(["--socks5", "127.0.0.1:1", echo])
+        #expect(dead.status == 7 && dead.stderr.contains("127.0.0.1:1"), "\(dead.status) \(dead.stderr)")
+        for bad in [["-x", "ftp://proxy:21"], ["-x", "proxy:99999"], ["-x", "socks5://p:1", "--proxy-header", "no colon"],
+                    ["-x", "socks5://p:1", "--proxy-header", "X: a\rb"]] {
+            let run = try xhr(bad + [echo])
+            #expect(run.status == 2, "\(bad): \(run.status) \(run.stderr)")
+        }
+    }
 }
