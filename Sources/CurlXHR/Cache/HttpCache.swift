@@ -73,10 +73,10 @@ final class HttpCache: Sendable {
     /// The exchange of a send of `message` under `policy` (`jar`: the `Cookie` value the jar
     /// adds for the message's URL, when read), or none when the cache takes no part in it (no
     /// cache, an empty policy, a scheme other than http and https, a request routed elsewhere
-    /// than its URL says: ``TransferSwitches/isRerouted``).
+    /// than its URL says or showing a client certificate: ``TransferSwitches/keepsOutOfCache``).
     static func exchange(for message: RequestMessage, switches: TransferSwitches, policy: HttpRequest.CachePolicy,
                          jar: String?) -> Part {
-        guard !policy.isEmpty, let cache = shared, !switches.isRerouted else { return .none }
+        guard !policy.isEmpty, let cache = shared, !switches.keepsOutOfCache else { return .none }
         if let scope = scope.withLock({ $0 }), !scope.contains(where: { message.url.contains($0) }) { return .none }
         // A plain GET of a URL answered lately (the memo): no index, no rules, no body file.
         // (The memo keeps no response with `Vary`, so the jar's cookies do not matter to it.)

@@ -28,7 +28,8 @@ extension HttpRequest {
     /// 58). A server that does not trust the certificate answers as it chooses (nginx with
     /// 400) or ends the handshake (`.tls`). A connection made with a certificate is lent only
     /// to requests showing the same one (the same path, or the same bytes); its key and
-    /// password are read when a connection is made.
+    /// password are read when a connection is made. A request with a client certificate takes
+    /// no part in the HTTP cache: its answers are the certificate's alone.
     /// - Returns: `false` with ``lastError`` when a path is empty, holds CR, LF or NUL, or
     ///   names no readable regular file; a PKCS#12 file comes with a `keyPath`; the password
     ///   holds NUL; or the request is in flight.

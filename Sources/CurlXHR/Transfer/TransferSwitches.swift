@@ -37,6 +37,11 @@ struct TransferSwitches: Sendable, Equatable {
     var clientIdentity: ClientIdentity?
     /// The public keys the server's certificate must have one of (`setPinnedPublicKeys`).
     var pinnedPublicKeys: String?
+
+    /// The shared HTTP cache takes no part in the request's sends: its connections may go
+    /// elsewhere than its URL says (``isRerouted``), or it shows a client certificate, whose
+    /// answer is that certificate's alone.
+    var keepsOutOfCache: Bool { isRerouted || clientIdentity != nil }
     /// The connection to an https proxy (`setProxyCACertificateFile`, …).
     var proxyTLS = ProxyTLS()
     /// Hosts reached without the proxy, in `NO_PROXY` syntax (`setProxyBypass`).

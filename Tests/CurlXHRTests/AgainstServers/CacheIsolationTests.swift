@@ -35,6 +35,23 @@ struct CacheIsolationTests {
         return String(text[range.upperBound...].prefix { $0 != ";" && $0 != "," && $0 != " " })
     }
 
+    /// A response to a request that showed a client certificate answered that certificate:
+    /// nginx's /whoami is fresh for 600 s, and names it.
+    @Test func aResponseToAClientCertificateIsServedToNoOther() throws {
+        CacheFixture.on()
+        let env = try TestEnvironment.get()
+        // "/cache/" in the query: a URL the test cache takes part in (``CacheFixture``).
+        let url = try env["TESTENV_MTLS_URL"] + "/whoami?in=/cache/\(UUID().uuidString)"
+        let caFile = try env.caFile, cert = try env["TESTENV_CLIENT_CERT"], key = try env["TESTENV_CLIENT_KEY"]
+        let (shown, body) = fetchSync("GET", url) { #expect($0.setCACertificateFile(caFile) && $0.setClientCertificate(cert, keyPath: key)) }
+        #expect(shown.getStatus() == 200 && String(decoding: body, as: UTF8.self).hasPrefix("CN=xhr-client"))
+        #expect(shown.getResponseHeader("Cache-Control") == "max-age=600")
+        let (none, _) = fetchSync("GET", url) { #expect($0.setCACertificateFile(caFile)) }
+        #expect(!none.isResponseFromCache() && none.getStatus() == 400, "the certificate's answer is not served without it")
+        let (again, _) = fetchSync("GET", url) { #expect($0.setCACertificateFile(caFile) && $0.setClientCertificate(cert, keyPath: key)) }
+        #expect(!again.isResponseFromCache() && again.getStatus() == 200, "a request with a certificate takes no part in the cache")
+    }
+
     @Test func varyCookieMatchesTheJarsCookiesNotOnlyTheCallersFields() throws {
         CacheFixture.on()
         let (key, path, url) = try Self.varyingOnCookie("iso-cookie")
