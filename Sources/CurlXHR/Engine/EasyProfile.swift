@@ -112,7 +112,10 @@ extension EasyProfile.Fields {
             options.set(CURLOPT_CAINFO, caFile)
             options.set(CURLOPT_CAPATH, nil)
         }
-        if switches.clientIdentity != nil || switches.pinnedPublicKeys != nil { applyTLSIdentity(&options) }
+        if switches.hasReach {
+            applyTLSIdentity(&options)
+            applyRouting(&options, handle: handle)
+        }
         applyMethodAndBody(&options)
         let contentTypeLine = contentType.map { $0.isEmpty ? "Content-Type:" : "Content-Type: \($0)" }
         handle.hopContentType = contentTypeLine
@@ -144,7 +147,6 @@ extension EasyProfile.Fields {
             options.set(CURLOPT_CA_CACHE_TIMEOUT, 0)
         }
         applyProxy(&options, handle: handle)
-        applyRouting(&options, handle: handle)
         if switches.proxy != nil {
             // For the proxy's CONNECT, which carries none of the request's own fields.
             options.set(CURLOPT_USERAGENT, ownUserAgent?.value ?? Transfer.defaultUserAgent)

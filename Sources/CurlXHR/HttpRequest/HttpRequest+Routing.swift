@@ -21,7 +21,7 @@ extension HttpRequest {
     public func setResolve(_ entries: [String]) -> Bool {
         switch RouteEntries.resolve(entries) {
         case .failure(let problem): return refuse(.invalidArgument, problem.message)
-        case .success(let parsed): return changeSwitches { $0.resolve = parsed }
+        case .success(let parsed): return changeSwitches { $0.routing.resolve = parsed }
         }
     }
 
@@ -40,7 +40,7 @@ extension HttpRequest {
     public func setConnectTo(_ entries: [String]) -> Bool {
         switch RouteEntries.connectTo(entries) {
         case .failure(let problem): return refuse(.invalidArgument, problem.message)
-        case .success(let parsed): return changeSwitches { $0.connectTo = parsed }
+        case .success(let parsed): return changeSwitches { $0.routing.connectTo = parsed }
         }
     }
 
@@ -59,7 +59,7 @@ extension HttpRequest {
         if let path, let problem = RouteEntries.unixSocketProblem(path) {
             return refuse(.invalidArgument, problem)
         }
-        return changeSwitches { $0.unixSocket = path }
+        return changeSwitches { $0.routing.unixSocket = path }
     }
 
     /// Sends from a network interface (`lo`, `eth0`; `if!NAME` as curl writes it) or a local
@@ -73,10 +73,10 @@ extension HttpRequest {
     ///   `host!NAME` (a name is always an interface's), or a request in flight.
     @discardableResult
     public func setInterface(_ name: String?) -> Bool {
-        guard let name else { return changeSwitches { $0.interface = nil } }
+        guard let name else { return changeSwitches { $0.routing.interface = nil } }
         switch RouteEntries.interface(name) {
         case .failure(let problem): return refuse(.invalidArgument, problem.message)
-        case .success(let value): return changeSwitches { $0.interface = value }
+        case .success(let value): return changeSwitches { $0.routing.interface = value }
         }
     }
 
@@ -92,7 +92,7 @@ extension HttpRequest {
         if let name, let problem = RouteEntries.serviceNameProblem(name) {
             return refuse(.invalidArgument, problem)
         }
-        return changeSwitches { $0.serviceName = name }
+        return changeSwitches { $0.routing.serviceName = name }
     }
 
     /// Makes every send of this request open a connection of its own and close it when the
@@ -102,6 +102,6 @@ extension HttpRequest {
     /// - Returns: `false` with ``lastError`` for a request in flight.
     @discardableResult
     public func disableConnectionReuse() -> Bool {
-        changeSwitches { $0.forbidReuse = true }
+        changeSwitches { $0.routing.forbidReuse = true }
     }
 }

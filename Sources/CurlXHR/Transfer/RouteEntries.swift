@@ -27,7 +27,7 @@ struct ResolveEntry: Sendable, Equatable {
     }
 }
 
-extension TransferSwitches {
+extension Routing {
     /// The request's connections may go elsewhere than its URL says (resolve or connect-to
     /// entries, a Unix socket): what comes back is not the URL's answer for other requests,
     /// so the shared HTTP cache takes no part in its sends.

@@ -50,7 +50,9 @@ extension Transfer {
     private func classified(_ code: CURLcode) -> TransferFailure {
         let errorBuffer = handle?.errorBuffer
         var detail = if let errorBuffer, errorBuffer[0] != 0 { String(cString: errorBuffer) } else { String(cString: curl_easy_strerror(code)) }
-        if !switches.resolve.isEmpty { detail = RouteEntries.readable(detail, resolve: switches.resolve) }
+        if switches.hasReach, case let resolve = switches.routing.resolve, !resolve.isEmpty {
+            detail = RouteEntries.readable(detail, resolve: resolve)
+        }
         if let proxy = switches.proxy, Transfer.proxyFailures.contains(code.rawValue), !hops.sawHead {
             return TransferFailure(kind: .proxy, text: "Proxy \(proxy.name) failed: \(detail)")
         }

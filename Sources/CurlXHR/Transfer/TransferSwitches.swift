@@ -33,23 +33,76 @@ struct TransferSwitches: Sendable, Equatable {
     var ipVersion = HttpRequest.IPVersion.any
     /// The TLS versions the server connection may use (`setTLSVersion`).
     var tlsVersions = TLSVersions()
+    /// The switches few requests set, behind one reference (nil for none of them): a request
+    /// without them copies and compares one pointer, not a dozen fields, whichever is added.
+    private var reach: ReachSwitches?
+
     /// The certificate and key shown to a server that asks (`setClientCertificate`).
-    var clientIdentity: ClientIdentity?
+    var clientIdentity: ClientIdentity? {
+        get { reach?.values.clientIdentity }
+        set { changeReach { $0.clientIdentity = newValue } }
+    }
     /// The public keys the server's certificate must have one of (`setPinnedPublicKeys`).
-    var pinnedPublicKeys: String?
+    var pinnedPublicKeys: String? {
+        get { reach?.values.pinnedPublicKeys }
+        set { changeReach { $0.pinnedPublicKeys = newValue } }
+    }
+    /// The connection to an https proxy (`setProxyCACertificateFile`, …).
+    var proxyTLS: ProxyTLS {
+        get { reach?.values.proxyTLS ?? ProxyTLS() }
+        set { changeReach { $0.proxyTLS = newValue } }
+    }
+    /// Hosts reached without the proxy, in `NO_PROXY` syntax (`setProxyBypass`).
+    var proxyBypass: String? {
+        get { reach?.values.proxyBypass }
+        set { changeReach { $0.proxyBypass = newValue } }
+    }
+    /// Header fields sent to the proxy only (`setProxyHeader`).
+    var proxyHeaders: [HeaderField] {
+        get { reach?.values.proxyHeaders ?? [] }
+        set { changeReach { $0.proxyHeaders = newValue } }
+    }
+    /// Where connections go, and whether they are the request's own (`setResolve`, …).
+    var routing: Routing {
+        get { reach?.values.routing ?? Routing() }
+        set { changeReach { $0.routing = newValue } }
+    }
+    /// Whether any switch of ``ReachSwitches`` is set.
+    var hasReach: Bool { reach != nil }
 
     /// The shared HTTP cache takes no part in the request's sends: its connections may go
-    /// elsewhere than its URL says (``isRerouted``), or it shows a client certificate, whose
-    /// answer is that certificate's alone.
-    var keepsOutOfCache: Bool { isRerouted || clientIdentity != nil }
-    /// The connection to an https proxy (`setProxyCACertificateFile`, …).
-    var proxyTLS = ProxyTLS()
-    /// Hosts reached without the proxy, in `NO_PROXY` syntax (`setProxyBypass`).
-    var proxyBypass: String?
-    /// Header fields sent to the proxy only (`setProxyHeader`).
-    var proxyHeaders: [HeaderField] = []
+    /// elsewhere than its URL says (``Routing/isRerouted``), or it shows a client certificate,
+    /// whose answer is that certificate's alone.
+    var keepsOutOfCache: Bool { reach.map { $0.values.routing.isRerouted || $0.values.clientIdentity != nil } ?? false }
 
-    // Routing
+    private mutating func changeReach(_ change: (inout ReachSwitches.Values) -> Void) {
+        var values = reach?.values ?? ReachSwitches.Values()
+        change(&values)
+        reach = values == ReachSwitches.Values() ? nil : ReachSwitches(values)
+    }
+}
+
+/// The switches of TLS identity, proxy details and routing (``TransferSwitches``), kept as one
+/// reference that is never changed: a change makes a new one.
+final class ReachSwitches: Sendable, Equatable {
+    struct Values: Sendable, Equatable {
+        var clientIdentity: ClientIdentity?
+        var pinnedPublicKeys: String?
+        var proxyTLS = ProxyTLS()
+        var proxyBypass: String?
+        var proxyHeaders: [HeaderField] = []
+        var routing = Routing()
+    }
+
+    let values: Values
+    init(_ values: Values) { self.values = values }
+
+    static func == (lhs: ReachSwitches, rhs: ReachSwitches) -> Bool { lhs === rhs || lhs.values == rhs.values }
+}
+
+/// Where a request's connections go, and whether they are its own (``HttpRequest/setResolve(_:)``
+/// and its kin).
+struct Routing: Sendable, Equatable {
     /// `--resolve` entries (`setResolve`): the addresses some hosts' connections go to.
     var resolve: [ResolveEntry] = []
     /// `--connect-to` entries (`setConnectTo`): the host and port some connections go to.
