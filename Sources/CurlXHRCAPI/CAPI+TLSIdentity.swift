@@ -36,8 +36,8 @@ public func cxhr_set_client_certificate_p12(_ handle: OpaquePointer?, _ data: Un
                                             _ password: UnsafePointer<CChar>?) -> Bool {
     guard let request = CRequest.find(handle) else { return false }
     guard let data, length > 0 else { return request.refuse("the PKCS#12 data is empty") }
-    let bytes = Data(bytes: data, count: length)
-    return request.call { $0.setClientCertificate(pkcs12: bytes, password: password.map { String(cString: $0) }) }
+    let bytes = Array(UnsafeRawBufferPointer(start: data, count: length))
+    return request.call { $0.setClientCertificate(pkcs12Bytes: bytes, password: password.map { String(cString: $0) }) }
 }
 
 @c @implementation

@@ -56,6 +56,11 @@ extension HttpRequest {
     ///   holds NUL, or the request is in flight.
     @discardableResult
     public func setClientCertificate(pkcs12 data: Data, password: String? = nil) -> Bool {
+        setClientCertificate(pkcs12Bytes: Array(data), password: password)
+    }
+
+    /// ``setClientCertificate(pkcs12:password:)`` with the bytes as an array (C's copy of them).
+    package func setClientCertificate(pkcs12Bytes data: [UInt8], password: String?) -> Bool {
         switch ClientIdentity.pkcs12(data, password: password) {
         case .failure(let problem): refuse(.invalidArgument, problem.message)
         case .success(let identity): changeSwitches { $0.clientIdentity = identity }

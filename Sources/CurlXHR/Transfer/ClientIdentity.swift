@@ -16,7 +16,7 @@ struct ClientIdentity: Sendable, Equatable {
         /// A certificate file, with its key in `keyPath` or in the same file.
         case file(String)
         /// A PKCS#12 bundle (certificate and key) in memory.
-        case pkcs12(Data)
+        case pkcs12([UInt8])
     }
 
     let source: Source
@@ -55,7 +55,7 @@ struct ClientIdentity: Sendable, Equatable {
     }
 
     /// The identity in a PKCS#12 bundle held in memory, or why it cannot be one.
-    static func pkcs12(_ data: Data, password: String?) -> Result<ClientIdentity, ReadableFile.Problem> {
+    static func pkcs12(_ data: [UInt8], password: String?) -> Result<ClientIdentity, ReadableFile.Problem> {
         // PKCS#12 is DER: a SEQUENCE, whose first byte is 0x30.
         guard data.first == 0x30 else {
             return .failure(ReadableFile.Problem(message: data.isEmpty ? "the PKCS#12 data is empty"
