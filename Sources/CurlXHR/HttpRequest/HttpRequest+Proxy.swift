@@ -14,6 +14,7 @@ extension HttpRequest {
     /// status 0, ``getFailureKind()`` `.proxy` and a text naming it; a proxy certificate that
     /// does not verify, `.tls`.
     /// - Parameters:
+    ///   - url: the proxy, `[scheme://][user[:password]@]host[:port]`.
     ///   - user: for an HTTP or HTTPS proxy, as ``enableHttpProxy(host:port:user:password:auth:)``
     ///     takes it; for SOCKS5, its user name login (RFC 1929); for SOCKS4, the user id sent.
     ///   - password: the proxy's password (not for SOCKS4).
