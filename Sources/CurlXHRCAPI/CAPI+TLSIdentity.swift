@@ -1,11 +1,6 @@
 // The request's TLS identity and the server keys it accepts, as curlxhr.h declares them.
 import CurlXHRHeader
 import CurlXHR
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 extension HttpRequest.CertificateFormat {
     /// The format a `cxhr_cert_format` names, or nil for a value that is none.

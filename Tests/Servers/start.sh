@@ -171,12 +171,15 @@ make_ca() {  # make_ca NAME SUBJECT
     -subj "/CN=$2" -keyout "$dir/tls/$1.key" -out "$dir/tls/$1.pem" \
     -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
 }
-make_leaf() {  # make_leaf NAME SUBJECT-ALT-NAMES: signed by the test CA
+make_signed() {  # make_signed NAME CA EXTENSIONS: a key and a certificate for CN=NAME signed by CA
   openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$1" \
     -keyout "$dir/tls/$1.key" -out "$dir/tls/$1.csr" 2>/dev/null
-  printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n' "$2" >"$dir/tls/$1.ext"
-  openssl x509 -req -in "$dir/tls/$1.csr" -CA "$dir/tls/ca.pem" -CAkey "$dir/tls/ca.key" -CAcreateserial \
+  printf '%s\nbasicConstraints=CA:FALSE\n' "$3" >"$dir/tls/$1.ext"
+  openssl x509 -req -in "$dir/tls/$1.csr" -CA "$dir/tls/$2.pem" -CAkey "$dir/tls/$2.key" -CAcreateserial \
     -days 30 -extfile "$dir/tls/$1.ext" -out "$dir/tls/$1.pem" 2>/dev/null
+}
+make_leaf() {  # make_leaf NAME SUBJECT-ALT-NAMES: a server's, signed by the test CA
+  make_signed "$1" ca "$(printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth' "$2")"
 }
 make_ca ca "CurlXHR Test CA"
 make_ca other-ca "CurlXHR Unrelated CA"
@@ -187,16 +190,9 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 -s
   -keyout "$dir/tls/selfsigned.key" -out "$dir/tls/selfsigned.pem" 2>/dev/null
 # Client identities: one from the test CA (its key as PEM, encrypted PEM, DER, and the pair
 # as PKCS#12 with a password), one from the unrelated CA; the localhost key's pin.
-make_client() {  # make_client NAME CA
-  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$1" \
-    -keyout "$dir/tls/$1.key" -out "$dir/tls/$1.csr" 2>/dev/null
-  printf 'extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n' >"$dir/tls/$1.ext"
-  openssl x509 -req -in "$dir/tls/$1.csr" -CA "$dir/tls/$2.pem" -CAkey "$dir/tls/$2.key" -CAcreateserial \
-    -days 30 -extfile "$dir/tls/$1.ext" -out "$dir/tls/$1.pem" 2>/dev/null
-}
 client_password="client-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-make_client xhr-client ca
-make_client other-client other-ca
+make_signed xhr-client ca extendedKeyUsage=clientAuth
+make_signed other-client other-ca extendedKeyUsage=clientAuth
 openssl pkey -in "$dir/tls/xhr-client.key" -aes-256-cbc -passout "pass:$client_password" \
   -out "$dir/tls/xhr-client-encrypted.key"
 openssl x509 -in "$dir/tls/xhr-client.pem" -outform DER -out "$dir/tls/xhr-client.der"
