@@ -43,6 +43,14 @@ struct Fetch {
     var noProxy: String?
     var proxyCAFile: String?
     var proxyInsecure = false
+    /// --proxy-cert (FILE[:PASSWORD]), --proxy-cert-type, --proxy-key, --proxy-key-type,
+    /// --proxy-pass, --proxy-pinnedpubkey.
+    var proxyCert: String?
+    var proxyCertType: HttpRequest.CertificateFormat?
+    var proxyKey: String?
+    var proxyKeyType: HttpRequest.CertificateFormat?
+    var proxyPass: String?
+    var proxyPinnedPubKey: String?
     var oauth2 = OAuth2Options()
     var cache = CacheOptions()
     var insecure = false
@@ -368,6 +376,15 @@ struct Fetch {
             if let noProxy { try check(request.setProxyBypass(noProxy)) }
             if let proxyCAFile { try check(request.setProxyCACertificateFile(proxyCAFile)) }
             if proxyInsecure { try check(request.disableProxyPeerVerification()) }
+            if let proxyCert {
+                let (path, password) = Self.certificateAndPassword(proxyCert)
+                let accepted = request.setProxyClientCertificate(path, format: proxyCertType ?? .pem, keyPath: proxyKey,
+                                                                 keyFormat: proxyKeyType, password: proxyPass ?? password)
+                if !accepted { throw console.exit(58, request.lastError?.message ?? "refused") }
+            }
+            if let proxyPinnedPubKey, !request.setProxyPinnedPublicKeys(proxyPinnedPubKey) {
+                throw console.exit(90, request.lastError?.message ?? "refused")
+            }
         }
         let credentials = user.map(Self.split)
         guard request.open(effectiveMethod, url: url, async: !sync, user: credentials?.user, password: credentials?.password, auth: auth) else {

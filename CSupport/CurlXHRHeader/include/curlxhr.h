@@ -397,6 +397,24 @@ CXHR_EXTERN bool cxhr_set_client_certificate_p12(cxhr_request *_Nullable request
 CXHR_EXTERN bool cxhr_set_pinned_public_keys(cxhr_request *_Nullable request, const char *_Nullable pins);
 
 /*
+ * As cxhr_set_client_certificate, for the certificate shown to an https:// proxy that asks
+ * for one (curl's --proxy-cert, --proxy-cert-type, --proxy-key, --proxy-pass). False as
+ * cxhr_set_client_certificate's.
+ */
+CXHR_EXTERN bool cxhr_set_proxy_client_certificate(cxhr_request *_Nullable request, const char *_Nullable path,
+                                                   cxhr_cert_format format, const char *_Nullable key_path,
+                                                   const char *_Nullable password);
+
+/*
+ * As cxhr_set_pinned_public_keys, for an https:// proxy's key (curl's --proxy-pinnedpubkey),
+ * checked by the library (libcurl 7.88 never checks CURLOPT_PROXY_PINNEDPUBLICKEY), also when
+ * the proxy's certificate is not verified. Another key ends the send in DONE, status 0,
+ * CXHR_FAILURE_TLS, a text saying the proxy's key is not pinned (curl's exit 90). Each send
+ * then has a connection of its own. "" removes the pins.
+ */
+CXHR_EXTERN bool cxhr_set_proxy_pinned_public_keys(cxhr_request *_Nullable request, const char *_Nullable pins);
+
+/*
  * Sets the trusted CAs for every request of the process that sets none of its own; NULL
  * restores the default (CURL_CA_BUNDLE, else SSL_CERT_FILE, read at the first request, else
  * the system store).

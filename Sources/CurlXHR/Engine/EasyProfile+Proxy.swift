@@ -30,8 +30,7 @@ extension EasyProfile.Fields {
             options.set(CURLOPT_PROXYHEADER, lines: switches.proxyHeaders.map(\.curlLine), keptBy: handle)
             // libcurl's pool does not tell proxy connections apart by the fields they were
             // opened with: a connection of its own, which no other request is lent.
-            options.set(CURLOPT_FRESH_CONNECT, 1)
-            options.set(CURLOPT_FORBID_REUSE, 1)
+            ownConnection(&options)
         }
         guard proxy.scheme == .https else { return }
         let tls = switches.proxyTLS
@@ -40,5 +39,35 @@ extension EasyProfile.Fields {
             options.set(CURLOPT_PROXY_SSL_VERIFYPEER, 0)
             options.set(CURLOPT_PROXY_SSL_VERIFYHOST, 0)
         }
+        if let identity = tls.clientIdentity {
+            identity.apply(&options, certificate: CURLOPT_PROXY_SSLCERT, blob: CURLOPT_PROXY_SSLCERT_BLOB,
+                           type: CURLOPT_PROXY_SSLCERTTYPE, key: CURLOPT_PROXY_SSLKEY, keyType: CURLOPT_PROXY_SSLKEYTYPE,
+                           password: CURLOPT_PROXY_KEYPASSWD)
+            // libcurl 7.88 lends a connection to an https proxy, for a plain http request,
+            // without comparing the proxy's client certificates (its ConnectionExists compares
+            // the server's TLS settings there): one shown a certificate stays this request's,
+            // and so does its TLS session.
+            ownConnection(&options, fullHandshake: true)
+        }
+        if let pins = tls.pins { applyProxyPins(pins, &options, handle: handle) }
+    }
+
+    /// The library's check of the proxy's key (``ProxyTLS/pins``), on a connection of the
+    /// request's own: a pooled one was made without the check.
+    private func applyProxyPins(_ pins: PublicKeyPins, _ options: inout EasyOptions, handle: EasyHandle) {
+        guard let check = pins.hashes.withUnsafeBufferPointer({ hashes in
+            pins.key.withUnsafeBufferPointer { cxhr_proxy_pins_new(hashes.baseAddress, hashes.count / 32, $0.baseAddress, $0.count) }
+        }) else { return options.fail("out of memory for the proxy's pinned public keys") }
+        handle.proxyPins = check
+        options.check(cxhr_easy_set_proxy_pins(handle.easy, check), "the proxy's pinned public keys")
+        ownConnection(&options)
+    }
+
+    /// A connection of the request's own for each send, lent to no other and closed after it;
+    /// with `fullHandshake`, its TLS sessions are neither resumed nor kept for another.
+    private func ownConnection(_ options: inout EasyOptions, fullHandshake: Bool = false) {
+        options.set(CURLOPT_FRESH_CONNECT, 1)
+        options.set(CURLOPT_FORBID_REUSE, 1)
+        if fullHandshake { options.set(CURLOPT_SSL_SESSIONID_CACHE, 0) }
     }
 }
