@@ -126,6 +126,7 @@ extension Fetch {
         .seconds(nil, "idle-timeout", "Seconds without a byte sent or received (xhr's own; default: no limit).", { $0.idleTimeout = $1 }),
         .count("retry", "Try again up to N times after no response, a 429 or a 503 (GET, HEAD, PUT, DELETE, OPTIONS).", { $0.retry = $1 }),
         .seconds(nil, "retry-delay", "Seconds before the first retry when the server names none, doubled each time (default 1).", { $0.retryDelay = $1 }),
+        .flag(nil, "retry-all-errors", "With --retry N: send again after any failure (-f's HTTP errors too), for any method, starting the output file over.", { $0.retryAllErrors = $1 }),
         .text("r", "range", "START-[END]", "Only bytes START to END of the body (both included; START- to the end).", { $0.range = $1 }),
         .text(nil, "max-filesize", "BYTES", "Fail (exit 63) rather than take a body over BYTES (after decoding; BYTES may end in K, M or G).", { $0.maxFilesize = $1 }),
         .flag(nil, "compressed", "Ask for a compressed body (gzip, deflate, br, zstd) and decode it: the default here; --no-compressed gets the body as sent.",
