@@ -76,6 +76,11 @@ import Testing
                                                                    "TESTENV_SOCKS_AUTH_PORT", "TESTENV_SOCKS_USER", "TESTENV_SOCKS_PASSWORD"].map { try env[$0] })))
     }
 
+    @Test func rateLimitsFromC() throws {
+        let program = try build("Tests/C/rate_test.c")
+        expectAllPassed(try run(program, [try env.faultURL]))
+    }
+
     @Test func clientCertificatesAndPinsFromC() throws {
         let program = try build("Tests/C/tls_identity_test.c")
         expectAllPassed(try run(program, try ["TESTENV_MTLS_URL", "TESTENV_CA_FILE", "TESTENV_CLIENT_CERT", "TESTENV_CLIENT_KEY",
