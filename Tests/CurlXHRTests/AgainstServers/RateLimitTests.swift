@@ -121,11 +121,14 @@ import Testing
     @Test func aTotalTimeoutShorterThanThePacedTimeEndsInTheTimeout() throws {
         let started = Date()
         let (request, body) = fetchSync("GET", try env.faultURL + "/bytes?n=\(1 << 20)", configure: {
-            $0.setRateLimits(download: 64 * 1024)
-            $0.setTimeouts(idle: 0.5)  // a rate pause is no stall
+            // Pieces of 2 KiB a second apart: longer than the idle limit, which a rate pause
+            // does not run out.
+            $0.setRateLimits(download: 2048)
+            $0.setTimeouts(idle: 0.5)
         }, timeout: 1.5)
         let elapsed = Date().timeIntervalSince(started)
         #expect(request.getStatus() == 0 && request.getFailureKind() == .timeout, "\(request.getStatusText() ?? "")")
+        #expect(request.getStatusText()?.hasPrefix("total timeout") == true, "not the idle one: \(request.getStatusText() ?? "")")
         #expect(body.count < 1 << 20)
         #expect(elapsed > 1.2 && elapsed < 3, "\(elapsed) s")
     }
