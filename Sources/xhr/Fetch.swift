@@ -91,6 +91,8 @@ struct Fetch {
     var retryAllErrors = false
     var range: String?
     var maxFilesize: String?
+    /// --limit-rate: bytes a second each way (0: none).
+    var limitRate: Int64 = 0
     var compressed = true
     var sync = false
     var http11 = false
@@ -373,6 +375,7 @@ struct Fetch {
         if let range, let (start, end) = Self.byteRange(range) { try check(request.setRange(from: start, to: end)) }
         if !compressed { try check(request.disableContentDecoding()) }
         if let limit = maxFilesize.flatMap(CacheOptions.bytes) { try check(request.setMaxResponseSize(limit)) }
+        if limitRate > 0 { try check(request.setRateLimits(download: limitRate, upload: limitRate)) }
         if retry > 0, !retryAllErrors { try check(request.setRetries(retry, backoff: retryDelay)) }
         if http11 { request.enablePipelining = false }
         if ipVersion != .any { try check(request.setIPVersion(ipVersion)) }

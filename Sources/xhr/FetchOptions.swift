@@ -129,6 +129,10 @@ extension Fetch {
         .flag(nil, "retry-all-errors", "With --retry N: send again after any failure (-f's HTTP errors too), for any method, starting the output file over.", { $0.retryAllErrors = $1 }),
         .text("r", "range", "START-[END]", "Only bytes START to END of the body (both included; START- to the end).", { $0.range = $1 }),
         .text(nil, "max-filesize", "BYTES", "Fail (exit 63) rather than take a body over BYTES (after decoding; BYTES may end in K, M or G).", { $0.maxFilesize = $1 }),
+        OptionSpec(short: nil, long: "limit-rate", valueName: "RATE", help: "Move the body at most RATE bytes a second, each way, on average (RATE may end in K, M or G, 1024 each; 0: no limit).") { fetch, value in
+            guard let rate = Fetch.rate(value) else { throw ValidationError("option --limit-rate: '\(value)' is not a rate (bytes a second, or with a K, M or G suffix)") }
+            fetch.limitRate = rate
+        },
         .flag(nil, "compressed", "Ask for a compressed body (gzip, deflate, br, zstd) and decode it: the default here; --no-compressed gets the body as sent.",
               showsNegation: true) { $0.compressed = $1 },
         .flag(nil, "sync", "Send synchronously (default: asynchronously, with callbacks).", { $0.sync = $1 }),

@@ -289,6 +289,17 @@ CXHR_EXTERN bool cxhr_disable_content_decoding(cxhr_request *_Nullable request);
 CXHR_EXTERN bool cxhr_set_max_response_size(cxhr_request *_Nullable request, int64_t bytes);
 
 /*
+ * Limits how fast the response body comes in (download_bps) and the request body goes out
+ * (upload_bps), in bytes per second; 0: no limit (the default), as curl's --limit-rate. The
+ * library holds the rate itself: from the first body bytes on, a body never moves faster than
+ * the limit on average, whatever the size of the pieces the network delivers; a rate pause is
+ * no stall for the idle limit, the total timeout still applies, and cxhr_abort ends it at once.
+ * A multipart form's upload gets libcurl's own limit. False for a negative rate or a request
+ * in flight.
+ */
+CXHR_EXTERN bool cxhr_set_rate_limits(cxhr_request *_Nullable request, int64_t download_bps, int64_t upload_bps);
+
+/*
  * Follows at most count redirects in one send (default 20; -1: no limit; 0: the first redirect
  * fails). One more ends in DONE, status 0, CXHR_FAILURE_REDIRECTS and the status text
  * "Maximum (N) redirects followed". False for a count below -1 or above 10000, or a request in

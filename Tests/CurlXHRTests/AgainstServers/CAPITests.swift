@@ -78,6 +78,11 @@ import Testing
                                                                    "TESTENV_CLIENT_KEY"].map { try env[$0] })))
     }
 
+    @Test func rateLimitsFromC() throws {
+        let program = try build("Tests/C/rate_test.c")
+        expectAllPassed(try run(program, [try env.faultURL]))
+    }
+
     @Test func clientCertificatesAndPinsFromC() throws {
         let program = try build("Tests/C/tls_identity_test.c")
         expectAllPassed(try run(program, try ["TESTENV_MTLS_URL", "TESTENV_CA_FILE", "TESTENV_CLIENT_CERT", "TESTENV_CLIENT_KEY",
