@@ -467,9 +467,16 @@ squid -k parse -f "$dir/squid/squid.conf" >"$dir/logs/squid-configtest.log" 2>&1
 
 # -- dante: SOCKS4 and SOCKS5, open on one port, with a user name login (RFC 1929) on another --
 # Dante checks a SOCKS5 login against the system's password database: as root, a system user
-# of its own (made once, no home, no shell) gets a new password on every start.
+# of its own (made once, no home, no shell) with a password made once too and kept (0600) in
+# the test environment's virtual environment, so that server sets running side by side (their
+# dante servers share the user) all know it.
 socks_user=curlxhr-socks
-socks_password="socks-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+socks_password_file=$venv/socks-password
+if [ ! -s "$socks_password_file" ]; then
+  (umask 077; printf 'socks-%s\n' "$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$socks_password_file") \
+    || fail "could not write $socks_password_file"
+fi
+socks_password=$(<"$socks_password_file")
 mkdir -p "$dir/dante"
 dante_user_lines=""
 if [ "$(id -u)" -eq 0 ]; then
