@@ -90,6 +90,9 @@ struct TransferHops: Sendable, Equatable {
         case follow(RedirectStep)
         /// The same hop again after this many seconds (``retryBegins()`` when it starts).
         case retry(after: Double)
+        /// The same hop at once by the next route of the PAC file's answer (``routeBegins()``
+        /// when it starts): the proxy of the last could not be reached.
+        case nextRoute(PACRoute)
     }
 
     let rules: Rules
@@ -117,6 +120,9 @@ struct TransferHops: Sendable, Equatable {
     private(set) var method: String
     /// Body bytes of the last head delivered.
     private(set) var delivered: Int64 = 0
+    /// The routes of the PAC file's answer for the current hop, and which one it takes; nil
+    /// without PAC.
+    private(set) var fallback: ProxyFallback?
     /// Why the machine refused the response (its framing, its size): how the send ends,
     /// whatever libcurl says of the stop.
     private(set) var refusal: TransferFailure?
@@ -188,6 +194,9 @@ struct TransferHops: Sendable, Equatable {
     mutating func attemptEnded(_ attempt: Attempt, crossOrigin: Bool?, elapsed: Double, jitter: Double) -> EndAction {
         if let refusal { return .end(failure: refusal, reportingHeld: false) }
         if case .failed(let failure) = attempt {
+            if failure.kind == .proxy, !sawHead, let next = fallback?.unreachable() {
+                return .nextRoute(next)
+            }
             if failure.beforeResponse, !holding, let delay = plannedDelay(.noResponse, elapsed: elapsed, jitter: jitter) {
                 return .retry(after: delay)
             }
@@ -217,10 +226,22 @@ struct TransferHops: Sendable, Equatable {
         refusal = failure
     }
 
+    /// The hop goes by the PAC file's answer `routes` (the first of them first): the send's
+    /// first hop, and each redirect's.
+    mutating func useRoutes(_ routes: [PACRoute]) {
+        fallback = ProxyFallback(routes)
+    }
+
     /// A retry ``attemptEnded(_:crossOrigin:elapsed:jitter:)`` planned begins: the attempt
     /// starts with nothing of its response seen.
     mutating func retryBegins() {
         retries += 1
+        routeBegins()
+    }
+
+    /// The next route ``attemptEnded(_:crossOrigin:elapsed:jitter:)`` chose begins: the
+    /// attempt starts with nothing of its response seen.
+    mutating func routeBegins() {
         retryDelay = nil
         holding = false
         sawHead = false
