@@ -241,6 +241,29 @@ import Testing
         expectOK(request)
     }
 
+    @Test func xhrTakesAPACFile() throws {
+        let mark = Self.marker()
+        let xhr = TestEnvironment.builtProduct("xhr")
+        func run(_ arguments: [String]) throws -> XHRToolTests.Run {
+            try XHRToolTests.run(xhr, ["-s", "-S", "-o", "/dev/null", "-w", "%{http_code}"] + arguments)
+        }
+        let pac = try pacFile("return \"PROXY 127.0.0.1:1; PROXY \(try squid)\";")
+        let proxied = try run(["--proxy-pac", pac, try env.httpURL + "/echo/xhr-\(mark)"])
+        #expect(proxied.status == 0 && proxied.text == "200", "\(proxied.status) \(proxied.stderr)")
+        #expect(try squidSaw("xhr-\(mark)").count == 1)
+        // -x wins over it.
+        let direct = try run(["--proxy-pac", pac, "-x", try squid, try env.httpURL + "/echo/xhr-x-\(mark)"])
+        #expect(direct.status == 0 && direct.text == "200", "\(direct.status) \(direct.stderr)")
+        // A PAC file that throws: curl's exit for a proxy (5), naming the file.
+        let throwing = try pacFile("throw \"nothing here\";")
+        let failed = try run(["--proxy-pac", throwing, try env.httpURL + "/echo"])
+        #expect(failed.status == 5 && failed.stderr.contains(throwing) && failed.stderr.contains("nothing here"), "\(failed.status) \(failed.stderr)")
+        let refused = try run(["--proxy-pac", "/no/such/proxy.pac", try env.httpURL + "/echo"])
+        #expect(refused.status == 2 && refused.stderr.contains("/no/such/proxy.pac"), "\(refused.status) \(refused.stderr)")
+        let help = try XHRToolTests.run(xhr, ["fetch", "--help"])
+        #expect(help.text.contains("--proxy-pac"), "\(help.text.suffix(300))")
+    }
+
     @Test func hostileLocationsAreRefusedAtTheCall() throws {
         let request = HttpRequest()
         #expect(request.open("GET", url: try env.httpURL + "/echo", async: false))
