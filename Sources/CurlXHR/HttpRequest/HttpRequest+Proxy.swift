@@ -87,12 +87,12 @@ extension HttpRequest {
     /// The PAC file requests use when they make no proxy choice of their own (no
     /// ``setProxy(_:user:password:auth:)``, ``enableHttpProxy(host:port:user:password:auth:)``,
     /// ``disableHttpProxy()`` or ``setProxyAutoConfig(_:)``), as that call reads it; nil (the
-    /// default) for none. Process-wide; applies to sends begun after the change. A location
+    /// default) or `""` for none. Process-wide; applies to sends begun after the change. A location
     /// that cannot be used fails those sends with ``getFailureKind()`` `.proxy` (the C call
     /// `cxhr_set_default_proxy_auto_config` refuses it at once instead).
     public static var proxyAutoConfig: String? {
         get { ProxyAutoConfig.processDefault?.name }
-        set { ProxyAutoConfig.setDefault(newValue.map(PACLocation.unchecked)) }
+        set { ProxyAutoConfig.setDefault(newValue.flatMap { $0.isEmpty ? nil : PACLocation.unchecked($0) }) }
     }
 
     /// Sets ``proxyAutoConfig`` to `location` (nil clears it) if the location is one

@@ -154,8 +154,8 @@ extension HttpRequest {
         }
     }
 
-    /// SENT: the engine starts `transfer` at once, unless Kerberos tickets are to be
-    /// obtained first (``prepareThenStart(_:)``, by the caller), or the cache answers a
+    /// SENT: the engine starts `transfer` at once, unless Kerberos tickets or a PAC file's
+    /// routes are to be obtained first (``prepareThenStart(_:)``, by the caller), or the cache answers a
     /// synchronous send on its own thread (`here`: the sending thread, ``answerFromCache(_:)``).
     private func launch(_ transfer: Transfer, core: inout Core, effects: inout Effects, here: Bool = false) {
         if !transfer.needsPreparation, !(here && answersHere(transfer)) { effects.transferCommand = .start(transfer) }

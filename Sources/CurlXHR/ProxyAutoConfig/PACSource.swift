@@ -174,6 +174,11 @@ struct ProxyFallback: Sendable, Equatable {
     /// The route the hop takes now.
     var current: PACRoute { routes[index] }
 
+    /// A retry of the hop begins: from the first route again.
+    mutating func restart() {
+        index = 0
+    }
+
     /// The current route's proxy could not be reached: the next route, or nil when none is left.
     mutating func unreachable() -> PACRoute? {
         guard current != .direct, index + 1 < routes.count else { return nil }

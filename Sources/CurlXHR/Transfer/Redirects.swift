@@ -70,7 +70,8 @@ extension Transfer {
     enum Next {
         /// The send ends: with `failure`, or its response.
         case end(TransferFailure?)
-        /// The handle is set up for the next hop of a redirect: add it to libcurl again.
+        /// The handle is set up for the next hop of a redirect, or for the same hop by the PAC
+        /// file's next route: add it to libcurl again.
         case follow
         /// The attempt is to be tried again after this many seconds.
         case retry(after: Double)

@@ -21,6 +21,7 @@ extension Transfer {
     /// Returns a failure when it cannot be.
     func prepareRetry(_ handle: EasyHandle) -> TransferFailure? {
         hops.retryBegins()  // the new attempt's clock counts its own heads
+        if let route = hops.fallback?.current, route.proxy != switches.proxy, let failure = applyRoute(route, handle) { return failure }
         return prepareAttempt(handle)
     }
 

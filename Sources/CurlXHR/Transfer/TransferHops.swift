@@ -7,7 +7,8 @@
 /// ``Transfer`` feeds it events on the engine thread and carries out its actions on the easy
 /// handle; no libcurl, clock or randomness in here (the time and the jitter come in with the
 /// events), so it is tested event by event (TransferHopsTests), as ``RequestStateMachine`` is.
-/// Its parts: ``RedirectStep`` (what a hop changes) and ``RetryPolicy`` (when to try again).
+/// Its parts: ``RedirectStep`` (what a hop changes), ``RetryPolicy`` (when to try again) and
+/// ``ProxyFallback`` (which route of a PAC file's answer a hop takes).
 /// This is curl's `multi_runsingle` state for one easy handle, and OkHttp's
 /// `RetryAndFollowUpInterceptor`.
 ///
@@ -22,6 +23,7 @@
 /// | head, any other          | report          | report         | –          | report                      |
 /// | body                     | deliver         | report held, deliver | deliver | drop                     |
 /// | attempt ended, refused   | end (refusal)   | end (refusal)  | end (refusal) | end (refusal)            |
+/// | attempt failed: proxy unreachable, a PAC route left | next route | – | – | –             |
 /// | attempt failed           | retry or end    | end            | end        | end                         |
 /// | attempt completed        | end             | end, report held | end      | follow or retry (or end)    |
 struct TransferHops: Sendable, Equatable {
@@ -236,6 +238,7 @@ struct TransferHops: Sendable, Equatable {
     /// starts with nothing of its response seen.
     mutating func retryBegins() {
         retries += 1
+        fallback?.restart()  // a retry tries the answer's routes from the first again
         routeBegins()
     }
 

@@ -188,6 +188,21 @@ import Testing
         expectOK(try fetch(url))
     }
 
+    @Test func thePACFetchGoesDirectNeverThroughPAC() throws {
+        let mark = Self.marker()
+        // The PAC URL names the marker (its key): fetched through PAC, it would go to the dead proxy.
+        let url = try pacURL(mark, "function FindProxyForURL(url, host) { if (url.indexOf(\"\(mark)\") >= 0) return \"PROXY 127.0.0.1:1\"; return \"DIRECT\"; }",
+                             "&h=Cache-Control:max-age%3D600")
+        #expect(url.contains(mark))
+        #expect(HttpRequest.setDefaultProxyAutoConfig(url))
+        defer { HttpRequest.proxyAutoConfig = nil }
+        expectOK(try fetch(try env.httpURL + "/echo"))
+        expectProxyFailure(try fetch(try env.httpURL + "/echo/\(mark)"), naming: ["127.0.0.1:1"])
+        #expect(try faultJSON("/cache-log?key=\(mark)")["count"] as? Int == 1)
+        #expect(!HttpRequest.setDefaultProxyAutoConfig("/no/such/proxy.pac") && HttpRequest.proxyAutoConfig == url, "refused, unchanged")
+        #expect(HttpRequest.setDefaultProxyAutoConfig(nil) && HttpRequest.proxyAutoConfig == nil)
+    }
+
     @Test func eightThreadsSendWithPACAtOnce() throws {
         let mark = Self.marker()
         let pac = try pacFile("if (url.indexOf(\"odd\") >= 0) return \"PROXY 127.0.0.1:1; PROXY \(try squid)\"; return \"DIRECT\";")
@@ -237,6 +252,8 @@ import Testing
         let began = Date()
         #expect(request.send())
         #expect(Date().timeIntervalSince(began) < 1, "the fetch runs off the caller's thread")
+        // A pre-send switch: refused while the send is in flight, with a reason.
+        #expect(!request.setProxyAutoConfig(url) && request.lastError != nil)
         #expect(done.wait(timeout: .now() + 20) == .success)
         expectOK(request)
     }

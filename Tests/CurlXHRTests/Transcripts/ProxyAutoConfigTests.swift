@@ -141,6 +141,19 @@ import Testing
         #expect(hops.attemptEnded(.failed(refused), crossOrigin: nil, elapsed: 0, jitter: 0) == .end(failure: refused, reportingHeld: false))
     }
 
+    @Test func aRetryStartsFromTheFirstRouteAgain() {
+        var hops = TransferHops(rules: .init(retries: RetryPolicy(count: 1, backoff: 1)))
+        hops.useRoutes([.proxy(Self.a), .proxy(Self.b)])
+        #expect(hops.attemptEnded(.failed(Self.unreachable), crossOrigin: nil, elapsed: 0, jitter: 0) == .nextRoute(.proxy(Self.b)))
+        hops.routeBegins()
+        guard case .retry = hops.attemptEnded(.failed(Self.unreachable), crossOrigin: nil, elapsed: 0, jitter: 0) else {
+            Issue.record("the policy retries once the routes are used up")
+            return
+        }
+        hops.retryBegins()
+        #expect(hops.fallback?.current == .proxy(Self.a) && hops.retries == 1)
+    }
+
     @Test func theLastFailureStandsWhenNoRouteIsLeft() {
         var hops = TransferHops()
         hops.useRoutes([.proxy(Self.a), .proxy(Self.b)])
