@@ -173,8 +173,9 @@ enum ProxyAutoConfig {
     /// (its `dnsResolve`).
     static func routes(_ script: PACScript, for url: String) -> Result<[PACRoute], TransferFailure> {
         guard let parsed = HTTPURL(url) else { return .failure(failure(script.location, "'\(MessageValidation.escaped(url))' is no URL to find a proxy for")) }
-        // As browsers do, an https URL is given without its path and query (they are secret).
-        let shown = parsed.scheme == "https" ? "https://\(parsed.host):\(parsed.port)/" : parsed.cacheKey
+        // As browsers do, an https URL is given without its path and query (they are secret),
+        // and without the scheme's default port.
+        let shown = parsed.scheme == "https" ? "https://\(parsed.host)\(parsed.port == 443 ? "" : ":\(parsed.port)")/" : parsed.cacheKey
         // libpacparser puts the URL between single quotes in a script: it encodes a quote
         // itself, a backslash is encoded here; a host with either is refused.
         let pacURL = String(shown.flatMap { $0 == "\\" ? Array("%5C") : [$0] })

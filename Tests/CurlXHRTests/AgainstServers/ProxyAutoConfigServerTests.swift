@@ -258,6 +258,23 @@ import Testing
         expectOK(request)
     }
 
+    @Test func findProxyForURLSeesTheURLAndHost() throws {
+        let mark = Self.marker()
+        // Routed through squid only when the script sees what browsers give it.
+        let httpPort = try env["TESTENV_HTTP_PORT"], httpsPort = try env["TESTENV_HTTPS_PORT"]
+        let pac = try pacFile("""
+            if (url == "http://127.0.0.1:\(httpPort)/echo/\(mark)?q=1" && host == "127.0.0.1") return "PROXY \(try squid)";
+            if (url == "https://localhost:\(httpsPort)/" && host == "localhost") return "PROXY \(try squid)";
+            return "PROXY 127.0.0.1:1";
+            """)
+        expectOK(try fetch("http://127.0.0.1:\(httpPort)/echo/\(mark)?q=1#fragment") { #expect($0.setProxyAutoConfig(pac)) })
+        let ca = try env.caFile
+        let secure = try fetch(try env.httpsURL + "/echo/secret-path?token=1") {
+            #expect($0.setProxyAutoConfig(pac) && $0.setCACertificateFile(ca))
+        }
+        expectOK(secure)
+    }
+
     @Test func xhrTakesAPACFile() throws {
         let mark = Self.marker()
         let xhr = TestEnvironment.builtProduct("xhr")
