@@ -160,7 +160,7 @@ struct PACSource: Sendable {
 
 /// Which route of FindProxyForURL's answer a hop takes, as a pure value kept by
 /// ``TransferHops``: the first; after a failure to reach its proxy (it cannot be resolved or
-/// connected to, or its handshake fails), the next; when none is left, the last failure
+/// connected to, or its handshake fails: SOCKS, or an https proxy's TLS), the next; when none is left, the last failure
 /// stands. A DIRECT route that fails is the origin's failure: nothing else is tried.
 struct ProxyFallback: Sendable, Equatable {
     private(set) var routes: [PACRoute]

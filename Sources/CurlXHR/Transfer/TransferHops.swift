@@ -196,7 +196,7 @@ struct TransferHops: Sendable, Equatable {
     mutating func attemptEnded(_ attempt: Attempt, crossOrigin: Bool?, elapsed: Double, jitter: Double) -> EndAction {
         if let refusal { return .end(failure: refusal, reportingHeld: false) }
         if case .failed(let failure) = attempt {
-            if failure.kind == .proxy, !sawHead, let next = fallback?.unreachable() {
+            if failure.kind == .proxy || failure.atProxyHandshake, !sawHead, let next = fallback?.unreachable() {
                 return .nextRoute(next)
             }
             if failure.beforeResponse, !holding, let delay = plannedDelay(.noResponse, elapsed: elapsed, jitter: jitter) {

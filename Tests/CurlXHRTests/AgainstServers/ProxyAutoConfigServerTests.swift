@@ -92,6 +92,20 @@ import Testing
         let request = try fetch(try env.httpURL + "/echo/\(mark)") { #expect($0.setProxyAutoConfig(pac)) }
         expectOK(request)
         #expect(try squidSaw(mark).count == 1, "the third route, squid, carried it")
+        // An https proxy whose certificate the system store does not know: its handshake
+        // fails, and the next route (squid) carries the request, http and https alike.
+        let tlsProxy = "localhost:\(try env["TESTENV_PROXY_TLS_PORT"])", ca = try env.caFile
+        let handshakePAC = try pacFile("return \"HTTPS \(tlsProxy); PROXY \(try squid)\";")
+        expectOK(try fetch(try env.httpURL + "/echo/tls-\(mark)") { #expect($0.setProxyAutoConfig(handshakePAC)) })
+        #expect(try squidSaw("tls-\(mark)").count == 1)
+        expectOK(try fetch(try env.httpsURL + "/echo") { #expect($0.setProxyAutoConfig(handshakePAC) && $0.setCACertificateFile(ca)) })
+        // Trusted, the https proxy itself carries it; a refused origin certificate behind it is no proxy's failure.
+        let trusted = try fetch(try env.httpURL + "/echo/tls-ok-\(mark)") {
+            #expect($0.setProxyAutoConfig(handshakePAC) && $0.setProxyCACertificateFile(ca))
+        }
+        expectOK(trusted)
+        let origin = try fetch(try env.httpsURL + "/echo") { #expect($0.setProxyAutoConfig(handshakePAC) && $0.setProxyCACertificateFile(ca)) }
+        #expect(origin.getStatus() == 0 && origin.getFailureKind() == .tls, "\(origin.getStatusText() ?? "")")
         let toDirectPAC = try pacFile("return \"HTTPS 127.0.0.1:1; DIRECT\";")
         let toDirect = try fetch(try env.httpURL + "/echo/direct-\(mark)") { #expect($0.setProxyAutoConfig(toDirectPAC)) }
         expectOK(toDirect)

@@ -175,6 +175,13 @@ import Testing
         #expect(other.attemptEnded(.failed(tls), crossOrigin: nil, elapsed: 0, jitter: 0) == .end(failure: tls, reportingHeld: false))
     }
 
+    @Test func anHTTPSProxysFailedHandshakeFallsBack() {
+        var hops = TransferHops()
+        hops.useRoutes([.proxy(ProxySetting(scheme: .https, host: "a", port: 1)), .direct])
+        let handshake = TransferFailure(kind: .tls, text: "SSL certificate problem", atProxyHandshake: true)
+        #expect(hops.attemptEnded(.failed(handshake), crossOrigin: nil, elapsed: 0, jitter: 0) == .nextRoute(.direct))
+    }
+
     @Test func aRedirectHopTakesItsOwnRoutes() {
         var hops = TransferHops()
         hops.useRoutes([.proxy(Self.a), .direct])
