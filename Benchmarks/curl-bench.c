@@ -4,7 +4,8 @@
  *   curl-bench --workload NAME --url URL [--mode async|threads|handoff|xhr] [--concurrency N]
  *              [--requests N] [--expect-bytes N] [--post-bytes N] [--headers N]
  *              [--max-seconds S] [--output-file PATH] [--mime-file PATH]... [--mime-files A,B]
- *              [--cacert PATH] [--expect-http-version 1.1|2] [--header "NAME: VALUE"]...
+ *              [--cacert PATH] [--cert PATH --key PATH] [--pinnedpubkey PINS]
+ *              [--expect-http-version 1.1|2] [--header "NAME: VALUE"]...
  *              [--client NAME]
  *
  * --mode async:   one multi handle with `concurrency` easy handles kept busy: when one
@@ -124,6 +125,9 @@ static const char *extra_headers[MAX_EXTRA_HEADERS];
 static int extra_header_count;
 /* --cacert: the trusted CAs (NULL: libcurl's default store). */
 static const char *ca_file;
+/* --cert, --key: a client certificate and its key in PEM; --pinnedpubkey: the server's key
+ * pinned (CURLOPT_PINNEDPUBLICKEY). */
+static const char *cert_file, *key_file, *pinned_keys;
 /* --expect-http-version: the CURL_HTTP_VERSION_* every response must have (0: not checked,
  * and neither the version nor the connection count is read). */
 static long expect_version;
@@ -401,6 +405,12 @@ static void set_up(struct slot *slot)
         curl_easy_setopt(slot->easy, CURLOPT_CAINFO, ca_file);
         curl_easy_setopt(slot->easy, CURLOPT_CAPATH, NULL);
     }
+    if (cert_file) {
+        curl_easy_setopt(slot->easy, CURLOPT_SSLCERT, cert_file);
+        curl_easy_setopt(slot->easy, CURLOPT_SSLKEY, key_file);
+    }
+    if (pinned_keys)
+        curl_easy_setopt(slot->easy, CURLOPT_PINNEDPUBLICKEY, pinned_keys);
     if (opt.post_bytes > 0) {
         curl_easy_setopt(slot->easy, CURLOPT_POSTFIELDS, post_body);
         curl_easy_setopt(slot->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)opt.post_bytes);
@@ -1030,7 +1040,7 @@ static void usage(const char *problem)
             "%s\nusage: curl-bench --workload NAME --url URL [--mode async|threads|handoff|xhr] "
             "[--concurrency N] [--requests N] [--expect-bytes N] [--post-bytes N] "
             "[--headers N] [--max-seconds S] [--output-file PATH] [--mime-file PATH]... "
-            "[--mime-files A,B] [--cacert PATH] [--expect-http-version 1.1|2] "
+            "[--mime-files A,B] [--cacert PATH] [--cert PATH --key PATH] [--pinnedpubkey PINS] [--expect-http-version 1.1|2] "
             "[--header \"NAME: VALUE\"]... [--client NAME]\n",
             problem);
     exit(64);
@@ -1072,6 +1082,12 @@ int main(int argc, char **argv)
             opt.max_seconds = atof(value);
         else if (!strcmp(name, "--cacert") && value[0] && access(value, R_OK) == 0)
             ca_file = value;
+        else if (!strcmp(name, "--cert") && value[0] && access(value, R_OK) == 0)
+            cert_file = value;
+        else if (!strcmp(name, "--key") && value[0] && access(value, R_OK) == 0)
+            key_file = value;
+        else if (!strcmp(name, "--pinnedpubkey") && value[0])
+            pinned_keys = value;
         else if (!strcmp(name, "--expect-http-version") && !strcmp(value, "1.1"))
             expect_version = CURL_HTTP_VERSION_1_1;
         else if (!strcmp(name, "--expect-http-version") && !strcmp(value, "2"))

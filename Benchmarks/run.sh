@@ -211,13 +211,18 @@ nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 curl_bin=$here/.build/curl-bench
 peer_bin=$here/.build/memory-peer
 clients_bin=$here/Clients/.build/release
-ahc_bin=$here/AHC/.build/release
+# The smoke run only checks that every client completes its requests (its numbers are not
+# judged): it builds the AsyncHTTPClient client in debug, which takes a third of the release
+# build's ten minutes (swift-nio) on two cores.
+ahc_configuration=release
+[ $mode = timed ] && [ $smoke -eq 1 ] && ahc_configuration=debug
+ahc_bin=$here/AHC/.build/$ahc_configuration
 
-build_swift_package() {  # label directory
+build_swift_package() {  # label directory [configuration, default release]
   local build_log=$here/.build/build-$1.log started=$SECONDS
   # No cached build manifest: a file added to the root package (which the clients use by
   # path) is otherwise left out of the plan until the manifest changes.
-  if ! swift build -c release -j "$jobs" --disable-build-manifest-caching --package-path "$2" > "$build_log" 2>&1; then
+  if ! swift build -c "${3:-release}" -j "$jobs" --disable-build-manifest-caching --package-path "$2" > "$build_log" 2>&1; then
     tail -n 40 "$build_log" >&2
     echo "run.sh: building $1 failed (full log: $build_log)" >&2
     exit 1
@@ -233,7 +238,7 @@ if [ $skip_build -eq 0 ]; then
   build_swift_package "the CurlXHR and URLSession clients" "$here/Clients"
   # The instruction counts, profiles and memory runs need only the C clients and this package,
   # and so do timed runs of workloads without an AsyncHTTPClient client.
-  [ $uses_ahc -eq 1 ] && build_swift_package "the AsyncHTTPClient client" "$here/AHC"
+  [ $uses_ahc -eq 1 ] && build_swift_package "the AsyncHTTPClient client" "$here/AHC" "$ahc_configuration"
   log "all builds took $((SECONDS - build_started)) s (swift build -j $jobs)"
 fi
 needed=("$curl_bin" "$clients_bin/curlxhr-bench")
@@ -309,6 +314,13 @@ make_certificates() {
     "keyUsage=critical,digitalSignature" "extendedKeyUsage=serverAuth" > "$tls_dir/server.ext"
   openssl x509 -req -in "$tls_dir/server.csr" -CA "$ca_file" -CAkey "$tls_dir/ca.key" -CAcreateserial \
     -days 2 -extfile "$tls_dir/server.ext" -out "$tls_dir/server.pem"
+  # The client certificate of the get-mtls-100b rows, and the server key's pin.
+  openssl req "${ec[@]}" -keyout "$tls_dir/client.key" -out "$tls_dir/client.csr" -subj /CN=bench-client
+  printf '%s\n' "basicConstraints=CA:FALSE" "extendedKeyUsage=clientAuth" > "$tls_dir/client.ext"
+  openssl x509 -req -in "$tls_dir/client.csr" -CA "$ca_file" -CAkey "$tls_dir/ca.key" -CAcreateserial \
+    -days 2 -extfile "$tls_dir/client.ext" -out "$tls_dir/client.pem"
+  openssl x509 -in "$tls_dir/server.pem" -pubkey -noout | openssl pkey -pubin -outform DER \
+    | openssl dgst -sha256 -binary | base64 > "$tls_dir/server.pin"
 }
 if ! make_certificates > "$tls_dir/openssl.log" 2>&1; then
   cat "$tls_dir/openssl.log" >&2
@@ -316,18 +328,22 @@ if ! make_certificates > "$tls_dir/openssl.log" 2>&1; then
   exit 1
 fi
 # (nginx's master process reads the certificate and key, as root: they stay private.)
-# Two free ports, held together while picked so they differ.
-read -r port tls_port < <(python3 -c 'import socket
-sockets = [socket.socket() for _ in range(2)]
+# Three free ports, held together while picked so they differ.
+read -r port tls_port mtls_port < <(python3 -c 'import socket
+sockets = [socket.socket() for _ in range(3)]
 for s in sockets: s.bind(("127.0.0.1", 0))
 print(*(s.getsockname()[1] for s in sockets))')
 # The access token nginx's /token gives and /100b-bearer wants (the client-bearer-* workloads).
 bearer_token=bench-token-7f3c9a1e5b2d48c6a0e4f1b9d3c7a5e2
-sed -e "s#@DIR@#$server_dir#g" -e "s#@PORT@#$port#g" -e "s#@TLS_PORT@#$tls_port#g" \
+sed -e "s#@DIR@#$server_dir#g" -e "s#@PORT@#$port#g" -e "s#@TLS_PORT@#$tls_port#g" -e "s#@MTLS_PORT@#$mtls_port#g" \
   -e "s#@BEARER_TOKEN@#$bearer_token#g" "$here/nginx.conf.in" > "$server_dir/nginx.conf"
 taskset -c "$server_cpu" "$nginx_bin" -c "$server_dir/nginx.conf" -e "$server_dir/error.log"
 base=http://127.0.0.1:$port
 tls_base=https://localhost:$tls_port
+mtls_base=https://localhost:$mtls_port
+# What a client of the get-mtls-100b rows adds: trust, its certificate, the server's key pinned.
+mtls_options=(--cacert "$ca_file" --cert "$tls_dir/client.pem" --key "$tls_dir/client.key"
+              --pinnedpubkey "sha256//$(cat "$tls_dir/server.pin")")
 for _ in $(seq 50); do
   curl -fs --noproxy '*' -o /dev/null "$base/100b" && break
   sleep 0.1
@@ -340,6 +356,7 @@ check() {  # what, expected "status bytes", curl arguments...
   [ "$got" = "$expected" ] || { echo "run.sh: server check failed: $what gave '$got', expected '$expected'" >&2; exit 1; }
 }
 check "GET /100b" "200 100" "$base/100b"
+check "GET /100b over TLS with the client certificate, the key pinned" "200 100" "${mtls_options[@]}" "$mtls_base/100b"
 check "POST 1 MiB to /sink" "200 3" --data-binary "@$server_dir/www/1m" "$base/sink"
 [ -e "$server_dir/www/100m" ] && check "GET /100m" "200 104857600" "$base/100m"
 # The JSON file must come as application/json: CurlXHRClient decodes a body by its type.
@@ -420,10 +437,11 @@ client_command() {  # client workload-mode -> the command, one word a line
 
 # Runs one client under callgrind: client mode concurrency requests output-file [valgrind args];
 # the client also gets the arguments in the array client_extra (if any), and fetches the path
-# callgrind_path (default 100b).
+# callgrind_path (default 100b) from callgrind_base (default the plain listener).
 # Prints the total instruction count; fails unless every request succeeded.
 client_extra=()
 callgrind_path=100b
+callgrind_base=
 callgrind_run() {
   local client=$1 mode=$2 concurrency=$3 requests=$4 out=$5
   shift 5
@@ -436,7 +454,7 @@ callgrind_run() {
   [ -x "$copy" ] || strip --strip-debug -o "$copy" "${command[0]}"
   command[0]=$copy
   if ! taskset -c "$client_cpu" valgrind --tool=callgrind --callgrind-out-file="$out" "$@" \
-      "${command[@]}" --workload callgrind --url "$base/$callgrind_path" --concurrency "$concurrency" \
+      "${command[@]}" --workload callgrind --url "${callgrind_base:-$base}/$callgrind_path" --concurrency "$concurrency" \
       --requests "$requests" --expect-bytes 100 --max-seconds 900 ${client_extra[@]+"${client_extra[@]}"} \
       > "$server_dir/callgrind.json" 2> "$server_dir/callgrind.err" \
     || ! grep -q "\"requests\":$requests,.*\"errors\":0" "$server_dir/callgrind.json"; then
@@ -468,9 +486,12 @@ if [ $mode = instructions ]; then
   } > "$output"
   declare -A per_request
   for row in "libcurl threads libcurl-easy 0" "curlxhr-sync threads curlxhr-sync 0" "libcurl async libcurl-multi 0" \
-             "curlxhr async curlxhr 0" "curlxhr-await async curlxhr-await 0" "libcurl threads libcurl-easy-headers 5" "curlxhr-sync threads curlxhr-sync-headers 5"; do
+             "curlxhr async curlxhr 0" "curlxhr-await async curlxhr-await 0" "libcurl threads libcurl-easy-headers 5" "curlxhr-sync threads curlxhr-sync-headers 5" \
+             "libcurl threads libcurl-easy-mtls 0" "curlxhr-sync threads curlxhr-sync-mtls 0"; do
     read -r client client_mode label headers <<< "$row"
     client_extra=(--headers "$headers")
+    callgrind_base=
+    case $label in *-mtls) client_extra+=("${mtls_options[@]}"); callgrind_base=$mtls_base ;; esac
     a=$(callgrind_run "$client" "$client_mode" 1 "$n1" "$server_dir/cg.out")
     b=$(callgrind_run "$client" "$client_mode" 1 "$n2" "$server_dir/cg.out")
     per_request[$label]=$(( (b - a) / (n2 - n1) ))
@@ -486,6 +507,9 @@ if [ $mode = instructions ]; then
       libcurl-easy-headers) text="raw libcurl, curl_easy_perform, 5 request headers (one list, set once)"; versus="1.00" ;;
       curlxhr-sync-headers) text="CurlXHR sync, 5 request headers (\`setRequestHeader\` after each \`open\`)"
         versus=$(python3 -c "print(f'{${per_request[$label]} / ${per_request[libcurl-easy-headers]}:.2f}')") ;;
+      libcurl-easy-mtls) text="raw libcurl, curl_easy_perform, TLS with a client certificate and the server's key pinned"; versus="1.00" ;;
+      curlxhr-sync-mtls) text="CurlXHR sync, the same (\`setClientCertificate\`, \`setPinnedPublicKeys\`)"
+        versus=$(python3 -c "print(f'{${per_request[$label]} / ${per_request[libcurl-easy-mtls]}:.2f}')") ;;
     esac
     echo "| $text | ${per_request[$label]} | $versus |" >> "$output"
     log "$label: ${per_request[$label]} instructions per request"

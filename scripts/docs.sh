@@ -17,7 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 work=${TMPDIR:-/tmp}/curlxhr-docs
-scratch=$work/build
+# The package's own build folder: the debug build the tests made is reused for the symbol graphs.
+scratch=$root/.build
 mkdir -p "$work"
 targets=(CurlXHR CurlXHRClient CurlXHROpenAPI)
 failed=0

@@ -60,7 +60,7 @@ build=$(cd "$build" && pwd)
 sanitize=(-sanitize=fuzzer,address)
 cflags=(-g -O1 -fsanitize=fuzzer-no-link,address -Wall -Wextra -Werror)
 swiftflags=(-swift-version 6 -g -O -parse-as-library "${sanitize[@]}")
-libs=(-lcurl -lkrb5 -lgssapi_krb5 -ldl -lpsl -lz -lbrotlidec -lzstd)
+libs=(-lcurl -lssl -lcrypto -lkrb5 -lgssapi_krb5 -ldl -lpsl -lz -lbrotlidec -lzstd)
 build_started=$SECONDS
 
 echo "== building the fuzz targets in $build"

@@ -132,7 +132,9 @@ const long cxhr_gssapi_delegation_flag = CURLGSSAPI_DELEGATION_FLAG;
 const size_t cxhr_read_abort = CURL_READFUNC_ABORT;
 const int cxhr_seek_fail = CURL_SEEKFUNC_FAIL;
 const size_t cxhr_write_pause = CURL_WRITEFUNC_PAUSE;
+const size_t cxhr_read_pause = CURL_READFUNC_PAUSE;
 const int cxhr_pause_continue = CURLPAUSE_CONT;
+const int cxhr_pause_receive_only = CURLPAUSE_RECV;
 
 const long cxhr_global_default = CURL_GLOBAL_DEFAULT;
 

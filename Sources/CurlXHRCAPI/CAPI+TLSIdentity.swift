@@ -17,13 +17,17 @@ extension HttpRequest.CertificateFormat {
 @c @implementation
 public func cxhr_set_client_certificate(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ format: cxhr_cert_format,
                                         _ keyPath: UnsafePointer<CChar>?, _ password: UnsafePointer<CChar>?) -> Bool {
+    setCertificate(handle, path, format, keyPath, password) { $0.setClientCertificate($1, format: $2, keyPath: $3, password: $4) }
+}
+
+/// A certificate call's arguments checked and converted, then `set` on the request.
+private func setCertificate(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ format: cxhr_cert_format,
+                            _ keyPath: UnsafePointer<CChar>?, _ password: UnsafePointer<CChar>?,
+                            _ set: (HttpRequest, String, HttpRequest.CertificateFormat, String?, String?) -> Bool) -> Bool {
     guard let request = CRequest.find(handle) else { return false }
     guard let path else { return request.refuse("path is required") }
     guard let format = HttpRequest.CertificateFormat(format) else { return request.refuse("\(format.rawValue) is not a cxhr_cert_format") }
-    return request.call {
-        $0.setClientCertificate(String(cString: path), format: format, keyPath: keyPath.map { String(cString: $0) },
-                                password: password.map { String(cString: $0) })
-    }
+    return request.call { set($0, String(cString: path), format, keyPath.map { String(cString: $0) }, password.map { String(cString: $0) }) }
 }
 
 @c @implementation
@@ -40,4 +44,17 @@ public func cxhr_set_pinned_public_keys(_ handle: OpaquePointer?, _ pins: Unsafe
     guard let request = CRequest.find(handle) else { return false }
     guard let pins else { return request.refuse("pins are required (\"\" removes them)") }
     return request.call { $0.setPinnedPublicKeys(String(cString: pins)) }
+}
+
+@c @implementation
+public func cxhr_set_proxy_client_certificate(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ format: cxhr_cert_format,
+                                              _ keyPath: UnsafePointer<CChar>?, _ password: UnsafePointer<CChar>?) -> Bool {
+    setCertificate(handle, path, format, keyPath, password) { $0.setProxyClientCertificate($1, format: $2, keyPath: $3, password: $4) }
+}
+
+@c @implementation
+public func cxhr_set_proxy_pinned_public_keys(_ handle: OpaquePointer?, _ pins: UnsafePointer<CChar>?) -> Bool {
+    guard let request = CRequest.find(handle) else { return false }
+    guard let pins else { return request.refuse("pins are required (\"\" removes them)") }
+    return request.call { $0.setProxyPinnedPublicKeys(String(cString: pins)) }
 }

@@ -1,5 +1,19 @@
 /// How the tool reads its arguments: ranges, credentials, -G's query, -O's name, -x and -F.
 extension Fetch {
+    /// `--limit-rate RATE` → bytes a second, as curl reads it: digits with an optional unit, K,
+    /// M or G (1024 each) or B (bytes), either case; 0 is no limit (nil: not a rate).
+    static func rate(_ text: String) -> Int64? {
+        var digits = Substring(text)
+        var unit: Int64 = 1
+        if let last = digits.last, let shift = ["k": 10, "m": 20, "g": 30, "b": 0][last.lowercased()] {
+            unit = 1 << shift
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int64(digits) else { return nil }
+        let (product, overflow) = count.multipliedReportingOverflow(by: unit)
+        return overflow ? nil : product
+    }
+
     /// `-r START-END` or `START-` → its bytes (nil: not a range this tool sends).
     static func byteRange(_ text: String) -> (start: Int64, end: Int64?)? {
         let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)

@@ -43,6 +43,14 @@ struct Fetch {
     var noProxy: String?
     var proxyCAFile: String?
     var proxyInsecure = false
+    /// --proxy-cert (FILE[:PASSWORD]), --proxy-cert-type, --proxy-key, --proxy-key-type,
+    /// --proxy-pass, --proxy-pinnedpubkey.
+    var proxyCert: String?
+    var proxyCertType: HttpRequest.CertificateFormat?
+    var proxyKey: String?
+    var proxyKeyType: HttpRequest.CertificateFormat?
+    var proxyPass: String?
+    var proxyPinnedPubKey: String?
     /// --proxy-pac: the PAC file that chooses the proxy (-x wins over it).
     var proxyPAC: String?
     var oauth2 = OAuth2Options()
@@ -81,8 +89,12 @@ struct Fetch {
     var idleTimeout: Double = 0
     var retry = 0
     var retryDelay = 1.0
+    /// --retry-all-errors: xhr itself sends again after any failure (as curl's tool does).
+    var retryAllErrors = false
     var range: String?
     var maxFilesize: String?
+    /// --limit-rate: bytes a second each way (0: none).
+    var limitRate: Int64 = 0
     var compressed = true
     var sync = false
     var http11 = false
@@ -203,7 +215,7 @@ struct Fetch {
         let target = get ? Self.url(url, withQuery: try queryData(console: console)) : uploadTarget(url)
         let resume = try resumePoint(console: console)
         let responseHead = ResponseHead()
-        let sink = try output(for: target, resume: resume, head: responseHead, console: console)
+        var sink = try output(for: target, resume: resume, head: responseHead, console: console)
         let headDump = dumpHeader.map { $0 == "-" ? Output.standardOutput() : Output.file($0) }
         if !noCookies, let cookie, !cookie.contains("=") { Cookies.load(file: cookie) }
 
@@ -230,16 +242,32 @@ struct Fetch {
             }
             return (request, session, sentCookies)
         }
-        var (request, session, sentCookies) = try sendOnce(bearer: bearer, dropsRefusedBearer: authorizer != nil)
-        // A token of --oauth2-token-url the server refused (401 with a Bearer challenge): that
-        // response was dropped, and the request goes once more with a new token.
-        if session.refusedBearer, let authorizer, let refused = bearer {
+        var retries = 0
+        var (request, session, outcome): (HttpRequest, Session, Outcome?)
+        while true {
+            var sentCookies: Cookies.Sent?
+            (request, session, sentCookies) = try sendOnce(bearer: bearer, dropsRefusedBearer: authorizer != nil)
+            // A token of --oauth2-token-url the server refused (401 with a Bearer challenge): that
+            // response was dropped, and the request goes once more with a new token.
+            if session.refusedBearer, let authorizer, let refused = bearer {
+                sentCookies?.restore()
+                bearer = try OAuth2Options.token(from: authorizer, refusing: refused, console: console)
+                (request, session, sentCookies) = try sendOnce(bearer: bearer, dropsRefusedBearer: false)
+            }
             sentCookies?.restore()
-            bearer = try OAuth2Options.token(from: authorizer, refusing: refused, console: console)
-            (request, session, sentCookies) = try sendOnce(bearer: bearer, dropsRefusedBearer: false)
+            outcome = finish(request, session: session)
+            guard retryAllErrors, let failed = outcome, retries < retry else { break }
+            // --retry-all-errors: any failure, -f's HTTP errors included, for any method; the
+            // output file starts over (standard output cannot), as with curl.
+            retries += 1
+            let delay = Self.retryDelay(retries, first: retryDelay)
+            if !silent {  // curl's warning, which -s hides
+                let seconds = Fixed.text(delay, decimals: delay < 1 ? 1 : 0, width: 0)
+                console.write("Warning: Problem (retrying all errors): \(failed.message). Will retry in \(seconds) seconds. \(retry - retries + 1) retries left.\n")
+            }
+            usleep(useconds_t(delay * 1_000_000))
+            sink = try output(for: target, resume: resume, head: responseHead, console: console)
         }
-        sentCookies?.restore()
-        let outcome = finish(request, session: session)
         if let format {
             WriteOut.print(format, values: writeOutValues(request, session: session, url: target, outcome: outcome),
                            header: { request.getResponseHeader($0) }, console: console)
@@ -349,7 +377,8 @@ struct Fetch {
         if let range, let (start, end) = Self.byteRange(range) { try check(request.setRange(from: start, to: end)) }
         if !compressed { try check(request.disableContentDecoding()) }
         if let limit = maxFilesize.flatMap(CacheOptions.bytes) { try check(request.setMaxResponseSize(limit)) }
-        if retry > 0 { try check(request.setRetries(retry, backoff: retryDelay)) }
+        if limitRate > 0 { try check(request.setRateLimits(download: limitRate, upload: limitRate)) }
+        if retry > 0, !retryAllErrors { try check(request.setRetries(retry, backoff: retryDelay)) }
         if http11 { request.enablePipelining = false }
         if ipVersion != .any { try check(request.setIPVersion(ipVersion)) }
         try configureRouting(request, console: console)
@@ -371,6 +400,15 @@ struct Fetch {
             if let noProxy { try check(request.setProxyBypass(noProxy)) }
             if let proxyCAFile { try check(request.setProxyCACertificateFile(proxyCAFile)) }
             if proxyInsecure { try check(request.disableProxyPeerVerification()) }
+            if let proxyCert {
+                let (path, password) = Self.certificateAndPassword(proxyCert)
+                let accepted = request.setProxyClientCertificate(path, format: proxyCertType ?? .pem, keyPath: proxyKey,
+                                                                 keyFormat: proxyKeyType, password: proxyPass ?? password)
+                if !accepted { throw console.exit(58, request.lastError?.message ?? "refused") }
+            }
+            if let proxyPinnedPubKey, !request.setProxyPinnedPublicKeys(proxyPinnedPubKey) {
+                throw console.exit(90, request.lastError?.message ?? "refused")
+            }
         }
         let credentials = user.map(Self.split)
         guard request.open(effectiveMethod, url: url, async: !sync, user: credentials?.user, password: credentials?.password, auth: auth) else {
@@ -501,6 +539,12 @@ struct Fetch {
         ]
         values["json"] = WriteOut.json(values)
         return values
+    }
+
+    /// Seconds before retry number `retry` of --retry-all-errors: `first` doubled for each
+    /// one after the first, at most ten minutes (curl's cap).
+    static func retryDelay(_ retry: Int, first: Double) -> Double {
+        min(600, first * Double(1 << min(retry - 1, 20)))
     }
 
     /// curl's exit codes for the same failures.

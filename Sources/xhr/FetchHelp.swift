@@ -82,9 +82,9 @@ enum FetchHelp {
           45  --interface names an interface or address that cannot be used
           47  too many redirects
           49  a --resolve or --connect-to entry is malformed
-          58  the client certificate (--cert, --key) could not be read or unlocked
+          58  the client certificate (--cert, --key, --proxy-cert) could not be read or unlocked
           67  Kerberos tickets or an OAuth2 token could not be obtained
-          90  the server's public key is not one of --pinnedpubkey's, or the pins are none
+          90  the server's (the proxy's) public key is not one of --pinnedpubkey's (--proxy-pinnedpubkey's)
           97  the SOCKS proxy refused the login or the connection
         """)
 }

@@ -1,3 +1,5 @@
+import CurlXHR
+
 /// The options of `xhr fetch`, by curl's names, in the sections of the help and the man page.
 extension Fetch {
     /// One -d, --data-binary, --data-raw or --data-urlencode argument.
@@ -76,18 +78,19 @@ extension Fetch {
         .text(nil, "proxy-cacert", "FILE", "Trust only the CAs in this PEM file for an https:// proxy's certificate.", { $0.proxyCAFile = $1 }),
         .text(nil, "proxy-pac", "LOCATION", "Choose the proxy with this proxy auto-config (PAC) file: a path, file://, http:// or https:// URL; FindProxyForURL's routes are tried in order (-x wins).", { $0.proxyPAC = $1 }),
         .flag(nil, "proxy-insecure", "Accept any certificate from an https:// proxy (the server's is still verified).", { $0.proxyInsecure = $1 }),
+        .text(nil, "proxy-cert", "FILE[:PASSWORD]", "Show this client certificate to an https:// proxy that asks (as --cert, for the proxy).", { $0.proxyCert = $1 }),
+        .certificateFormat("proxy-cert-type", of: "proxy-cert", isKey: false) { $0.proxyCertType = $1 },
+        .text(nil, "proxy-key", "FILE", "The proxy client certificate's private key.", { $0.proxyKey = $1 }),
+        .certificateFormat("proxy-key-type", of: "proxy-key", isKey: true) { $0.proxyKeyType = $1 },
+        .text(nil, "proxy-pass", "PASSWORD", "The password of --proxy-key, or of a P12 --proxy-cert.", { $0.proxyPass = $1 }),
+        .text(nil, "proxy-pinnedpubkey", "HASHES|FILE", "Accept only an https:// proxy whose public key is one of these (as --pinnedpubkey; else exit 90).", { $0.proxyPinnedPubKey = $1 }),
         .flag("k", "insecure", "Accept any certificate and host name.", { $0.insecure = $1 }),
         .text(nil, "cacert", "FILE", "Trust only the CAs in this PEM file.", { $0.caFile = $1 }),
         .text(nil, "capath", "DIR", "Trust only the CAs in this folder (named by hash: openssl rehash DIR), and --cacert's.", { $0.caPath = $1 }),
         .text("E", "cert", "FILE[:PASSWORD]", "Show this client certificate to a server that asks (':' in FILE as '\\:'); its key is --key's, or in FILE.", { $0.cert = $1 }),
-        OptionSpec(short: nil, long: "cert-type", valueName: "TYPE", help: "--cert's format: PEM (default), DER or P12.") { fetch, value in
-            fetch.certType = try Fetch.certificateFormat(value, option: "cert-type")
-        },
+        .certificateFormat("cert-type", of: "cert", isKey: false) { $0.certType = $1 },
         .text(nil, "key", "FILE", "The client certificate's private key.", { $0.key = $1 }),
-        OptionSpec(short: nil, long: "key-type", valueName: "TYPE", help: "--key's format: PEM (default) or DER.") { fetch, value in
-            fetch.keyType = try Fetch.certificateFormat(value, option: "key-type")
-            guard fetch.keyType != .pkcs12 else { throw ValidationError("option --key-type: a key is PEM or DER") }
-        },
+        .certificateFormat("key-type", of: "key", isKey: true) { $0.keyType = $1 },
         .text(nil, "pass", "PASSWORD", "The password of --key, or of a P12 --cert; an encrypted key without it fails (exit 58), never prompts.", { $0.pass = $1 }),
         .text(nil, "pinnedpubkey", "HASHES|FILE", "Accept only a server whose public key is one of these: sha256//BASE64[;sha256//BASE64...], or a PEM or DER key file (else exit 90).", { $0.pinnedPubKey = $1 }),
         .flag(nil, "tlsv1.2", "Use TLS 1.2 or later.", { $0.tlsMinimum = $1 ? .v1_2 : nil }),
@@ -124,8 +127,13 @@ extension Fetch {
         .seconds(nil, "idle-timeout", "Seconds without a byte sent or received (xhr's own; default: no limit).", { $0.idleTimeout = $1 }),
         .count("retry", "Try again up to N times after no response, a 429 or a 503 (GET, HEAD, PUT, DELETE, OPTIONS).", { $0.retry = $1 }),
         .seconds(nil, "retry-delay", "Seconds before the first retry when the server names none, doubled each time (default 1).", { $0.retryDelay = $1 }),
+        .flag(nil, "retry-all-errors", "With --retry N: send again after any failure (-f's HTTP errors too), for any method, starting the output file over.", { $0.retryAllErrors = $1 }),
         .text("r", "range", "START-[END]", "Only bytes START to END of the body (both included; START- to the end).", { $0.range = $1 }),
         .text(nil, "max-filesize", "BYTES", "Fail (exit 63) rather than take a body over BYTES (after decoding; BYTES may end in K, M or G).", { $0.maxFilesize = $1 }),
+        OptionSpec(short: nil, long: "limit-rate", valueName: "RATE", help: "Move the body at most RATE bytes a second, each way, on average (RATE may end in K, M or G, 1024 each; 0: no limit).") { fetch, value in
+            guard let rate = Fetch.rate(value) else { throw ValidationError("option --limit-rate: '\(value)' is not a rate (bytes a second, or with a K, M or G suffix)") }
+            fetch.limitRate = rate
+        },
         .flag(nil, "compressed", "Ask for a compressed body (gzip, deflate, br, zstd) and decode it: the default here; --no-compressed gets the body as sent.",
               showsNegation: true) { $0.compressed = $1 },
         .flag(nil, "sync", "Send synchronously (default: asynchronously, with callbacks).", { $0.sync = $1 }),
@@ -168,4 +176,18 @@ extension Fetch {
         .flag("f", "fail", "For an HTTP status of 400 or more: no body, and exit 22.", { $0.fail = $1 }),
         .flag(nil, "fail-with-body", "For an HTTP status of 400 or more: the body, and exit 22.", { $0.failWithBody = $1 }),
     ]) }
+}
+
+extension OptionSpec {
+    /// A certificate's or key's format (--cert-type, --key-type and the proxy's): PEM, DER or
+    /// P12, case aside; a key is PEM or DER.
+    static func certificateFormat(_ long: String, of subject: String, isKey: Bool,
+                                  _ set: @escaping (inout Fetch, HttpRequest.CertificateFormat) -> Void) -> OptionSpec {
+        let help = isKey ? "--\(subject)'s format: PEM (default) or DER." : "--\(subject)'s format: PEM (default), DER or P12."
+        return OptionSpec(short: nil, long: long, valueName: "TYPE", help: help) { fetch, value in
+            let format = try Fetch.certificateFormat(value, option: long)
+            guard !isKey || format != .pkcs12 else { throw ValidationError("option --\(long): a key is PEM or DER") }
+            set(&fetch, format)
+        }
+    }
 }

@@ -1,7 +1,9 @@
 /* Checks the C interface's proxy calls: an https proxy (squid's TLS port) trusted by its own
- * CA file or not verified, SOCKS5 through dante with and without its login, the bypass list,
- * a proxy header, and bad input refused.
+ * CA file or not verified, its key pinned, SOCKS5 through dante with and without its login, the
+ * bypass list, a proxy header, a client certificate shown to nginx's proxy that asks for one,
+ * and bad input refused.
  *   proxy_test HTTP_URL CA_FILE PROXY_TLS_PORT SOCKS_PORT SOCKS_AUTH_PORT SOCKS_USER SOCKS_PASSWORD
+ *              PROXY_TLS_PIN PROXY_MTLS_PORT CLIENT_CERT CLIENT_KEY
  * Prints one line per failed check and a last line "N passed, M failed". */
 #include <curlxhr.h>
 #include <stdio.h>
@@ -21,16 +23,18 @@ static int sent(cxhr_request *request)
 
 int main(int argc, char **argv)
 {
-  if(argc != 8) {
-    fprintf(stderr, "usage: %s HTTP_URL CA_FILE PROXY_TLS_PORT SOCKS_PORT SOCKS_AUTH_PORT SOCKS_USER SOCKS_PASSWORD\n", argv[0]);
+  if(argc != 12) {
+    fprintf(stderr, "usage: %s HTTP_URL CA_FILE PROXY_TLS_PORT SOCKS_PORT SOCKS_AUTH_PORT SOCKS_USER SOCKS_PASSWORD"
+                    " PROXY_TLS_PIN PROXY_MTLS_PORT CLIENT_CERT CLIENT_KEY\n", argv[0]);
     return 2;
   }
   snprintf(echo, sizeof echo, "%s/echo", argv[1]);
-  const char *ca = argv[2], *user = argv[6], *password = argv[7];
-  char https_proxy[128], socks[128], socks_login[128];
+  const char *ca = argv[2], *user = argv[6], *password = argv[7], *pin = argv[8], *cert = argv[10], *key = argv[11];
+  char https_proxy[128], socks[128], socks_login[128], certificate_proxy[128];
   snprintf(https_proxy, sizeof https_proxy, "https://localhost:%s", argv[3]);
   snprintf(socks, sizeof socks, "socks5://127.0.0.1:%s", argv[4]);
   snprintf(socks_login, sizeof socks_login, "socks5://127.0.0.1:%s", argv[5]);
+  snprintf(certificate_proxy, sizeof certificate_proxy, "https://localhost:%s", argv[9]);
 
   cxhr_request *request = cxhr_request_create();
   CHECK(cxhr_set_proxy(request, https_proxy, NULL, NULL, NULL));
@@ -45,6 +49,36 @@ int main(int argc, char **argv)
   CHECK(cxhr_set_proxy(request, https_proxy, NULL, NULL, NULL));
   CHECK(cxhr_disable_proxy_peer_verification(request));
   CHECK(sent(request) == 200);
+  cxhr_request_destroy(request);
+
+  /* The proxy's key pinned: checked by the library, also when its certificate is not verified. */
+  request = cxhr_request_create();
+  CHECK(cxhr_set_proxy(request, https_proxy, NULL, NULL, NULL));
+  CHECK(cxhr_disable_proxy_peer_verification(request));
+  CHECK(cxhr_set_proxy_pinned_public_keys(request, pin));
+  CHECK(sent(request) == 200);
+  CHECK(cxhr_set_proxy_pinned_public_keys(request, "sha256//BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc="));
+  CHECK(sent(request) == 0);
+  CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_TLS);
+  CHECK(strstr(cxhr_get_status_text(request), "proxy's public key does not match") != NULL);
+  CHECK(cxhr_set_proxy_pinned_public_keys(request, ""));
+  CHECK(sent(request) == 200);
+  CHECK(!cxhr_set_proxy_pinned_public_keys(request, NULL));
+  CHECK(!cxhr_set_proxy_pinned_public_keys(request, "sha256//abc"));
+  CHECK(!cxhr_set_proxy_pinned_public_keys(request, "/nonexistent/key.pem"));
+  cxhr_request_destroy(request);
+
+  /* A client certificate for the proxy that asks for one. */
+  request = cxhr_request_create();
+  CHECK(cxhr_set_proxy(request, certificate_proxy, NULL, NULL, NULL));
+  CHECK(cxhr_set_proxy_ca_certificate_file(request, ca));
+  CHECK(sent(request) == 400);  /* nginx: no certificate */
+  CHECK(cxhr_set_proxy_client_certificate(request, cert, CXHR_CERT_PEM, key, NULL));
+  CHECK(sent(request) == 200);
+  CHECK(!cxhr_set_proxy_client_certificate(request, NULL, CXHR_CERT_PEM, NULL, NULL));
+  CHECK(!cxhr_set_proxy_client_certificate(request, "/nonexistent/cert.pem", CXHR_CERT_PEM, NULL, NULL));
+  CHECK(cxhr_get_last_error_code(request) == CXHR_ERROR_FILE_UNREADABLE);
+  CHECK(!cxhr_set_proxy_client_certificate(request, cert, (cxhr_cert_format)9, key, NULL));
   cxhr_request_destroy(request);
 
   request = cxhr_request_create();

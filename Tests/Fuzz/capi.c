@@ -523,15 +523,18 @@ static void pre_send_switch(program *p)
     return;
   }
   case 20: {
-    name = "set_client_certificate";
+    bool proxy = next_byte(p) & 1;
+    name = proxy ? "set_proxy_client_certificate" : "set_client_certificate";
     const char *path = PICK(p, body_file, "/nonexistent/client.pem", "/", "/dev/null", "/tmp\r\nX: y");
     const char *key = PICK(p, body_file, "/nonexistent/client.key");
     int format = pick_int(p);
-    result = cxhr_set_client_certificate(handle, path, (cxhr_cert_format)format, key, PICK(p, "secret", ""));
+    const char *password = PICK(p, "secret", "");
+    result = proxy ? cxhr_set_proxy_client_certificate(handle, path, (cxhr_cert_format)format, key, password)
+                   : cxhr_set_client_certificate(handle, path, (cxhr_cert_format)format, key, password);
     if(!path || strcmp(path, body_file) != 0 || (key && strcmp(key, body_file) != 0) || format < 0 || format > 2
        || (format == CXHR_CERT_P12 && key))
-      CHECK(!result, "set_client_certificate accepted '%s' key '%s' format %d", path ? path : "(null)", key ? key : "(null)", format);
-    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "set_client_certificate said true in state %d", (int)state);
+      CHECK(!result, "%s accepted '%s' key '%s' format %d", name, path ? path : "(null)", key ? key : "(null)", format);
+    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "%s said true in state %d", name, (int)state);
     check_reason(s, result, name);
     return;
   }
@@ -544,10 +547,11 @@ static void pre_send_switch(program *p)
       result = cxhr_set_client_certificate_p12(handle, pins, length, PICK(p, "secret"));
       CHECK(!result || (length > 0 && pins[0] == 0x30), "set_client_certificate_p12 accepted '%s'", pins ? pins : "(null)");
     } else {
-      name = "set_pinned_public_keys";
-      result = cxhr_set_pinned_public_keys(handle, pins);
+      bool proxy = next_byte(p) & 1;
+      name = proxy ? "set_proxy_pinned_public_keys" : "set_pinned_public_keys";
+      result = proxy ? cxhr_set_proxy_pinned_public_keys(handle, pins) : cxhr_set_pinned_public_keys(handle, pins);
       if(!pins || strcmp(pins, "sha256//abc") == 0 || strchr(pins, ';') || strcmp(pins, "/nonexistent/key.pem") == 0)
-        CHECK(!result, "set_pinned_public_keys accepted '%s'", pins ? pins : "(null)");
+        CHECK(!result, "%s accepted '%s'", name, pins ? pins : "(null)");
     }
     CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "%s said true in state %d", name, (int)state);
     check_reason(s, result, name);

@@ -109,7 +109,7 @@ oauth2_token_seconds=${TESTENV_OAUTH2_ACCESS_TOKEN_SECONDS:-2}
 
 # -- ports ---------------------------------------------------------------------------------
 port_names=(HTTP HTTPS HTTPS_H2 HTTPS_WRONGHOST HTTPS_SELFSIGNED FAULT KDC HTTP_NTLM PROXY PROXY_BASIC PROXY_DIGEST PROXY_NTLM
-            H2 SLOW_H2 OAUTH2 MTLS PROXY_TLS SOCKS SOCKS_AUTH)
+            H2 SLOW_H2 OAUTH2 MTLS PROXY_TLS PROXY_MTLS SOCKS SOCKS_AUTH)
 # Free on TCP, and on UDP too (the KDC listens on both).
 read -r -a picked <<<"$(/usr/bin/python3 - "${#port_names[@]}" <<'EOF'
 import socket, sys
@@ -185,6 +185,8 @@ make_ca ca "CurlXHR Test CA"
 make_ca other-ca "CurlXHR Unrelated CA"
 make_leaf localhost "DNS:localhost,IP:127.0.0.1"
 make_leaf wronghost "DNS:wronghost.invalid"
+# The TLS proxies' own key, so that a pin tells the proxy from the server behind it.
+make_leaf proxy "DNS:localhost,IP:127.0.0.1"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 -subj "/CN=selfsigned.invalid" \
   -addext subjectAltName=DNS:selfsigned.invalid,DNS:localhost,IP:127.0.0.1 \
   -keyout "$dir/tls/selfsigned.key" -out "$dir/tls/selfsigned.pem" 2>/dev/null
@@ -202,7 +204,10 @@ openssl pkcs12 -export -in "$dir/tls/xhr-client.pem" -inkey "$dir/tls/xhr-client
 openssl x509 -in "$dir/tls/localhost.pem" -pubkey -noout >"$dir/tls/localhost-pubkey.pem"
 openssl pkey -pubin -in "$dir/tls/localhost-pubkey.pem" -outform DER -out "$dir/tls/localhost-pubkey.der"
 localhost_pin="sha256//$(openssl dgst -sha256 -binary "$dir/tls/localhost-pubkey.der" | base64)"
-for file in xhr-client.p12 xhr-client-encrypted.key xhr-client.key xhr-client-key.der xhr-client.der localhost-pubkey.der; do
+openssl x509 -in "$dir/tls/proxy.pem" -pubkey -noout >"$dir/tls/proxy-pubkey.pem"
+proxy_pin="sha256//$(openssl pkey -pubin -in "$dir/tls/proxy-pubkey.pem" -outform DER | openssl dgst -sha256 -binary | base64)"
+for file in xhr-client.p12 xhr-client-encrypted.key xhr-client.key xhr-client-key.der xhr-client.der localhost-pubkey.der \
+            proxy-pubkey.pem; do
   [ -s "$dir/tls/$file" ] || fail "openssl did not make the client identity file $file"
 done
 chmod 644 "$dir"/tls/*
@@ -417,7 +422,7 @@ http_port 127.0.0.1:${port[PROXY]} name=open
 http_port 127.0.0.1:${port[PROXY_BASIC]} name=basic
 http_port 127.0.0.1:${port[PROXY_DIGEST]} name=digest
 http_port 127.0.0.1:${port[PROXY_NTLM]} name=ntlm
-https_port 127.0.0.1:${port[PROXY_TLS]} tls-cert=$dir/tls/localhost.pem tls-key=$dir/tls/localhost.key name=tls
+https_port 127.0.0.1:${port[PROXY_TLS]} tls-cert=$dir/tls/proxy.pem tls-key=$dir/tls/proxy.key name=tls
 auth_param basic program /usr/lib/squid/basic_ncsa_auth $dir/squid/passwd
 auth_param basic realm testenv-proxy-basic
 auth_param digest program /usr/lib/squid/digest_file_auth $dir/squid/digest_passwd
@@ -505,6 +510,8 @@ nginx_conf=$(<"$here/nginx-h2.conf.in")
 nginx_conf=${nginx_conf//@DIR@/"$dir"}
 nginx_conf=${nginx_conf//@PORT@/"${port[H2]}"}
 nginx_conf=${nginx_conf//@MTLS_PORT@/"${port[MTLS]}"}
+nginx_conf=${nginx_conf//@PROXY_MTLS_PORT@/"${port[PROXY_MTLS]}"}
+nginx_conf=${nginx_conf//@HTTP_PORT@/"${port[HTTP]}"}
 nginx_conf=${nginx_conf//@USER_LINE@/"$nginx_user_line"}
 printf '%s\n' "$nginx_conf" >"$dir/nginx/nginx.conf"
 : >"$dir/logs/h2-access.log"  # a fresh access log on every start
@@ -553,6 +560,7 @@ wait_for_port ntlmserver "${port[HTTP_NTLM]}" "$dir/logs/ntlmserver.log"
 wait_for_port squid "${port[PROXY_NTLM]}" "$dir/logs/squid-cache.log"
 wait_for_port nginx "${port[H2]}" "$dir/logs/nginx-error.log"
 wait_for_port nginx "${port[MTLS]}" "$dir/logs/nginx-error.log"
+wait_for_port nginx "${port[PROXY_MTLS]}" "$dir/logs/nginx-error.log"
 wait_for_port squid "${port[PROXY_TLS]}" "$dir/logs/squid-cache.log"
 wait_for_port danted "${port[SOCKS]}" "$dir/logs/danted.log"
 wait_for_port danted_login "${port[SOCKS_AUTH]}" "$dir/logs/danted.log"
@@ -630,6 +638,9 @@ declare -A values=(
   [TESTENV_SQUID_ACCESS_LOG]="$dir/logs/squid-access.log"
   [TESTENV_SQUID_HEADERS_LOG]="$dir/logs/squid-headers.log"
   [TESTENV_PROXY_TLS_PORT]=${port[PROXY_TLS]}
+  [TESTENV_PROXY_TLS_PIN]=$proxy_pin
+  [TESTENV_PROXY_TLS_PUBKEY]="$dir/tls/proxy-pubkey.pem"
+  [TESTENV_PROXY_MTLS_PORT]=${port[PROXY_MTLS]}
   [TESTENV_SOCKS_PORT]=${port[SOCKS]}
   [TESTENV_SOCKS_AUTH_PORT]=${port[SOCKS_AUTH]}
   [TESTENV_SOCKS_USER]=$socks_user

@@ -65,13 +65,16 @@ extern const unsigned long cxhr_auth_only;
 /* CURLGSSAPI_DELEGATION_FLAG: delegate credentials unconditionally. */
 extern const long cxhr_gssapi_delegation_flag;
 
-/* Return values of the callbacks that mean "stop" (read, seek) or "pause" (write). */
+/* Return values of the callbacks that mean "stop" (read, seek) or "pause" (write, read). */
 extern const size_t cxhr_read_abort;
 extern const int cxhr_seek_fail;
 extern const size_t cxhr_write_pause;
+extern const size_t cxhr_read_pause;
 
-/* curl_easy_pause's CURLPAUSE_CONT: resume both directions. */
+/* curl_easy_pause's CURLPAUSE_CONT: resume both directions; CURLPAUSE_RECV: keep receiving
+ * paused, resume sending. */
 extern const int cxhr_pause_continue;
+extern const int cxhr_pause_receive_only;
 
 /* curl_global_init's CURL_GLOBAL_DEFAULT. */
 extern const long cxhr_global_default;

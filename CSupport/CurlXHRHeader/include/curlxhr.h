@@ -309,6 +309,17 @@ CXHR_EXTERN bool cxhr_disable_content_decoding(cxhr_request *_Nullable request);
 CXHR_EXTERN bool cxhr_set_max_response_size(cxhr_request *_Nullable request, int64_t bytes);
 
 /*
+ * Limits how fast the response body comes in (download_bps) and the request body goes out
+ * (upload_bps), in bytes per second; 0: no limit (the default), as curl's --limit-rate. The
+ * library holds the rate itself: from the first body bytes on, a body never moves faster than
+ * the limit on average, whatever the size of the pieces the network delivers; a rate pause is
+ * no stall for the idle limit, the total timeout still applies, and cxhr_abort ends it at once.
+ * A multipart form's upload gets libcurl's own limit. False for a negative rate or a request
+ * in flight.
+ */
+CXHR_EXTERN bool cxhr_set_rate_limits(cxhr_request *_Nullable request, int64_t download_bps, int64_t upload_bps);
+
+/*
  * Follows at most count redirects in one send (default 20; -1: no limit; 0: the first redirect
  * fails). One more ends in DONE, status 0, CXHR_FAILURE_REDIRECTS and the status text
  * "Maximum (N) redirects followed". False for a count below -1 or above 10000, or a request in
@@ -415,6 +426,24 @@ CXHR_EXTERN bool cxhr_set_client_certificate_p12(cxhr_request *_Nullable request
  * request in flight.
  */
 CXHR_EXTERN bool cxhr_set_pinned_public_keys(cxhr_request *_Nullable request, const char *_Nullable pins);
+
+/*
+ * As cxhr_set_client_certificate, for the certificate shown to an https:// proxy that asks
+ * for one (curl's --proxy-cert, --proxy-cert-type, --proxy-key, --proxy-pass). False as
+ * cxhr_set_client_certificate's.
+ */
+CXHR_EXTERN bool cxhr_set_proxy_client_certificate(cxhr_request *_Nullable request, const char *_Nullable path,
+                                                   cxhr_cert_format format, const char *_Nullable key_path,
+                                                   const char *_Nullable password);
+
+/*
+ * As cxhr_set_pinned_public_keys, for an https:// proxy's key (curl's --proxy-pinnedpubkey),
+ * checked by the library (libcurl 7.88 never checks CURLOPT_PROXY_PINNEDPUBLICKEY), also when
+ * the proxy's certificate is not verified. Another key ends the send in DONE, status 0,
+ * CXHR_FAILURE_TLS, a text saying the proxy's key is not pinned (curl's exit 90). Each send
+ * then has a connection of its own. "" removes the pins.
+ */
+CXHR_EXTERN bool cxhr_set_proxy_pinned_public_keys(cxhr_request *_Nullable request, const char *_Nullable pins);
 
 /*
  * Sets the trusted CAs for every request of the process that sets none of its own; NULL

@@ -16,6 +16,10 @@ final class EasyHandle {
     /// The lists of other options of `profile` (the proxy's header fields, the routing
     /// entries), owned here: libcurl does not copy them.
     @exclusivity(unchecked) var optionLists: [UnsafeMutablePointer<curl_slist>] = []
+    /// The check of the proxy's key against `profile`'s proxy pins, owned here.
+    @exclusivity(unchecked) var proxyPins: OpaquePointer? {
+        didSet { if oldValue != proxyPins { cxhr_proxy_pins_free(oldValue) } }
+    }
     /// The `Content-Type` line `profile` adds to the request's own fields, for a redirect's
     /// next hop that keeps the body.
     @exclusivity(unchecked) var hopContentType: String?
@@ -59,6 +63,7 @@ final class EasyHandle {
         curl_easy_cleanup(easy)
         if let headerList { curl_slist_free_all(headerList) }
         optionLists.forEach { curl_slist_free_all($0) }
+        cxhr_proxy_pins_free(proxyPins)
         errorBuffer.deallocate()
     }
 
@@ -109,6 +114,7 @@ final class EasyHandle {
         headerList = nil
         optionLists.forEach { curl_slist_free_all($0) }
         optionLists.removeAll()
+        proxyPins = nil
         hopContentType = nil
         url = nil
         parsedURL = nil

@@ -115,6 +115,7 @@ extension EasyProfile.Fields {
         if switches.hasReach {
             applyTLSIdentity(&options)
             applyRouting(&options, handle: handle)
+            applyRateLimits(&options)
         }
         applyMethodAndBody(&options)
         let contentTypeLine = contentType.map { $0.isEmpty ? "Content-Type:" : "Content-Type: \($0)" }

@@ -53,6 +53,6 @@ struct PhaseWatch {
             requestSent: requestBytes > 0 && (toSend <= 0 || sent >= toSend),
             headsSeen: transfer.hops.headsSeen,
             headReported: transfer.hops.headReported,
-            paused: transfer.progress.pausedByConsumer)
+            paused: transfer.progress.pausedByConsumer || transfer.progress.pacedUntil != nil)
     }
 }

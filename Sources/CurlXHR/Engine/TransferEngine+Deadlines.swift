@@ -2,7 +2,7 @@ import CCurlShim
 
 /// What the engine does at its deadlines: ends a transfer whose headers or idle limit ran out
 /// (``PhaseWatch``), and sets a failed or refused attempt aside to try it again later
-/// (``RetryWaits``, ``RetryPolicy``). Engine thread only.
+/// (``TransferWaits``, ``RetryPolicy``). Engine thread only.
 extension TransferEngine {
     /// Ends the transfers whose headers or idle timeout ran out (or waits to try them again).
     func endExpired() {

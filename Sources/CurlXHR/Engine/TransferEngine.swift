@@ -76,7 +76,9 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
     /// `remove` and `end`: engine thread only, also from TransferEngine+Deadlines).
     @exclusivity(unchecked) var phaseWatch = PhaseWatch()
     /// Transfers waiting to be tried again.
-    @exclusivity(unchecked) var retryWaits = RetryWaits()
+    @exclusivity(unchecked) var retryWaits = TransferWaits()
+    /// Transfers paused for their rate limits (TransferEngine+Pacing).
+    @exclusivity(unchecked) var paceWaits = TransferWaits()
     /// Transfers the cache answers, played to their owners a part each round
     /// (TransferEngine+Replays).
     @exclusivity(unchecked) var replays: [Transfer] = []
@@ -256,6 +258,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
             if !replays.isEmpty { playReplays() }
             if !phaseWatch.isEmpty { endExpired() }
             if !retryWaits.isEmpty { startDueRetries() }
+            if !paceWaits.isEmpty { resumeDuePaced() }
             if !pendingCloses.isEmpty {
                 let waiting = pendingCloses
                 pendingCloses.removeAll()
@@ -282,10 +285,11 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
                 return inbox.loopWaits
             }
             if waits {
-                // No longer than the nearest headers or idle deadline, or retry.
+                // No longer than the nearest headers or idle deadline, retry, or end of a rate pause.
                 var wait: Int32 = 1000
                 if !phaseWatch.isEmpty { wait = min(wait, phaseWatch.millisecondsToDeadline() ?? wait) }
                 if !retryWaits.isEmpty { wait = min(wait, retryWaits.millisecondsToNext() ?? wait) }
+                if !paceWaits.isEmpty { wait = min(wait, paceWaits.millisecondsToNext() ?? wait) }
                 if replays.contains(where: { !$0.progress.pausedByConsumer }) { wait = 0 }
                 curl_multi_poll(multi, nil, 0, wait, nil)
             }
@@ -453,6 +457,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
     func attemptEnded(_ transfer: Transfer, failure: TransferFailure?, status: Int = 0) {
         guard let handle = transfer.handle else { return }
         remove(transfer, handle)
+        stopPacing(transfer)
         switch transfer.next(handle, failure: failure) {
         case .end(let failure):
             end(transfer, failure: failure, status: status)
@@ -478,6 +483,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
         remove(transfer, handle)
         phaseWatch.forget(transfer)
         retryWaits.forget(transfer)
+        stopPacing(transfer)
         if handle.headParser.sawSetCookie {
             // On disk before DONE is reported.
             CookieStore.shared.persist(from: cookieHandle)

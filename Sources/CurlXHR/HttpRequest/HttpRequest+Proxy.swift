@@ -19,7 +19,8 @@ extension HttpRequest {
     ///     takes it; for SOCKS5, its user name login (RFC 1929); for SOCKS4, the user id sent.
     ///   - password: the proxy's password (not for SOCKS4).
     ///   - auth: for an HTTP or HTTPS proxy, `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"`,
-    ///     `"NEGOTIATE"` or `"ANY"`; for SOCKS, `nil` or `"BASIC"`.
+    ///     `"NEGOTIATE"` or `"ANY"`; for SOCKS, `nil` or `"BASIC"` (libcurl 7.88 cannot do
+    ///     SOCKS5's GSS-API: `"NEGOTIATE"` is refused with the reason).
     /// - Returns: `false` with ``lastError`` for a URL that is not a proxy's (another scheme,
     ///   a path, a bad host or port, CR, LF or NUL), credentials with CR, LF or NUL, a SOCKS4
     ///   password, an authentication scheme SOCKS does not have, or a request in flight.
@@ -32,6 +33,12 @@ extension HttpRequest {
         }
         let user = user ?? parts.user, password = password ?? parts.password
         if parts.scheme.isSOCKS {
+            if auth?.uppercased() == "NEGOTIATE" {
+                // Measured with curl 7.88.1 against an RFC 1961 server: libcurl ends its SOCKS5
+                // handshake as soon as the server picks GSS-API ("per-message authentication
+                // is not supported"), so it is refused here rather than failing every send.
+                return refuse(.invalidArgument, "SOCKS5 with Kerberos (GSS-API) is not available: libcurl 7.88 ends the handshake when the proxy picks GSS-API; give a user and password")
+            }
             guard auth == nil || auth?.uppercased() == "BASIC" else {
                 return refuse(.invalidArgument, "a SOCKS proxy takes a user and password, not '\(MessageValidation.escaped(auth ?? ""))' authentication")
             }
@@ -151,6 +158,64 @@ extension HttpRequest {
     public func setProxyCACertificateFile(_ path: String) -> Bool {
         if let problem = ReadableFile.problem(path) { return refuse(.fileUnreadable, problem) }
         return changeSwitches { $0.proxyTLS.caFile = path }
+    }
+
+    /// Shows the certificate at `path` to an https proxy that asks for one (curl's
+    /// `--proxy-cert`, `--proxy-cert-type`, `--proxy-key` and `--proxy-pass`; libcurl's
+    /// `CURLOPT_PROXY_SSLCERT`), read as
+    /// ``setClientCertificate(_:format:keyPath:password:)`` reads the server's: the key in
+    /// `keyPath`, in the certificate's format, or with a PEM certificate in the same file; a
+    /// PKCS#12 file holds both; an encrypted key without a password is refused, never asked
+    /// for. The server's own certificate, if any, is the other call's.
+    ///
+    /// A wrong password or format ends the send in DONE with status 0, ``getFailureKind()``
+    /// `.tls` (curl's exit 58); a proxy that refuses the certificate ends the handshake (`.tls`).
+    /// - Parameters:
+    ///   - path: the certificate file.
+    ///   - format: how the certificate (and the key, unless xhr's `--proxy-key-type` says
+    ///     otherwise) is stored.
+    ///   - keyPath: the key's file, or nil when `path` holds it.
+    ///   - password: the key's or the PKCS#12 file's password.
+    /// - Returns: `false` with ``lastError`` when a path is empty, holds CR, LF or NUL, or
+    ///   names no readable regular file; a PKCS#12 file comes with a `keyPath`; the password
+    ///   holds NUL; or the request is in flight.
+    @discardableResult
+    public func setProxyClientCertificate(_ path: String, format: CertificateFormat = .pem,
+                                          keyPath: String? = nil, password: String? = nil) -> Bool {
+        setProxyClientCertificate(path, format: format, keyPath: keyPath, keyFormat: nil, password: password)
+    }
+
+    /// ``setProxyClientCertificate(_:format:keyPath:password:)`` with a key in a format of its
+    /// own (xhr's `--proxy-key-type`).
+    package func setProxyClientCertificate(_ path: String, format: CertificateFormat, keyPath: String?,
+                                           keyFormat: CertificateFormat?, password: String?) -> Bool {
+        switch ClientIdentity.files(path, format: format, keyPath: keyPath, keyFormat: keyFormat, password: password) {
+        case .failure(let problem): refuse(.fileUnreadable, problem.message)
+        case .success(let identity): changeSwitches { $0.proxyTLS.clientIdentity = identity }
+        }
+    }
+
+    /// Accepts an https proxy only if its certificate's public key is one of `pins` (curl's
+    /// `--proxy-pinnedpubkey`), in ``setPinnedPublicKeys(_:)``'s syntax: `sha256//BASE64`
+    /// hashes separated by `;`, or the path of the key in PEM or DER (read now). The proxy's
+    /// certificate is still verified, unless ``disableProxyPeerVerification()`` says not to;
+    /// the pins hold either way. `""` removes them.
+    ///
+    /// libcurl 7.88 takes this option and never checks it, so the library checks the key
+    /// itself, in the proxy's handshake. Another key ends the send in DONE with status 0,
+    /// ``getFailureKind()`` `.tls` and a text saying the proxy's key is not pinned (curl's exit
+    /// 90). A request with proxy pins opens a connection of its own for each send, with a full
+    /// handshake (a pooled or resumed one would show no key to check), closed after it.
+    /// - Parameter pins: the hashes, or a public key file's path; `""` for none.
+    /// - Returns: `false` with ``lastError`` for a hash that is not the base64 of 32 bytes,
+    ///   a file that cannot be read or is not a public key, CR, LF or NUL, or a request in flight.
+    @discardableResult
+    public func setProxyPinnedPublicKeys(_ pins: String) -> Bool {
+        if pins.isEmpty { return changeSwitches { $0.proxyTLS.pins = nil } }
+        switch PublicKeyPins.parse(pins) {
+        case .failure(let problem): return refuse(.invalidArgument, problem.message)
+        case .success(let parsed): return changeSwitches { $0.proxyTLS.pins = parsed }
+        }
     }
 
     /// Accepts any certificate from an https proxy, under any name (curl's `--proxy-insecure`):

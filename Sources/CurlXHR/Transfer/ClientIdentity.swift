@@ -78,47 +78,78 @@ struct ClientIdentity: Sendable, Equatable {
     }
 }
 
-/// Public keys a server's certificate must have one of (``HttpRequest/setPinnedPublicKeys(_:)``),
-/// in libcurl's syntax (`CURLOPT_PINNEDPUBLICKEY`): SHA-256 hashes of the DER
-/// SubjectPublicKeyInfo, `sha256//BASE64[;sha256//BASE64…]`, or the path of a public key in
-/// PEM or DER.
-enum PublicKeyPins {
+/// Public keys a server's certificate must have one of (``HttpRequest/setPinnedPublicKeys(_:)``,
+/// ``HttpRequest/setProxyPinnedPublicKeys(_:)``), in libcurl's syntax
+/// (`CURLOPT_PINNEDPUBLICKEY`): SHA-256 hashes of the DER SubjectPublicKeyInfo,
+/// `sha256//BASE64[;sha256//BASE64…]`, or the path of a public key in PEM or DER.
+struct PublicKeyPins: Sendable, Equatable {
     /// libcurl's limit on a public-key file (`MAX_PINNED_PUBKEY_SIZE`).
     static let maxFileSize: Int64 = 1_048_576
 
+    /// The pins as given (libcurl checks the server's key against them itself).
+    let text: String
+    /// The SHA-256 hashes, 32 bytes each, back to back.
+    let hashes: [UInt8]
+    /// A key file's DER SubjectPublicKeyInfo (empty for hashes).
+    let key: [UInt8]
+
     /// Why `pins` cannot be a pin list or key file, or nil when it can.
     static func problem(_ pins: String) -> String? {
-        let shown = MessageValidation.escaped(pins)
-        if pins.utf8.contains(where: { $0 == 0 || $0 == 0x0D || $0 == 0x0A }) {
-            return "the pins '\(shown)' contain CR, LF or NUL"
-        }
-        if pins.hasPrefix("sha256//") {
-            for pin in pins.split(separator: ";", omittingEmptySubsequences: false) {
-                guard pin.hasPrefix("sha256//"), let hash = Data(base64Encoded: String(pin.dropFirst(8))), hash.count == 32 else {
-                    return "'\(MessageValidation.escaped(String(pin)))' is not a pin: each is sha256// and the base64 of a 32-byte SHA-256 hash, separated by ';'"
-                }
-            }
-            return nil
-        }
-        return keyFileProblem(pins)
+        if case .failure(let problem) = parse(pins) { return problem.message }
+        return nil
     }
 
-    private static func keyFileProblem(_ path: String) -> String? {
-        let shown = MessageValidation.escaped(path)
-        if path.isEmpty { return "no pins given: sha256//BASE64[;sha256//BASE64…] or a public key's path" }
-        switch ReadableFile.open(path) {
-        case .failure(let problem):
-            return "the pins are neither sha256//… hashes nor a public key's file: \(problem.message)"
-        case .success(let file):
-            defer { _ = close(file.descriptor) }
-            guard file.size > 0, file.size <= maxFileSize else {
-                return "the public key file '\(shown)' is empty or larger than 1 MiB"
-            }
-            var start = [UInt8](repeating: 0, count: 32)
-            let count = read(file.descriptor, &start, start.count)
-            let isPEM = count > 0 && start[..<count].starts(with: "-----BEGIN".utf8)
-            let isDER = count > 0 && start[0] == 0x30
-            return isPEM || isDER ? nil : "the file '\(shown)' is not a public key in PEM or DER"
+    /// The hashes of `pins`, or the key of the file it names; or why it is neither.
+    static func parse(_ pins: String) -> Result<PublicKeyPins, ReadableFile.Problem> {
+        func refused(_ message: String) -> Result<PublicKeyPins, ReadableFile.Problem> { .failure(ReadableFile.Problem(message: message)) }
+        if pins.utf8.contains(where: { $0 == 0 || $0 == 0x0D || $0 == 0x0A }) {
+            return refused("the pins '\(MessageValidation.escaped(pins))' contain CR, LF or NUL")
         }
+        guard pins.hasPrefix("sha256//") else {
+            return keyFile(pins).map { PublicKeyPins(text: pins, hashes: [], key: $0) }
+        }
+        var hashes: [UInt8] = []
+        for pin in pins.split(separator: ";", omittingEmptySubsequences: false) {
+            guard pin.hasPrefix("sha256//"), let hash = Data(base64Encoded: String(pin.dropFirst(8))), hash.count == 32 else {
+                return refused("'\(MessageValidation.escaped(String(pin)))' is not a pin: each is sha256// and the base64 of a 32-byte SHA-256 hash, separated by ';'")
+            }
+            hashes += hash
+        }
+        return .success(PublicKeyPins(text: pins, hashes: hashes, key: []))
+    }
+
+    /// The DER SubjectPublicKeyInfo in the PEM or DER file at `path`.
+    private static func keyFile(_ path: String) -> Result<[UInt8], ReadableFile.Problem> {
+        let shown = MessageValidation.escaped(path)
+        func refused(_ message: String) -> Result<[UInt8], ReadableFile.Problem> { .failure(ReadableFile.Problem(message: message)) }
+        if path.isEmpty { return refused("no pins given: sha256//BASE64[;sha256//BASE64…] or a public key's path") }
+        let file: (descriptor: Int32, size: Int64)
+        switch ReadableFile.open(path) {
+        case .failure(let problem): return refused("the pins are neither sha256//… hashes nor a public key's file: \(problem.message)")
+        case .success(let opened): file = opened
+        }
+        defer { _ = close(file.descriptor) }
+        guard file.size > 0, file.size <= maxFileSize else { return refused("the public key file '\(shown)' is empty or larger than 1 MiB") }
+        var bytes = [UInt8](repeating: 0, count: Int(file.size))
+        let count = bytes.withUnsafeMutableBytes { read(file.descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { return refused("the public key file '\(shown)' cannot be read") }
+        bytes.removeSubrange(count...)
+        if bytes.first == 0x30 { return .success(bytes) }
+        // PEM: the base64 between libcurl's one accepted pair of lines.
+        if let body = between(bytes, Array("-----BEGIN PUBLIC KEY-----".utf8), Array("-----END PUBLIC KEY-----".utf8)),
+           let der = Data(base64Encoded: Data(body), options: .ignoreUnknownCharacters), der.first == 0x30 {
+            return .success(Array(der))
+        }
+        return refused("the file '\(shown)' is not a public key in PEM or DER")
+    }
+
+    /// The bytes after the first `begin` and before the `end` that follows it.
+    private static func between(_ bytes: [UInt8], _ begin: [UInt8], _ end: [UInt8]) -> ArraySlice<UInt8>? {
+        func find(_ needle: [UInt8], from start: Int) -> Int? {
+            guard bytes.count >= needle.count, start <= bytes.count - needle.count else { return nil }
+            return (start...(bytes.count - needle.count)).first { bytes[$0..<($0 + needle.count)].elementsEqual(needle) }
+        }
+        guard let first = find(begin, from: 0), let last = find(end, from: first + begin.count) else { return nil }
+        return bytes[(first + begin.count)..<last]
     }
 }

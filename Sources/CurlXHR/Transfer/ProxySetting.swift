@@ -124,8 +124,13 @@ final class ProxySetting: Sendable, Equatable {
 }
 
 /// The settings of the connection to an https proxy (`setProxyCACertificateFile`,
-/// `disableProxyPeerVerification`).
+/// `disableProxyPeerVerification`, `setProxyClientCertificate`, `setProxyPinnedPublicKeys`).
 struct ProxyTLS: Sendable, Equatable {
     var caFile: String?
     var verifyPeer = true
+    /// The certificate and key shown to a proxy that asks.
+    var clientIdentity: ClientIdentity?
+    /// The public keys the proxy's certificate must have one of, checked by the library
+    /// (libcurl 7.88 takes `CURLOPT_PROXY_PINNEDPUBLICKEY` and never checks it).
+    var pins: PublicKeyPins?
 }

@@ -17,7 +17,11 @@ extension Transfer {
     static let writeCallback: curl_write_callback = { data, size, count, context in
         let length = size * count
         guard length > 0, let data else { return length }
-        switch with(context, { transfer, _ in transfer.bodyBytes(UnsafeRawBufferPointer(start: data, count: length)) }) {
+        let disposition = with(context) { transfer, _ in
+            let bytes = UnsafeRawBufferPointer(start: data, count: length)
+            return transfer.progress.downloadPacer == nil ? transfer.bodyBytes(bytes) : transfer.pacedBodyBytes(bytes)
+        }
+        switch disposition {
         case .accepted: return length
         case .paused: return cxhr_write_pause  // libcurl hands the same bytes again on resume
         case .refused: return 0
@@ -41,7 +45,7 @@ extension Transfer {
     }
 
     /// Hands libcurl the next bytes of the body it uploads: from the file, or from memory.
-    private func readBody(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+    func readBody(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
         guard case .bytes(let bytes, _) = body else {
             // The file's bytes up to the size sent (a range ends there; a file that grew
             // since it was opened must not send more than its Content-Length says).
@@ -63,6 +67,12 @@ extension Transfer {
         return count
     }
 
+    /// The bytes of the body libcurl has yet to read.
+    var bodyBytesLeft: Int {
+        if case .bytes(let bytes, _) = body { return bytes.count - progress.bodyOffset }
+        return Int(clamping: max(0, fileSize - Int64(progress.bodyOffset)))
+    }
+
     /// Moves the upload back (libcurl rewinds for a redirect or an authentication round).
     private func seekBody(to offset: Int64, origin: Int32) -> Int32 {
         guard case .bytes(let bytes, _) = body else {
@@ -78,7 +88,10 @@ extension Transfer {
     }
 
     static let readCallback: curl_read_callback = { buffer, size, count, context in
-        with(context) { transfer, _ in transfer.readBody(into: buffer!, capacity: size * count) }
+        with(context) { transfer, _ in
+            transfer.progress.uploadPacer == nil ? transfer.readBody(into: buffer!, capacity: size * count)
+                : transfer.pacedReadBody(into: buffer!, capacity: size * count)
+        }
     }
 
     static let seekCallback: curl_seek_callback = { context, offset, origin in

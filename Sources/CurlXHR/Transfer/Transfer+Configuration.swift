@@ -42,6 +42,10 @@ extension Transfer {
         return negotiate ? profile.fields.credentials == nil : profile.fields.credentials == message.credentials
     }
 
+    private var hasUploadLimit: Bool {
+        switches.hasReach && switches.rateLimits.upload > 0
+    }
+
     private var waitsForMultiplexing: Bool {
         pipelining && message.isSecure
     }
@@ -51,7 +55,8 @@ extension Transfer {
         case .none:
             Self.sendsEmptyBody(message.method) ? .empty : .none
         case .bytes(let bytes, _):
-            bytes.isEmpty ? .empty : bytes.count <= Self.copiedBodyLimit ? .copied : .streamed
+            // An upload limit paces the bytes as libcurl reads them (Transfer+Pacing).
+            bytes.isEmpty ? .empty : bytes.count <= Self.copiedBodyLimit && !hasUploadLimit ? .copied : .streamed
         case .file:
             .file
         case .multipart:

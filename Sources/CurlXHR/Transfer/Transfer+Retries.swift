@@ -37,7 +37,7 @@ extension Transfer {
     func applyRoute(_ route: PACRoute, _ handle: EasyHandle) -> TransferFailure? {
         takeRoute(route)
         var options = EasyOptions(handle.easy)
-        options.setProxyRoute(route.proxy, switches: switches, environmentProxy: false)
+        options.setProxyRoute(route.proxy, switches: switches, environmentProxy: false, handle: handle)
         handle.profile = nil  // set up afresh for its next transfer
         return options.failure.map { TransferFailure(kind: .other, text: $0) }
     }

@@ -94,6 +94,13 @@ final class Transfer: @unchecked Sendable {
         /// The body waits for the consumer (the owner answered `.paused`) until it resumes:
         /// for the idle limit, not a stall.
         var pausedByConsumer = false
+        /// The pace of the body each way (``RatePacer``), nil without a limit: a request
+        /// without limits pays one nil check a callback.
+        var downloadPacer: RatePacer?
+        var uploadPacer: RatePacer?
+        /// The transfer is paused for its rate limit until this moment (``MonotonicTime``),
+        /// when the engine resumes it: for the idle limit, not a stall.
+        var pacedUntil: Int64?
         /// When the engine began the send (``MonotonicTime``), for the total limit across
         /// redirects and retries.
         var startedAt: Int64 = 0
@@ -187,6 +194,7 @@ final class Transfer: @unchecked Sendable {
         isFinished = false
         progress = Progress()
         progress.startedAt = MonotonicTime.milliseconds()
+        if switches.hasReach { startPacers(switches.rateLimits) }
         hops = TransferHops(rules: TransferHops.Rules(followLocation: switches.followLocation, retries: switches.retries,
                                                       maxResponseSize: switches.maxResponseSize, totalLimit: timeout,
                                                       method: sentMethod, maxRedirects: switches.maxRedirects))

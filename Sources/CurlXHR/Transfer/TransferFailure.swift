@@ -46,6 +46,12 @@ extension Transfer {
     func failure(_ code: CURLcode) -> TransferFailure {
         var failure = classified(code)
         failure.code = Int32(code.rawValue)
+        if let pins = handle?.proxyPins, cxhr_proxy_pins_take_mismatch(pins) {
+            // The library's own check of the proxy's key (libcurl 7.88 makes none) ended the
+            // proxy's handshake: curl's code for a key that is not pinned.
+            failure = TransferFailure(kind: .tls, text: "SSL: the proxy's public key does not match its pinned public keys (\(failure.text))",
+                                      code: Int32(CURLE_SSL_PINNEDPUBKEYNOTMATCH.rawValue))
+        }
         return failure
     }
 
@@ -62,8 +68,10 @@ extension Transfer {
         if Transfer.tlsFailures.contains(code.rawValue) {
             var text = detail.hasPrefix("SSL") ? detail : "SSL error: \(detail)"
             // libcurl names a PEM or DER file it cannot use, not a PKCS#12 one.
-            if code == CURLE_SSL_CERTPROBLEM, let identity = switches.clientIdentity, !text.contains(identity.name) {
-                text += " (client certificate \(identity.name))"
+            if code == CURLE_SSL_CERTPROBLEM, switches.hasReach {
+                let names = [("client certificate", switches.clientIdentity), ("proxy client certificate", switches.proxyTLS.clientIdentity)]
+                    .compactMap { role, identity in identity.map { "\(role) \($0.name)" } }
+                if !names.isEmpty, !names.contains(where: { text.contains($0) }) { text += " (\(names.joined(separator: " or ")))" }
             }
             return TransferFailure(kind: .tls, text: text, atProxyHandshake: failedProxyHandshake)
         }

@@ -84,6 +84,11 @@ struct TransferSwitches: Sendable, Equatable {
         get { reach?.values.routing ?? Routing() }
         set { changeReach { $0.routing = newValue } }
     }
+    /// The transfer's rate limits (`setRateLimits`).
+    var rateLimits: RateLimits {
+        get { reach?.values.rateLimits ?? RateLimits() }
+        set { changeReach { $0.rateLimits = newValue } }
+    }
     /// Whether any switch of ``ReachSwitches`` is set.
     var hasReach: Bool { reach != nil }
 
@@ -99,7 +104,7 @@ struct TransferSwitches: Sendable, Equatable {
     }
 }
 
-/// The switches of TLS identity, proxy details and routing (``TransferSwitches``), kept as one
+/// The switches of TLS identity, proxy details, routing and rate limits (``TransferSwitches``), kept as one
 /// reference that is never changed: a change makes a new one.
 final class ReachSwitches: Sendable, Equatable {
     struct Values: Sendable, Equatable {
@@ -109,6 +114,7 @@ final class ReachSwitches: Sendable, Equatable {
         var proxyBypass: String?
         var proxyHeaders: [HeaderField] = []
         var routing = Routing()
+        var rateLimits = RateLimits()
         var proxyAutoConfig: PACLocation?
         var proxyChosen = false
     }

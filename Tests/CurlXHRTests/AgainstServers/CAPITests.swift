@@ -73,7 +73,14 @@ import Testing
     @Test func proxiesFromC() throws {
         let program = try build("Tests/C/proxy_test.c")
         expectAllPassed(try run(program, [try env.httpURL] + (try ["TESTENV_CA_FILE", "TESTENV_PROXY_TLS_PORT", "TESTENV_SOCKS_PORT",
-                                                                   "TESTENV_SOCKS_AUTH_PORT", "TESTENV_SOCKS_USER", "TESTENV_SOCKS_PASSWORD"].map { try env[$0] })))
+                                                                   "TESTENV_SOCKS_AUTH_PORT", "TESTENV_SOCKS_USER", "TESTENV_SOCKS_PASSWORD",
+                                                                   "TESTENV_PROXY_TLS_PIN", "TESTENV_PROXY_MTLS_PORT", "TESTENV_CLIENT_CERT",
+                                                                   "TESTENV_CLIENT_KEY"].map { try env[$0] })))
+    }
+
+    @Test func rateLimitsFromC() throws {
+        let program = try build("Tests/C/rate_test.c")
+        expectAllPassed(try run(program, [try env.faultURL]))
     }
 
     @Test func proxyAutoConfigFromC() throws {

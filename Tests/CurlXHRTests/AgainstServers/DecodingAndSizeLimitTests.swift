@@ -113,6 +113,16 @@ import Testing
         #expect(decoded.getStatus() == 200)
     }
 
+    @Test func aChunkedBodyWithoutALengthIsHeldToTheLimitToo() throws {
+        // No Content-Length and no coding (curl 7.88's own limit cannot tell then): the
+        // bytes are counted as they come.
+        let (request, seen) = fetchAsync("GET", try env.faultURL + "/bytes?n=50000&chunked=1") { #expect($0.setMaxResponseSize(20000)) }
+        #expect(request.getStatus() == 0 && request.getFailureKind() == .response, "\(request.getStatusText() ?? "")")
+        #expect(request.getStatusText()?.contains("20000 bytes") == true)
+        #expect(seen.states.filter { $0 == .done }.count == 1 && seen.statusAtDone == 0)
+        #expect(seen.body.count <= 20000 && Pattern.matches(seen.body, at: 0), "no byte past the limit is delivered")
+    }
+
     @Test func aResponseFileOverTheLimitIsNeverPassedOffAsWhole() throws {
         let path = try env.scratchPath("limit-file") + ".bin"
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)

@@ -142,6 +142,8 @@ import Testing
         #expect(!request.setProxy("socks4://proxy:1080", user: "u", password: "p"))
         #expect(request.lastError?.message.contains("SOCKS4") == true)
         #expect(!request.setProxy("socks5://proxy:1080", user: "u", password: "p", auth: "NTLM"))
+        #expect(!request.setProxy("socks5h://proxy:1080", user: "alice@EXAMPLE.TEST", password: "p", auth: "negotiate"))
+        #expect(request.lastError?.message.contains("GSS-API") == true, "\(request.lastError?.message ?? "")")
         #expect(!request.setProxy("http://proxy:3128", user: "u\r\n", password: "p"))
         #expect(request.setProxy("socks4://proxy:1080", user: "u"))
         #expect(request.setProxy("proxy:3128") && request.setProxy("[::1]:3128") && request.setProxy("HTTPS://proxy"))

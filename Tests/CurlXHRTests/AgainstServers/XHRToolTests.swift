@@ -387,6 +387,19 @@ import Testing
                         curlArguments: ["-s", "--retry", "2", "--retry-delay", "0", "-o", "out.txt", "-w", "%{http_code}",
                                         "{F}/retry?key=curl-tool-{U}&fail=1&code=503"],
                         written: ["out.txt"]),
+            // --retry-all-errors: any failure is sent again, a POST and -f's 404 too; the output
+            // file starts over.
+            Incantation(arguments: ["-s", "--retry", "2", "--retry-all-errors", "--retry-delay", "0", "-d", "x", "-w", "%{http_code}",
+                                    "{F}/retry?key=xhr-all-{U}&fail=2&mode=reset"],
+                        curlArguments: ["-s", "--retry", "2", "--retry-all-errors", "--retry-delay", "0", "-d", "x", "-w", "%{http_code}",
+                                        "{F}/retry?key=curl-all-{U}&fail=2&mode=reset"]),
+            Incantation(arguments: ["-s", "-f", "--retry", "1", "--retry-all-errors", "--retry-delay", "0", "-o", "out.txt",
+                                    "-w", "%{http_code}", "{F}/retry?key=xhr-all-404-{U}&fail=1&code=404"],
+                        curlArguments: ["-s", "-f", "--retry", "1", "--retry-all-errors", "--retry-delay", "0", "-o", "out.txt",
+                                        "-w", "%{http_code}", "{F}/retry?key=curl-all-404-{U}&fail=1&code=404"],
+                        written: ["out.txt"]),
+            Incantation(arguments: ["-s", "--retry", "1", "--retry-all-errors", "--retry-delay", "0", "-o", "out.bin",
+                                    "{F}/file?size=100000&cut=5000"], written: ["out.bin"]),
             Incantation(arguments: ["-s", "--connect-timeout", "0.5", "-w", "%{http_code}", "{B}/"]),
             // -H as curl reads it: 'Name:' removes a field of the tool's, 'Name;' sends it empty,
             // a line with neither is ignored.

@@ -56,6 +56,9 @@ import Foundation
             ("CA file", transfer(switches: switches { $0.caFile = "/tmp/ca.pem" })),
             ("fresh connection", transfer(switches: switches { $0.freshConnection = true })),
             ("proxy", transfer(switches: switches { $0.proxy = ProxySetting(host: "127.0.0.1", port: 3128) })),
+            ("a download limit", transfer(switches: switches { $0.rateLimits = RateLimits(download: 1024) })),
+            ("small body, an upload limit", transfer(body: .bytes(Data("hi".utf8), contentType: "text/plain"),
+                                                     switches: switches { $0.rateLimits = RateLimits(upload: 1024) })),
             ("proxy with credentials", transfer(switches: switches {
                 $0.proxy = ProxySetting(host: "127.0.0.1", port: 3128, credentials: Credentials(user: "u", password: "p", scheme: .digest))
             })),
@@ -90,5 +93,16 @@ import Foundation
             if !kept.contains(fields) { kept.append(fields) }
         }
         #expect(distinct.count == transfers.count - 2)
+    }
+
+    @Test func noRateLimitIsNoSwitchAndAnUploadLimitStreamsTheBody() {
+        var switches = TransferSwitches()
+        switches.rateLimits = RateLimits(download: 10, upload: 10)
+        #expect(switches.hasReach)
+        switches.rateLimits = RateLimits()
+        #expect(!switches.hasReach && switches == TransferSwitches(), "a request without limits carries nothing")
+        let settings = ProcessSettings(caFile: nil, environmentProxy: false, allowDelegation: false, credentialCache: "")
+        let limited = Self.variants().first { $0.0 == "small body, an upload limit" }!.1
+        #expect(limited.profile(settings).body == .streamed, "paced as libcurl reads it")
     }
 }

@@ -51,6 +51,10 @@ public struct BenchOptions: Sendable {
     public var collect = false
     /// `--cacert`: the PEM file of the CAs to trust for https, instead of the system's.
     public var caCertificateFile: String?
+    /// `--cert` and `--key`: a client certificate and its key in PEM (curlxhr-bench).
+    public var clientCertificate: (certificate: String, key: String)?
+    /// `--pinnedpubkey`: the server's public key pinned (curlxhr-bench).
+    public var pinnedPublicKeys: String?
     /// `--expect-http-version`: the protocol every response must come over ("HTTP/1.1",
     /// "HTTP/2"), or nil for no check. The clients then also learn each response's protocol.
     public var expectHTTPVersion: String?
@@ -108,6 +112,14 @@ public struct BenchOptions: Sendable {
                 let path = value(argument)
                 guard access(path, R_OK) == 0 else { usage("--cacert: cannot read \(path)") }
                 options.caCertificateFile = path
+            case "--cert", "--key":
+                let path = value(argument)
+                guard access(path, R_OK) == 0 else { usage("\(argument): cannot read \(path)") }
+                var pair = options.clientCertificate ?? (certificate: "", key: "")
+                if argument == "--cert" { pair.certificate = path } else { pair.key = path }
+                options.clientCertificate = pair
+            case "--pinnedpubkey":
+                options.pinnedPublicKeys = value(argument)
             case "--expect-http-version":
                 switch value(argument) {
                 case "1.1": options.expectHTTPVersion = "HTTP/1.1"
@@ -128,6 +140,7 @@ public struct BenchOptions: Sendable {
                    [--concurrency N] [--requests N] [--expect-bytes N] [--post-bytes N] [--headers N] [--max-seconds S]
                    [--cacert PATH] [--expect-http-version 1.1|2] [--collect] [--json-items N]
                    [--header "NAME: VALUE"]... (curlxhr-client-bench, ahc-bench) [--client NAME]
+                   [--cert PATH --key PATH] [--pinnedpubkey PINS] (curlxhr-bench)
 
             """)
         exit(64)

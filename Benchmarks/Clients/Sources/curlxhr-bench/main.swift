@@ -131,6 +131,20 @@ func removeResponseFile() {
 }
 removeResponseFile()
 if let caFile = options.caCertificateFile { HttpRequest.caCertificateFile = caFile }
+
+/// A request object with --cert/--key and --pinnedpubkey, which stay set across its sends.
+func newRequest() -> HttpRequest {
+    let request = HttpRequest()
+    if let (certificate, key) = options.clientCertificate, !request.setClientCertificate(certificate, keyPath: key) {
+        writeError("setClientCertificate refused: \(request.lastError.map { "\($0)" } ?? "?")\n")
+        exit(1)
+    }
+    if let pins = options.pinnedPublicKeys, !request.setPinnedPublicKeys(pins) {
+        writeError("setPinnedPublicKeys refused: \(request.lastError.map { "\($0)" } ?? "?")\n")
+        exit(1)
+    }
+    return request
+}
 if let cacheFolder, !HttpRequest.setCacheFolder(cacheFolder, maxBytes: 1 << 30) {
     writeError("setCacheFolder(\(cacheFolder)) refused: \(HttpRequest.cacheFolderError ?? "?")\n")
     exit(1)
@@ -242,7 +256,7 @@ case .async where usesAwait:
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<options.concurrency {
                 group.addTask {
-                    let request = HttpRequest()
+                    let request = newRequest()
                     while tally.claim() {
                         guard request.open(options.method, url: options.url) else {
                             tally.finish(status: 0, bodyBytes: 0, problem: "open refused: \(request.lastError.map { "\($0)" } ?? "?")")
@@ -271,7 +285,7 @@ case .async:
     /// One request object and the body bytes counted for its current request. Touched by the
     /// thread that sends and then only by its callbacks, which run one at a time.
     final class Slot: @unchecked Sendable {
-        let request = HttpRequest()
+        let request = newRequest()
         var received = 0
     }
     let allDone = DispatchSemaphore(value: 0)
@@ -307,7 +321,7 @@ case .async:
 
 case .threads:
     runOnThreads(options.concurrency) { _ in
-        let request = HttpRequest()
+        let request = newRequest()
         while tally.claim() {
             if let refusal = openAndSend(request, async: false) {
                 tally.finish(status: 0, bodyBytes: 0, problem: refusal)

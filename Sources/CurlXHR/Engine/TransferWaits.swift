@@ -1,15 +1,25 @@
-/// Transfers waiting to be tried again (``RetryPolicy``), each until its moment. Engine
-/// thread only; the handle stays with the transfer, out of libcurl, meanwhile.
-struct RetryWaits {
+/// Transfers waiting for a moment, each listed once: to be tried again (``RetryPolicy``; the
+/// handle stays with the transfer, out of libcurl, meanwhile), or to go on after a pause for
+/// their rate limit (``RatePacer``; the handle stays in libcurl, paused). Engine thread only.
+struct TransferWaits {
     private var waiting: [(at: Int64, transfer: Transfer)] = []
 
     var isEmpty: Bool { waiting.isEmpty }
 
     mutating func add(_ transfer: Transfer, after seconds: Double) {
-        waiting.append((MonotonicTime.milliseconds() + Int64((seconds * 1000).rounded(.up)), transfer))
+        add(transfer, at: MonotonicTime.milliseconds() + Int64((seconds * 1000).rounded(.up)))
     }
 
-    /// Stops waiting for a transfer that ended (an abort during the wait).
+    /// Waits for `moment` (``MonotonicTime``); a transfer already waiting waits for it instead.
+    mutating func add(_ transfer: Transfer, at moment: Int64) {
+        if let index = waiting.firstIndex(where: { $0.transfer === transfer }) {
+            waiting[index].at = moment
+        } else {
+            waiting.append((moment, transfer))
+        }
+    }
+
+    /// Stops waiting for a transfer that ended (an abort during the wait) or left libcurl.
     mutating func forget(_ transfer: Transfer) {
         guard !waiting.isEmpty else { return }
         waiting.removeAll { $0.transfer === transfer }
