@@ -30,14 +30,16 @@ let package = Package(
         // constants Swift cannot import (function-like macros such as CURLAUTH_*), the
         // header-line recorder libcurl calls for every header line, the futex word the library's
         // threads sleep on (a system call Swift cannot make: syscall is variadic), the Kerberos
-        // ticket code, the public suffix list (libpsl) for cookies set through the API, and the
+        // ticket code, the public suffix list (libpsl) for cookies set through the API, the
         // check of an HTTPS proxy's key against its pins (OpenSSL, libcurl's own TLS library:
-        // libcurl 7.88 never checks CURLOPT_PROXY_PINNEDPUBLICKEY).
+        // libcurl 7.88 never checks CURLOPT_PROXY_PINNEDPUBLICKEY), and PAC's FindProxyForURL
+        // through libpacparser (loaded with dlopen when the first PAC file is used: a program
+        // without PAC never maps it; its header types the calls).
         .target(
             name: "CCurlShim",
             path: "CSupport/CCurlShim",
             linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("krb5"), .linkedLibrary("gssapi_krb5"), .linkedLibrary("psl"),
-                             .linkedLibrary("ssl"), .linkedLibrary("crypto")]
+                             .linkedLibrary("ssl"), .linkedLibrary("crypto"), .linkedLibrary("dl")]
         ),
         // SQLite (the system's libsqlite3), the HTTP cache's index, loaded when the first cache
         // opens (dlopen: a program without a cache never maps it); SQLITE_TRANSIENT, a macro

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine with Swift lacks to build CurlXHR and run its
-# tests: libcurl, OpenSSL, MIT Kerberos, SQLite, libpsl, zlib, brotli and zstd headers, Node.js for the
+# tests: libcurl, OpenSSL, MIT Kerberos, SQLite, libpsl, zlib, brotli, zstd and libpacparser
+# headers (libpacparser-dev brings the library, loaded when the first PAC file is used), Node.js for the
 # cache conformance suite, and the loopback test servers' packages (not with --build-only,
 # which is all the demo needs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libcurl4-openssl-dev libssl-dev libkrb5-dev libsqlite3-dev libpsl-dev zlib1g-dev libbrotli-dev libzstd-dev patchelf pkg-config)
+packages=(libcurl4-openssl-dev libssl-dev libkrb5-dev libsqlite3-dev libpsl-dev zlib1g-dev libbrotli-dev libzstd-dev
+          libpacparser-dev patchelf pkg-config)
 # The tests also render the man page (man -l) and list the C library's symbols (nm), and
 # scripts/cache-tests.sh runs the RFC 9111 conformance suite under Node.js.
 if [ "${1:-}" != --build-only ]; then packages+=(man-db groff-base binutils nodejs); fi

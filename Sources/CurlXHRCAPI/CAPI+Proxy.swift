@@ -35,6 +35,18 @@ public func cxhr_set_proxy_ca_certificate_file(_ handle: OpaquePointer?, _ path:
 }
 
 @c @implementation
+public func cxhr_set_proxy_auto_config(_ handle: OpaquePointer?, _ location: UnsafePointer<CChar>?) -> Bool {
+    guard let request = CRequest.find(handle) else { return false }
+    guard let location else { return request.refuse("location is required") }
+    return request.call { $0.setProxyAutoConfig(String(cString: location)) }
+}
+
+@c @implementation
+public func cxhr_set_default_proxy_auto_config(_ location: UnsafePointer<CChar>?) -> Bool {
+    HttpRequest.setDefaultProxyAutoConfig(location.map { String(cString: $0) })
+}
+
+@c @implementation
 public func cxhr_disable_proxy_peer_verification(_ handle: OpaquePointer?) -> Bool {
     CRequest.find(handle)?.call { $0.disableProxyPeerVerification() } ?? false
 }

@@ -51,6 +51,8 @@ struct Fetch {
     var proxyKeyType: HttpRequest.CertificateFormat?
     var proxyPass: String?
     var proxyPinnedPubKey: String?
+    /// --proxy-pac: the PAC file that chooses the proxy (-x wins over it).
+    var proxyPAC: String?
     var oauth2 = OAuth2Options()
     var cache = CacheOptions()
     var insecure = false
@@ -384,6 +386,7 @@ struct Fetch {
         if let continueAt, continueAt == "-", let output, !Self.continuesAsCurl(output) {
             if !request.setResponseFile(output, resume: true) { throw console.exit(23, request.lastError?.message ?? "-o: cannot write") }
         }
+        if let proxyPAC, proxy == nil { try check(request.setProxyAutoConfig(proxyPAC)) }
         if let proxy {
             let credentials = proxyUser.map(Self.split)
             try check(request.setProxy(proxy, user: credentials?.user, password: credentials?.password, auth: proxyAuth))

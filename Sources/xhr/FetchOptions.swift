@@ -76,6 +76,7 @@ extension Fetch {
         .list(nil, "proxy-header", "HEADER", "A header 'Name: value' sent to the proxy only (repeatable); the request then has a proxy connection of its own.", { $0.proxyHeaders.append($1) }),
         .text(nil, "noproxy", "HOSTS", "Reach these hosts without the proxy: names or addresses separated by commas, each with its subdomains; * for all.", { $0.noProxy = $1 }),
         .text(nil, "proxy-cacert", "FILE", "Trust only the CAs in this PEM file for an https:// proxy's certificate.", { $0.proxyCAFile = $1 }),
+        .text(nil, "proxy-pac", "LOCATION", "Choose the proxy with this proxy auto-config (PAC) file: a path, file://, http:// or https:// URL; FindProxyForURL's routes are tried in order (-x wins).", { $0.proxyPAC = $1 }),
         .flag(nil, "proxy-insecure", "Accept any certificate from an https:// proxy (the server's is still verified).", { $0.proxyInsecure = $1 }),
         .text(nil, "proxy-cert", "FILE[:PASSWORD]", "Show this client certificate to an https:// proxy that asks (as --cert, for the proxy).", { $0.proxyCert = $1 }),
         .certificateFormat("proxy-cert-type", of: "proxy-cert", isKey: false) { $0.proxyCertType = $1 },

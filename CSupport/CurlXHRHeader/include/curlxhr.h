@@ -205,6 +205,26 @@ CXHR_EXTERN bool cxhr_set_proxy_ca_certificate_file(cxhr_request *_Nullable requ
 CXHR_EXTERN bool cxhr_disable_proxy_peer_verification(cxhr_request *_Nullable request);
 
 /*
+ * Chooses each hop's proxy with the proxy auto-config (PAC) file at location: a path or
+ * file:// URL of a readable regular file, or an http:// or https:// URL (fetched directly,
+ * kept for its max-age, five minutes without one). FindProxyForURL's answer is followed in
+ * order (DIRECT, PROXY, HTTPS, SOCKS/SOCKS4, SOCKS5 host:port), the next entry tried when a
+ * proxy cannot be reached. A PAC file that cannot be read or fetched, does not run or throws
+ * ends the send with CXHR_FAILURE_PROXY and a text naming it. Replaces cxhr_set_proxy's proxy.
+ * False for NULL, an empty location, CR, LF, an unreadable or missing file, another scheme,
+ * or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_proxy_auto_config(cxhr_request *_Nullable request, const char *_Nullable location);
+
+/*
+ * Process-wide: the PAC file of requests that make no proxy choice of their own (no
+ * cxhr_set_proxy, cxhr_enable_http_proxy, cxhr_disable_http_proxy or
+ * cxhr_set_proxy_auto_config). NULL clears it. False, changing nothing, for a location
+ * cxhr_set_proxy_auto_config would refuse.
+ */
+CXHR_EXTERN bool cxhr_set_default_proxy_auto_config(const char *_Nullable location);
+
+/*
  * Process-wide: whether requests without a proxy of their own use http_proxy, https_proxy,
  * all_proxy and no_proxy from the environment, as the curl tool does. Default false.
  */

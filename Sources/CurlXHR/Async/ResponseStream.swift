@@ -136,11 +136,11 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         return response
     }
 
-    /// To the engine, once Kerberos tickets (when any are to be obtained) are there.
+    /// To the engine, once Kerberos tickets and the PAC file's routes (when any are needed) are there.
     private func launch() {
-        guard transfer.ticketCredentials != nil else { return command { $0.start(transfer) } }
+        guard transfer.needsPreparation else { return command { $0.start(transfer) } }
         DispatchQueue.global().async { [self] in
-            transfer.obtainTicketsThenStart(on: runner ?? TransferEngine.shared) { state.withLock { $0.decisions.end == nil } }
+            transfer.prepareThenStart(on: runner ?? TransferEngine.shared) { state.withLock { $0.decisions.end == nil } }
         }
     }
 

@@ -3,19 +3,8 @@ import CCurlShim
 extension EasyProfile.Fields {
     /// The proxy of the request, or none; its credentials, TLS, bypass list and own fields.
     func applyProxy(_ options: inout EasyOptions, handle: EasyHandle) {
-        guard let proxy = switches.proxy else {
-            // "" stops libcurl from reading http_proxy and friends unless the application
-            // opted in; the no-proxy list "" (which a direct transfer never consults) keeps it
-            // from reading no_proxy and NO_PROXY for every transfer.
-            if !environmentProxy {
-                options.set(CURLOPT_PROXY, "")
-                options.set(CURLOPT_NOPROXY, "")
-            }
-            return
-        }
-        options.set(CURLOPT_PROXY, proxy.url)
-        // Go through this proxy whatever no_proxy says: only the request's own list counts.
-        options.set(CURLOPT_NOPROXY, switches.proxyBypass ?? "")
+        options.setProxyRoute(switches.proxy, switches: switches, environmentProxy: environmentProxy, handle: handle)
+        guard let proxy = switches.proxy else { return }
         if let credentials = proxy.credentials {
             options.set(CURLOPT_PROXYUSERNAME, credentials.user)
             options.set(CURLOPT_PROXYPASSWORD, credentials.password)
@@ -30,44 +19,65 @@ extension EasyProfile.Fields {
             options.set(CURLOPT_PROXYHEADER, lines: switches.proxyHeaders.map(\.curlLine), keptBy: handle)
             // libcurl's pool does not tell proxy connections apart by the fields they were
             // opened with: a connection of its own, which no other request is lent.
-            ownConnection(&options)
+            options.ownConnection()
         }
+    }
+}
+
+extension EasyOptions {
+    /// The proxy a hop goes through (nil: direct), with the request's bypass list and the
+    /// TLS of an https proxy (trust, client certificate, pins): for a transfer's setup, and for
+    /// a PAC route taken on the way.
+    mutating func setProxyRoute(_ proxy: ProxySetting?, switches: TransferSwitches, environmentProxy: Bool, handle: EasyHandle) {
+        guard let proxy else {
+            // "" stops libcurl from reading http_proxy and friends unless the application
+            // opted in; the no-proxy list "" (which a direct transfer never consults) keeps it
+            // from reading no_proxy and NO_PROXY for every transfer.
+            if !environmentProxy {
+                set(CURLOPT_PROXY, "")
+                set(CURLOPT_NOPROXY, "")
+            }
+            return
+        }
+        set(CURLOPT_PROXY, proxy.url)
+        // Go through this proxy whatever no_proxy says: only the request's own list counts.
+        set(CURLOPT_NOPROXY, switches.proxyBypass ?? "")
         guard proxy.scheme == .https else { return }
         let tls = switches.proxyTLS
-        if let caFile = tls.caFile { options.set(CURLOPT_PROXY_CAINFO, caFile) }
+        if let caFile = tls.caFile { set(CURLOPT_PROXY_CAINFO, caFile) }
         if !tls.verifyPeer {
-            options.set(CURLOPT_PROXY_SSL_VERIFYPEER, 0)
-            options.set(CURLOPT_PROXY_SSL_VERIFYHOST, 0)
+            set(CURLOPT_PROXY_SSL_VERIFYPEER, 0)
+            set(CURLOPT_PROXY_SSL_VERIFYHOST, 0)
         }
         if let identity = tls.clientIdentity {
-            identity.apply(&options, certificate: CURLOPT_PROXY_SSLCERT, blob: CURLOPT_PROXY_SSLCERT_BLOB,
+            identity.apply(&self, certificate: CURLOPT_PROXY_SSLCERT, blob: CURLOPT_PROXY_SSLCERT_BLOB,
                            type: CURLOPT_PROXY_SSLCERTTYPE, key: CURLOPT_PROXY_SSLKEY, keyType: CURLOPT_PROXY_SSLKEYTYPE,
                            password: CURLOPT_PROXY_KEYPASSWD)
             // libcurl 7.88 lends a connection to an https proxy, for a plain http request,
             // without comparing the proxy's client certificates (its ConnectionExists compares
             // the server's TLS settings there): one shown a certificate stays this request's,
             // and so does its TLS session.
-            ownConnection(&options, fullHandshake: true)
+            ownConnection(fullHandshake: true)
         }
-        if let pins = tls.pins { applyProxyPins(pins, &options, handle: handle) }
+        if let pins = tls.pins { applyProxyPins(pins, handle: handle) }
     }
 
     /// The library's check of the proxy's key (``ProxyTLS/pins``), on a connection of the
     /// request's own: a pooled one was made without the check.
-    private func applyProxyPins(_ pins: PublicKeyPins, _ options: inout EasyOptions, handle: EasyHandle) {
-        guard let check = pins.hashes.withUnsafeBufferPointer({ hashes in
+    private mutating func applyProxyPins(_ pins: PublicKeyPins, handle: EasyHandle) {
+        guard let pinCheck = pins.hashes.withUnsafeBufferPointer({ hashes in
             pins.key.withUnsafeBufferPointer { cxhr_proxy_pins_new(hashes.baseAddress, hashes.count / 32, $0.baseAddress, $0.count) }
-        }) else { return options.fail("out of memory for the proxy's pinned public keys") }
-        handle.proxyPins = check
-        options.check(cxhr_easy_set_proxy_pins(handle.easy, check), "the proxy's pinned public keys")
-        ownConnection(&options)
+        }) else { return fail("out of memory for the proxy's pinned public keys") }
+        handle.proxyPins = pinCheck
+        check(cxhr_easy_set_proxy_pins(handle.easy, pinCheck), "the proxy's pinned public keys")
+        ownConnection()
     }
 
     /// A connection of the request's own for each send, lent to no other and closed after it;
     /// with `fullHandshake`, its TLS sessions are neither resumed nor kept for another.
-    private func ownConnection(_ options: inout EasyOptions, fullHandshake: Bool = false) {
-        options.set(CURLOPT_FRESH_CONNECT, 1)
-        options.set(CURLOPT_FORBID_REUSE, 1)
-        if fullHandshake { options.set(CURLOPT_SSL_SESSIONID_CACHE, 0) }
+    mutating func ownConnection(fullHandshake: Bool = false) {
+        set(CURLOPT_FRESH_CONNECT, 1)
+        set(CURLOPT_FORBID_REUSE, 1)
+        if fullHandshake { set(CURLOPT_SSL_SESSIONID_CACHE, 0) }
     }
 }

@@ -53,7 +53,68 @@ extension HttpRequest {
             credentials = parsed ?? (scheme == .negotiate ? Credentials(user: "", password: "", scheme: .negotiate) : nil)
         }
         let proxy = ProxySetting(scheme: parts.scheme, host: parts.host, port: parts.port, credentials: credentials)
-        return changeSwitches { $0.proxy = proxy }
+        return changeSwitches {
+            $0.proxy = proxy
+            $0.proxyAutoConfig = nil
+        }
+    }
+
+    /// Chooses each hop's proxy with the proxy auto-config (PAC) file at `location`: a path,
+    /// a `file://` URL, or an `http://` or `https://` URL. `FindProxyForURL(url, host)` is
+    /// evaluated for the send and for each redirect it follows; its answer is followed in
+    /// order (`DIRECT`, `PROXY host:port`, `HTTPS host:port` a TLS proxy, `SOCKS host:port`
+    /// or `SOCKS4 host:port`, `SOCKS5 host:port`), going on to the next entry when a proxy
+    /// cannot be reached (not resolved, not connected to, or its handshake fails). Replaces a
+    /// proxy set with ``setProxy(_:user:password:auth:)`` and overrides the process-wide
+    /// ``proxyAutoConfig``.
+    ///
+    /// A file is read again when its modification time changes; a URL is fetched once (directly,
+    /// never through a proxy), fetched again after its `Cache-Control: max-age` (five minutes
+    /// without one) and revalidated with its `ETag` or `Last-Modified`. An asynchronous send
+    /// fetches it off the calling thread. A PAC file that cannot be read or fetched, does not
+    /// run, throws, or answers something else than routes ends the send in DONE with status
+    /// 0, ``getFailureKind()`` `.proxy` and a text naming the PAC file: never a silent DIRECT.
+    /// So does an answer whose proxies all cannot be reached, with the last one's failure.
+    /// - Parameter location: the PAC file: a path or `file://` URL of a regular file that can
+    ///   be read now, or an `http://` or `https://` URL (checked for its scheme only).
+    /// - Returns: `false` with ``lastError`` for an empty location, CR, LF or NUL, a file that
+    ///   cannot be read or is not a regular file, another scheme, or a request in flight.
+    @discardableResult
+    public func setProxyAutoConfig(_ location: String) -> Bool {
+        switch PACLocation.parse(location) {
+        case .failure(let problem): return refuse(.invalidArgument, problem.message)
+        case .success(let parsed):
+            return changeSwitches {
+                $0.proxy = nil
+                $0.proxyAutoConfig = parsed
+            }
+        }
+    }
+
+    /// The PAC file requests use when they make no proxy choice of their own (no
+    /// ``setProxy(_:user:password:auth:)``, ``enableHttpProxy(host:port:user:password:auth:)``,
+    /// ``disableHttpProxy()`` or ``setProxyAutoConfig(_:)``), as that call reads it; nil (the
+    /// default) or `""` for none. Process-wide; applies to sends begun after the change. A location
+    /// that cannot be used fails those sends with ``getFailureKind()`` `.proxy` (the C call
+    /// `cxhr_set_default_proxy_auto_config` refuses it at once instead).
+    public static var proxyAutoConfig: String? {
+        get { ProxyAutoConfig.processDefault?.name }
+        set { ProxyAutoConfig.setDefault(newValue.flatMap { $0.isEmpty ? nil : PACLocation.unchecked($0) }) }
+    }
+
+    /// Sets ``proxyAutoConfig`` to `location` (nil clears it) if the location is one
+    /// ``setProxyAutoConfig(_:)`` takes (C `cxhr_set_default_proxy_auto_config`).
+    /// - Parameter location: the PAC file, as ``setProxyAutoConfig(_:)`` takes it, or nil.
+    /// - Returns: `false`, changing nothing, for a location ``setProxyAutoConfig(_:)`` refuses.
+    @discardableResult
+    public static func setDefaultProxyAutoConfig(_ location: String?) -> Bool {
+        guard let location else {
+            ProxyAutoConfig.setDefault(nil)
+            return true
+        }
+        guard case .success(let parsed) = PACLocation.parse(location) else { return false }
+        ProxyAutoConfig.setDefault(parsed)
+        return true
     }
 
     /// Reaches the hosts in `hosts` without the proxy (curl's `--noproxy`, libcurl's

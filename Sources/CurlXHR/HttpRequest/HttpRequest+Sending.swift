@@ -141,9 +141,9 @@ extension HttpRequest {
                     answerFromCache(transfer)
                 } else if effects.start == nil, !waits {
                     if transfer.message.isAsync {
-                        DispatchQueue.global().async { self.obtainTicketsThenStart(transfer) }
+                        DispatchQueue.global().async { self.prepareThenStart(transfer) }
                     } else {
-                        obtainTicketsThenStart(transfer)
+                        prepareThenStart(transfer)
                     }
                 }
                 if !transfer.message.isAsync {
@@ -154,11 +154,11 @@ extension HttpRequest {
         }
     }
 
-    /// SENT: the engine starts `transfer` at once, unless Kerberos tickets are to be
-    /// obtained first (``obtainTicketsThenStart(_:)``, by the caller), or the cache answers a
+    /// SENT: the engine starts `transfer` at once, unless Kerberos tickets or a PAC file's
+    /// routes are to be obtained first (``prepareThenStart(_:)``, by the caller), or the cache answers a
     /// synchronous send on its own thread (`here`: the sending thread, ``answerFromCache(_:)``).
     private func launch(_ transfer: Transfer, core: inout Core, effects: inout Effects, here: Bool = false) {
-        if transfer.ticketCredentials == nil, !(here && answersHere(transfer)) { effects.transferCommand = .start(transfer) }
+        if !transfer.needsPreparation, !(here && answersHere(transfer)) { effects.transferCommand = .start(transfer) }
         if core.message.isAsync { core.report(.sent, effects: &effects) }
     }
 
@@ -194,7 +194,7 @@ extension HttpRequest {
         }
         guard let (transfer, effects) = started else { return }
         perform(effects)
-        if effects.start == nil { DispatchQueue.global().async { self.obtainTicketsThenStart(transfer) } }
+        if effects.start == nil { DispatchQueue.global().async { self.prepareThenStart(transfer) } }
     }
 
     /// Ends the send that waits for the queue slot numbered `number`, as `abort()` does; a
@@ -213,10 +213,11 @@ extension HttpRequest {
         perform(effects)
     }
 
-    /// Turns the Negotiate user and password into tickets (a KDC exchange, so never on the
-    /// engine thread), then hands the transfer to the engine; a refusal ends it in DONE.
-    func obtainTicketsThenStart(_ transfer: Transfer) {
-        transfer.obtainTicketsThenStart(on: engine) { withCore { $0.transfer === transfer } }
+    /// Reads (or fetches) and evaluates the PAC file, and turns the Negotiate user and
+    /// password into tickets (I/O, so never on the engine thread), then hands the transfer to
+    /// the engine; a failure ends it in DONE.
+    func prepareThenStart(_ transfer: Transfer) {
+        transfer.prepareThenStart(on: engine) { withCore { $0.transfer === transfer } }
     }
 }
 

@@ -185,7 +185,10 @@ extension HttpRequest {
             credentials = parsed ?? (scheme == .negotiate ? Credentials(user: "", password: "", scheme: .negotiate) : nil)
         }
         let proxy = ProxySetting(host: host, port: port, credentials: credentials)
-        return changeSwitches { $0.proxy = proxy }
+        return changeSwitches {
+            $0.proxy = proxy
+            $0.proxyAutoConfig = nil
+        }
     }
 
     /// Sends this request through `proxy`: ``enableHttpProxy(host:port:user:password:auth:)``
@@ -199,10 +202,16 @@ extension HttpRequest {
                         password: proxy.credentials?.password, auth: proxy.credentials?.scheme.rawValue)
     }
 
-    /// Sends this request directly, without the proxy set by ``enableHttpProxy(host:port:user:password:auth:)``.
+    /// Sends this request directly, without the proxy set by ``enableHttpProxy(host:port:user:password:auth:)``
+    /// or ``setProxy(_:user:password:auth:)``, the PAC file of ``setProxyAutoConfig(_:)``, or
+    /// the process-wide ``proxyAutoConfig``.
     @discardableResult
     public func disableHttpProxy() -> Bool {
-        changeSwitches { $0.proxy = nil }
+        changeSwitches {
+            $0.proxy = nil
+            $0.proxyAutoConfig = nil
+            $0.proxyChosen = true
+        }
     }
 
     /// Limits each phase of the request, in seconds (0: no limit). A limit that runs out ends

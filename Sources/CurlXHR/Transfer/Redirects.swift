@@ -70,7 +70,8 @@ extension Transfer {
     enum Next {
         /// The send ends: with `failure`, or its response.
         case end(TransferFailure?)
-        /// The handle is set up for the next hop of a redirect: add it to libcurl again.
+        /// The handle is set up for the next hop of a redirect, or for the same hop by the PAC
+        /// file's next route: add it to libcurl again.
         case follow
         /// The attempt is to be tried again after this many seconds.
         case retry(after: Double)
@@ -101,6 +102,9 @@ extension Transfer {
             return .end(failure)
         case .retry(let delay):
             return .retry(after: delay)
+        case .nextRoute(let route):
+            if let failure = prepareRoute(route, handle) { return .end(failure) }
+            return .follow
         case .follow(let step):
             guard switches.schemes.allowsRedirect(to: url!) else {
                 // As libcurl refuses a scheme CURLOPT_REDIR_PROTOCOLS_STR leaves out (CURLE_UNSUPPORTED_PROTOCOL).
@@ -116,8 +120,21 @@ extension Transfer {
             if let problem = configureHop(handle, url: url!, step: step, methodChanged: step.method != method) {
                 return .end(TransferFailure(kind: .other, text: problem))
             }
+            if let failure = routeHop(to: url!, handle) { return .end(failure) }
             if let failure = limitToRemainingTotal(handle) { return .end(failure) }
             return .follow
+        }
+    }
+
+    /// A redirect's hop to `url` goes where the PAC file says for it (its script as the send
+    /// began: no I/O on the engine thread). Returns a failure when it says nothing usable.
+    private func routeHop(to url: String, _ handle: EasyHandle) -> TransferFailure? {
+        guard let script = pac?.script else { return nil }
+        switch ProxyAutoConfig.routes(script, for: url) {
+        case .failure(let failure): return failure
+        case .success(let routes):
+            hops.useRoutes(routes)
+            return applyRoute(routes[0], handle)
         }
     }
 

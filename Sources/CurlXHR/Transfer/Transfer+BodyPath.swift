@@ -117,18 +117,35 @@ extension Transfer {
         }
     }
 
-    /// Obtains the Kerberos tickets the send's Negotiate credentials need (a KDC exchange: on
-    /// the caller's thread, never the engine's), then hands the send to `runner` if the
-    /// owner `stillWants` it. A refusal ends the send; either way a send the engine never
-    /// had is completed here.
-    func obtainTicketsThenStart(on runner: any TransferRunner, stillWants: () -> Bool) {
-        guard let credentials = ticketCredentials else { return }
-        let failure = KerberosCredentials.obtainTickets(principal: credentials.user, password: credentials.password)
+    /// Takes the first hop's routes from the send's PAC file (read or fetched when due) and
+    /// obtains the Kerberos tickets the send's Negotiate credentials need (a KDC exchange):
+    /// on the caller's thread (an asynchronous send's: a pool thread), never the engine's.
+    /// Then hands the send to `runner` if the owner `stillWants` it. A failure ends the send;
+    /// either way a send the engine never had is completed here.
+    func prepareThenStart(on runner: any TransferRunner, stillWants: () -> Bool) {
+        var failure: TransferFailure?
+        if let location = pac?.location {
+            switch ProxyAutoConfig.routes(location, for: message.url) {
+            case .failure(let refused): failure = refused
+            case .success(let (script, routes)):
+                pac?.script = script
+                pac?.routes = routes
+                takeRoute(routes[0])
+            }
+        }
+        if failure == nil, let credentials = ticketCredentials {
+            failure = KerberosCredentials.obtainTickets(principal: credentials.user, password: credentials.password)
+                .map { TransferFailure(kind: .authentication, text: $0) }
+        }
         if failure == nil, stillWants() {
             runner.start(self)
             return
         }
-        if let failure { finish(TransferFailure(kind: .authentication, text: failure)) }
+        if let failure { finish(failure) }
         Wakeups.wake(complete())  // the engine never had it
     }
+
+    /// Something is to be done before the engine may start the send, off the engine thread:
+    /// Kerberos tickets to obtain, or a PAC file to read and evaluate.
+    var needsPreparation: Bool { ticketCredentials != nil || (pac != nil && !answersFromCache) }
 }

@@ -14,7 +14,7 @@ extension Transfer {
             body: bodyShape,
             timeoutMilliseconds: timeoutMilliseconds,
             pipelining: pipelining, waitsForMultiplexing: waitsForMultiplexing,
-            environmentProxy: switches.proxy == nil && settings.environmentProxy,
+            environmentProxy: switches.proxy == nil && pac == nil && settings.environmentProxy,
             negotiate: negotiate, delegation: negotiate && settings.allowDelegation,
             method: message.method, headers: message.headers, contentType: contentType,
             caFile: switches.caFile ?? settings.caFile, switches: switches,
@@ -30,7 +30,7 @@ extension Transfer {
             && profile.fields.timeoutMilliseconds == timeoutMilliseconds
             && profile.fields.pipelining == pipelining
             && profile.fields.waitsForMultiplexing == waitsForMultiplexing
-            && profile.fields.environmentProxy == (switches.proxy == nil && settings.environmentProxy)
+            && profile.fields.environmentProxy == (switches.proxy == nil && pac == nil && settings.environmentProxy)
             && profile.fields.negotiate == negotiate && profile.fields.delegation == (negotiate && settings.allowDelegation)
             && profile.fields.method == message.method
             && profile.fields.headers == message.headers

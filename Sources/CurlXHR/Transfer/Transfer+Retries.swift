@@ -21,6 +21,29 @@ extension Transfer {
     /// Returns a failure when it cannot be.
     func prepareRetry(_ handle: EasyHandle) -> TransferFailure? {
         hops.retryBegins()  // the new attempt's clock counts its own heads
+        if let route = hops.fallback?.current, route.proxy != switches.proxy, let failure = applyRoute(route, handle) { return failure }
+        return prepareAttempt(handle)
+    }
+
+    /// Sets the handle up for the current hop by `route` (the PAC file's next route, its last
+    /// proxy unreachable) at once. Returns a failure when it cannot be.
+    func prepareRoute(_ route: PACRoute, _ handle: EasyHandle) -> TransferFailure? {
+        hops.routeBegins()
+        if let failure = applyRoute(route, handle) { return failure }
+        return prepareAttempt(handle)
+    }
+
+    /// Makes `route` the proxy of the handle's next attempt. Returns a failure when it cannot be.
+    func applyRoute(_ route: PACRoute, _ handle: EasyHandle) -> TransferFailure? {
+        takeRoute(route)
+        var options = EasyOptions(handle.easy)
+        options.setProxyRoute(route.proxy, switches: switches, environmentProxy: false, handle: handle)
+        handle.profile = nil  // set up afresh for its next transfer
+        return options.failure.map { TransferFailure(kind: .other, text: $0) }
+    }
+
+    /// The handle ready for another attempt at the current hop (its body from the start).
+    private func prepareAttempt(_ handle: EasyHandle) -> TransferFailure? {
         progress.pendingHead = nil
         progress.bodyOffset = 0
         progress.hopOffset = (MonotonicTime.milliseconds() - progress.startedAt) * 1000

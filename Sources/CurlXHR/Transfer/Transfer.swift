@@ -44,6 +44,8 @@ final class Transfer: @unchecked Sendable {
     /// An open descriptor of the file `sendWithFile` streams, or -1.
     @exclusivity(unchecked) private(set) var fileDescriptor: Int32 = -1
     @exclusivity(unchecked) private(set) var fileSize: Int64 = 0
+    /// The PAC file the send follows and the routes it gave (set by `prepare` and the start).
+    @exclusivity(unchecked) var pac: PACPlan?
     /// The cache's part in the send, or nil (set by `prepare`, dropped by ``complete()``).
     @exclusivity(unchecked) var cache: CacheExchange?
     /// The send has a response file (``responseFile``): read for every chunk, so the file's
@@ -156,6 +158,7 @@ final class Transfer: @unchecked Sendable {
         self.message = message
         self.body = body
         self.switches = switches
+        pac = switches.effectiveProxyAutoConfig.map { PACPlan(location: $0) }
         self.timeout = timeout
         self.pipelining = pipelining
         self.fileDescriptor = fileDescriptor
@@ -196,6 +199,12 @@ final class Transfer: @unchecked Sendable {
                                                       maxResponseSize: switches.maxResponseSize, totalLimit: timeout,
                                                       method: sentMethod, maxRedirects: switches.maxRedirects))
         clock = nil
+        if let routes = pac?.routes, !routes.isEmpty { hops.useRoutes(routes) }
+    }
+
+    /// The hop goes by `route` of the PAC file's answer (its proxy, or direct).
+    func takeRoute(_ route: PACRoute) {
+        switches.proxy = route.proxy
     }
 
     /// Where in the file the body starts (`sendWithFile(_:offset:length:timeout:)`; 0 for a

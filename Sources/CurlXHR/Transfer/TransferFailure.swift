@@ -6,6 +6,9 @@ struct TransferFailure: Sendable, Equatable {
     var text: String
     /// No response came: a retry may mend it (``RetryPolicy``).
     var beforeResponse = false
+    /// The TLS handshake with an https proxy failed (kind `.tls`): for a PAC answer, a proxy
+    /// that cannot be reached (``ProxyFallback``).
+    var atProxyHandshake = false
     /// libcurl's code for it (`CURLcode`, which is also curl's exit status), or the one curl
     /// would give a failure the library finds itself; 0 when none says more than `kind`.
     var code: Int32 = 0
@@ -70,7 +73,7 @@ extension Transfer {
                     .compactMap { role, identity in identity.map { "\(role) \($0.name)" } }
                 if !names.isEmpty, !names.contains(where: { text.contains($0) }) { text += " (\(names.joined(separator: " or ")))" }
             }
-            return TransferFailure(kind: .tls, text: text)
+            return TransferFailure(kind: .tls, text: text, atProxyHandshake: failedProxyHandshake)
         }
         switch code {
         case CURLE_OUT_OF_MEMORY where (errorBuffer?[0] ?? 0) == 0 && !hops.sawHead:
@@ -90,6 +93,15 @@ extension Transfer {
         default:
             return TransferFailure(kind: .other, text: detail)
         }
+    }
+
+    /// A TLS failure came from an https proxy's handshake: no head yet, and no tunnel (an
+    /// answer to `CONNECT`) before it.
+    private var failedProxyHandshake: Bool {
+        guard switches.proxy?.scheme == .https, !hops.sawHead, let easy = handle?.easy else { return false }
+        var connectCode = 0
+        _ = cxhr_easy_get_long(easy, CURLINFO_HTTP_CONNECTCODE, &connectCode)
+        return connectCode == 0
     }
 
     /// libcurl's connect or total timeout ran out: the text names the phase whose limit it

@@ -7,7 +7,8 @@
 /// ``Transfer`` feeds it events on the engine thread and carries out its actions on the easy
 /// handle; no libcurl, clock or randomness in here (the time and the jitter come in with the
 /// events), so it is tested event by event (TransferHopsTests), as ``RequestStateMachine`` is.
-/// Its parts: ``RedirectStep`` (what a hop changes) and ``RetryPolicy`` (when to try again).
+/// Its parts: ``RedirectStep`` (what a hop changes), ``RetryPolicy`` (when to try again) and
+/// ``ProxyFallback`` (which route of a PAC file's answer a hop takes).
 /// This is curl's `multi_runsingle` state for one easy handle, and OkHttp's
 /// `RetryAndFollowUpInterceptor`.
 ///
@@ -22,6 +23,7 @@
 /// | head, any other          | report          | report         | –          | report                      |
 /// | body                     | deliver         | report held, deliver | deliver | drop                     |
 /// | attempt ended, refused   | end (refusal)   | end (refusal)  | end (refusal) | end (refusal)            |
+/// | attempt failed: proxy unreachable, a PAC route left | next route | – | – | –             |
 /// | attempt failed           | retry or end    | end            | end        | end                         |
 /// | attempt completed        | end             | end, report held | end      | follow or retry (or end)    |
 struct TransferHops: Sendable, Equatable {
@@ -90,6 +92,9 @@ struct TransferHops: Sendable, Equatable {
         case follow(RedirectStep)
         /// The same hop again after this many seconds (``retryBegins()`` when it starts).
         case retry(after: Double)
+        /// The same hop at once by the next route of the PAC file's answer (``routeBegins()``
+        /// when it starts): the proxy of the last could not be reached.
+        case nextRoute(PACRoute)
     }
 
     let rules: Rules
@@ -117,6 +122,9 @@ struct TransferHops: Sendable, Equatable {
     private(set) var method: String
     /// Body bytes of the last head delivered.
     private(set) var delivered: Int64 = 0
+    /// The routes of the PAC file's answer for the current hop, and which one it takes; nil
+    /// without PAC.
+    private(set) var fallback: ProxyFallback?
     /// Why the machine refused the response (its framing, its size): how the send ends,
     /// whatever libcurl says of the stop.
     private(set) var refusal: TransferFailure?
@@ -188,6 +196,9 @@ struct TransferHops: Sendable, Equatable {
     mutating func attemptEnded(_ attempt: Attempt, crossOrigin: Bool?, elapsed: Double, jitter: Double) -> EndAction {
         if let refusal { return .end(failure: refusal, reportingHeld: false) }
         if case .failed(let failure) = attempt {
+            if failure.kind == .proxy || failure.atProxyHandshake, !sawHead, let next = fallback?.unreachable() {
+                return .nextRoute(next)
+            }
             if failure.beforeResponse, !holding, let delay = plannedDelay(.noResponse, elapsed: elapsed, jitter: jitter) {
                 return .retry(after: delay)
             }
@@ -217,10 +228,23 @@ struct TransferHops: Sendable, Equatable {
         refusal = failure
     }
 
+    /// The hop goes by the PAC file's answer `routes` (the first of them first): the send's
+    /// first hop, and each redirect's.
+    mutating func useRoutes(_ routes: [PACRoute]) {
+        fallback = ProxyFallback(routes)
+    }
+
     /// A retry ``attemptEnded(_:crossOrigin:elapsed:jitter:)`` planned begins: the attempt
     /// starts with nothing of its response seen.
     mutating func retryBegins() {
         retries += 1
+        fallback?.restart()  // a retry tries the answer's routes from the first again
+        routeBegins()
+    }
+
+    /// The next route ``attemptEnded(_:crossOrigin:elapsed:jitter:)`` chose begins: the
+    /// attempt starts with nothing of its response seen.
+    mutating func routeBegins() {
         retryDelay = nil
         holding = false
         sawHead = false

@@ -62,6 +62,23 @@ struct TransferSwitches: Sendable, Equatable {
         get { reach?.values.proxyHeaders ?? [] }
         set { changeReach { $0.proxyHeaders = newValue } }
     }
+    /// The PAC file the request's own proxy choice names (`setProxyAutoConfig`).
+    var proxyAutoConfig: PACLocation? {
+        get { reach?.values.proxyAutoConfig }
+        set { changeReach { $0.proxyAutoConfig = newValue } }
+    }
+    /// The request chose to go direct (`disableHttpProxy`): the process-wide PAC file is not
+    /// its. (A proxy or PAC file of its own is a choice too.)
+    var proxyChosen: Bool {
+        get { reach?.values.proxyChosen ?? false }
+        set { changeReach { $0.proxyChosen = newValue } }
+    }
+    /// The PAC file a send follows: the request's own, else the process-wide one when the
+    /// request made no proxy choice (``HttpRequest/proxyAutoConfig``); nil for none.
+    var effectiveProxyAutoConfig: PACLocation? {
+        if let own = proxyAutoConfig { return own }
+        return proxy == nil && !proxyChosen ? ProxyAutoConfig.processDefault : nil
+    }
     /// Where connections go, and whether they are the request's own (`setResolve`, …).
     var routing: Routing {
         get { reach?.values.routing ?? Routing() }
@@ -98,6 +115,8 @@ final class ReachSwitches: Sendable, Equatable {
         var proxyHeaders: [HeaderField] = []
         var routing = Routing()
         var rateLimits = RateLimits()
+        var proxyAutoConfig: PACLocation?
+        var proxyChosen = false
     }
 
     let values: Values

@@ -83,6 +83,13 @@ import Testing
         expectAllPassed(try run(program, [try env.faultURL]))
     }
 
+    @Test func proxyAutoConfigFromC() throws {
+        let program = try build("Tests/C/pac_test.c")
+        let directory = try env.scratchPath("pac-c")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        expectAllPassed(try run(program, [try env.httpURL, try env["TESTENV_PROXY_PORT"], try env.faultURL, directory]))
+    }
+
     @Test func clientCertificatesAndPinsFromC() throws {
         let program = try build("Tests/C/tls_identity_test.c")
         expectAllPassed(try run(program, try ["TESTENV_MTLS_URL", "TESTENV_CA_FILE", "TESTENV_CLIENT_CERT", "TESTENV_CLIENT_KEY",
