@@ -23,7 +23,7 @@ import Testing
     }
 
     /// A sync GET of `url` after `configure`, in DONE.
-    func fetch(_ url: String, _ configure: (HttpRequest) throws -> Void = { _ in }) rethrows -> HttpRequest {
+    func fetch(_ url: String, _ configure: (HttpRequest) throws -> Void = { _ in }) throws -> HttpRequest {
         let request = HttpRequest()
         #expect(request.open("GET", url: url, async: false))
         try configure(request)
@@ -55,7 +55,7 @@ import Testing
     }
 
     func faultJSON(_ path: String) throws -> [String: Any] {
-        let request = fetch(try env.faultURL + path) { $0.disableHttpProxy() }
+        let request = try fetch(env.faultURL + path) { $0.disableHttpProxy() }
         return try #require(try JSONSerialization.jsonObject(with: request.getReceiveBuffer()) as? [String: Any])
     }
 
