@@ -23,6 +23,29 @@ import Testing
         return Date().timeIntervalSince(started)
     }
 
+    /// Runs `work`, which blocks for seconds (a paced send), on a thread of its own: the test
+    /// waits without holding one of the concurrency pool's threads (as many as cores), which
+    /// the other suites' tasks and an `async` body's reader need meanwhile. Expectations stay
+    /// with the caller: the thread is outside the test's task.
+    func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
+    /// A synchronous send, on a thread of its own: the status, the body and the seconds it took.
+    func pacedSync(_ method: String, _ url: String, body: Data? = nil, timeout: Double = 0,
+                   _ configure: @escaping @Sendable (HttpRequest) -> Void) async throws -> (status: Int, body: Data, seconds: Double) {
+        try await onOwnThread {
+            let request = HttpRequest()
+            let started = Date()
+            guard request.open(method, url: url) else { return (-1, Data(), 0) }
+            configure(request)
+            guard request.sendData(body, timeout: timeout) else { return (-2, Data(), 0) }
+            return (request.getStatus(), request.getReceiveBuffer(), Date().timeIntervalSince(started))
+        }
+    }
+
     @Test(arguments: ["sync", "async", "await"])
     func aDownloadHoldsItsRateAndArrivesWhole(path: String) async throws {
         let url = try env.faultURL + "/bytes?n=\(Self.size)"
@@ -30,13 +53,19 @@ import Testing
         let elapsed = try await seconds {
             switch path {
             case "sync":
-                let (request, data) = fetchSync("GET", url) { #expect($0.setRateLimits(download: Self.rate)) }
-                #expect(request.getStatus() == 200)
-                body = data
+                let sent = try await pacedSync("GET", url) { $0.setRateLimits(download: Self.rate) }
+                #expect(sent.status == 200)
+                body = sent.body
             case "async":
-                let (request, seen) = fetchAsync("GET", url) { #expect($0.setRateLimits(download: Self.rate)) }
-                #expect(request.getStatus() == 200 && seen.states.filter { $0 == .done }.count == 1)
-                body = seen.body
+                let (status, dones, data) = try await onOwnThread {
+                    let request = HttpRequest(), recorder = Recorder()
+                    request.delegate = recorder
+                    guard request.open("GET", url: url, async: true), request.setRateLimits(download: Self.rate), request.send(),
+                          recorder.waitForDone() else { return (-1, 0, Data()) }
+                    return (request.getStatus(), recorder.result.states.filter { $0 == .done }.count, recorder.result.body)
+                }
+                #expect(status == 200 && dones == 1)
+                body = data
             default:
                 // A consumer that falls behind now and then: its pauses and the rate's must
                 // not undo each other.
@@ -58,10 +87,10 @@ import Testing
     @Test func withoutALimitTheSameDownloadIsFarFaster() async throws {
         let url = try env.faultURL + "/bytes?n=\(Self.size)"
         var body = Data()
-        let elapsed = await seconds {
-            let (request, data) = fetchSync("GET", url) { #expect($0.setRateLimits(download: 0)) }
-            #expect(request.getStatus() == 200)
-            body = data
+        let elapsed = try await seconds {
+            let sent = try await pacedSync("GET", url) { $0.setRateLimits(download: 0) }
+            #expect(sent.status == 200)
+            body = sent.body
         }
         #expect(body == Pattern.bytes(Self.size))
         #expect(elapsed < 1.7, "\(elapsed) s unpaced")
@@ -71,12 +100,10 @@ import Testing
         let payload = Pattern.bytes(1 << 20)
         let url = try env.faultURL + "/sink"
         var answer = Data()
-        let elapsed = await seconds {
-            let (request, data) = fetchSync("POST", url, body: payload) {
-                #expect($0.setRateLimits(upload: 256 * 1024))
-            }
-            #expect(request.getStatus() == 200)
-            answer = data
+        let elapsed = try await seconds {
+            let sent = try await pacedSync("POST", url, body: payload) { $0.setRateLimits(upload: 256 * 1024) }
+            #expect(sent.status == 200)
+            answer = sent.body
         }
         let echo = try Echo(answer)
         let path = try env.scratchPath("rate-upload")
@@ -91,23 +118,23 @@ import Testing
         // 4 KiB at 1 KiB/s: libcurl hands over more than a second's worth at once.
         let url = try env.faultURL + "/bytes?n=4096"
         var body = Data()
-        let elapsed = await seconds {
-            let (request, data) = fetchSync("GET", url) { $0.setRateLimits(download: 1024) }
-            #expect(request.getStatus() == 200)
-            body = data
+        let elapsed = try await seconds {
+            let sent = try await pacedSync("GET", url) { $0.setRateLimits(download: 1024) }
+            #expect(sent.status == 200)
+            body = sent.body
         }
         #expect(body == Pattern.bytes(4096))
         #expect(Self.band.contains(elapsed), "\(elapsed) s for 4 KiB at 1 KiB/s")
     }
 
-    @Test func anAbortDuringARatePauseEndsTheSendOnceAndAtOnce() throws {
+    @Test func anAbortDuringARatePauseEndsTheSendOnceAndAtOnce() async throws {
         let request = HttpRequest()
         let recorder = Recorder()
         request.delegate = recorder
         #expect(request.open("GET", url: try env.faultURL + "/bytes?n=\(1 << 20)", async: true))
         #expect(request.setRateLimits(download: 1024))
         #expect(request.send())
-        Thread.sleep(forTimeInterval: 1.5)  // the head came, the body waits for its time
+        try await Task.sleep(for: .seconds(1.5))  // the head came, the body waits for its time
         let started = Date()
         #expect(request.abort())
         try AbortTests().expectAborted(request, recorder)
@@ -118,18 +145,23 @@ import Testing
         #expect(request.send() && request.getStatus() == 200 && request.getReceiveBuffer() == Pattern.bytes(5000))
     }
 
-    @Test func aTotalTimeoutShorterThanThePacedTimeEndsInTheTimeout() throws {
-        let started = Date()
-        let (request, body) = fetchSync("GET", try env.faultURL + "/bytes?n=\(1 << 20)", configure: {
+    @Test func aTotalTimeoutShorterThanThePacedTimeEndsInTheTimeout() async throws {
+        let url = try env.faultURL + "/bytes?n=\(1 << 20)"
+        let (status, kind, text, count, elapsed) = try await onOwnThread {
+            let request = HttpRequest()
+            let started = Date()
+            _ = request.open("GET", url: url)
             // Pieces of 2 KiB a second apart: longer than the idle limit, which a rate pause
             // does not run out.
-            $0.setRateLimits(download: 2048)
-            $0.setTimeouts(idle: 0.5)
-        }, timeout: 1.5)
-        let elapsed = Date().timeIntervalSince(started)
-        #expect(request.getStatus() == 0 && request.getFailureKind() == .timeout, "\(request.getStatusText() ?? "")")
-        #expect(request.getStatusText()?.hasPrefix("total timeout") == true, "not the idle one: \(request.getStatusText() ?? "")")
-        #expect(body.count < 1 << 20)
+            _ = request.setRateLimits(download: 2048)
+            _ = request.setTimeouts(idle: 0.5)
+            _ = request.send(timeout: 1.5)
+            return (request.getStatus(), request.getFailureKind(), request.getStatusText() ?? "", request.getReceiveBuffer().count,
+                    Date().timeIntervalSince(started))
+        }
+        #expect(status == 0 && kind == .timeout, "\(text)")
+        #expect(text.hasPrefix("total timeout"), "not the idle one: \(text)")
+        #expect(count < 1 << 20)
         #expect(elapsed > 1.2 && elapsed < 3, "\(elapsed) s")
     }
 
@@ -148,13 +180,16 @@ import Testing
         #expect(request.setRateLimits(), "DONE")
     }
 
-    @Test func xhrLimitRateHoldsAndAgreesWithCurl() throws {
+    @Test func xhrLimitRateHoldsAndAgreesWithCurl() async throws {
         let url = try env.faultURL + "/bytes?n=\(Self.size)"
         let ours = try env.scratchPath("rate-xhr"), theirs = try env.scratchPath("rate-curl")
         defer { for path in [ours, theirs] { try? FileManager.default.removeItem(atPath: path) } }
-        let started = Date()
-        let xhr = try XHRToolTests.run(TestEnvironment.builtProduct("xhr"), ["-sS", "--limit-rate", "512k", url, "-o", ours])
-        let elapsed = Date().timeIntervalSince(started)
+        let tool = TestEnvironment.builtProduct("xhr")
+        let (xhr, elapsed) = try await onOwnThread {
+            let started = Date()
+            let run = try XHRToolTests.run(tool, ["-sS", "--limit-rate", "512k", url, "-o", ours])
+            return (run, Date().timeIntervalSince(started))
+        }
         // curl's own timing does not hold here: only its bytes and exit status are compared.
         let curl = try XHRToolTests.run("/usr/bin/curl", ["-sS", "--limit-rate", "512k", url, "-o", theirs])
         #expect(xhr.status == 0 && curl.status == 0, "xhr \(xhr.status) \(xhr.stderr), curl \(curl.status)")
