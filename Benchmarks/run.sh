@@ -211,18 +211,13 @@ nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 curl_bin=$here/.build/curl-bench
 peer_bin=$here/.build/memory-peer
 clients_bin=$here/Clients/.build/release
-# The smoke run only checks that every client completes its requests (its numbers are not
-# judged): it builds the AsyncHTTPClient client in debug, which takes a third of the release
-# build's ten minutes (swift-nio) on two cores.
-ahc_configuration=release
-[ $mode = timed ] && [ $smoke -eq 1 ] && ahc_configuration=debug
-ahc_bin=$here/AHC/.build/$ahc_configuration
+ahc_bin=$here/AHC/.build/release
 
-build_swift_package() {  # label directory [configuration, default release]
+build_swift_package() {  # label directory
   local build_log=$here/.build/build-$1.log started=$SECONDS
   # No cached build manifest: a file added to the root package (which the clients use by
   # path) is otherwise left out of the plan until the manifest changes.
-  if ! swift build -c "${3:-release}" -j "$jobs" --disable-build-manifest-caching --package-path "$2" > "$build_log" 2>&1; then
+  if ! swift build -c release -j "$jobs" --disable-build-manifest-caching --package-path "$2" > "$build_log" 2>&1; then
     tail -n 40 "$build_log" >&2
     echo "run.sh: building $1 failed (full log: $build_log)" >&2
     exit 1
@@ -238,7 +233,7 @@ if [ $skip_build -eq 0 ]; then
   build_swift_package "the CurlXHR and URLSession clients" "$here/Clients"
   # The instruction counts, profiles and memory runs need only the C clients and this package,
   # and so do timed runs of workloads without an AsyncHTTPClient client.
-  [ $uses_ahc -eq 1 ] && build_swift_package "the AsyncHTTPClient client" "$here/AHC" "$ahc_configuration"
+  [ $uses_ahc -eq 1 ] && build_swift_package "the AsyncHTTPClient client" "$here/AHC"
   log "all builds took $((SECONDS - build_started)) s (swift build -j $jobs)"
 fi
 needed=("$curl_bin" "$clients_bin/curlxhr-bench")
