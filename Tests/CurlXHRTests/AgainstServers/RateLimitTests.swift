@@ -16,6 +16,12 @@ import Testing
     static let rate: Int64 = 512 * 1024
     /// About 4 s at the rate: the band a paced transfer of 4 s worth must end in.
     static let band = 3.4...6.0
+    /// The band a transfer's time must end in: under ThreadSanitizer (CURLXHR_SANITIZER), which
+    /// runs the process about ten times slower beside the other suites, only its lower end (the
+    /// rate held) is the promise.
+    static var heldBand: ClosedRange<Double> {
+        ProcessInfo.processInfo.environment["CURLXHR_SANITIZER"] == nil ? band : band.lowerBound...3600
+    }
 
     func seconds(_ work: () async throws -> Void) async rethrows -> Double {
         let started = Date()
@@ -50,22 +56,27 @@ import Testing
     func aDownloadHoldsItsRateAndArrivesWhole(path: String) async throws {
         let url = try env.faultURL + "/bytes?n=\(Self.size)"
         var body = Data()
+        var threadSeconds: Double?  // measured on the sending thread (not the wait to resume the test)
         let elapsed = try await seconds {
             switch path {
             case "sync":
                 let sent = try await pacedSync("GET", url) { $0.setRateLimits(download: Self.rate) }
                 #expect(sent.status == 200)
                 body = sent.body
+                threadSeconds = sent.seconds
             case "async":
-                let (status, dones, data) = try await onOwnThread {
+                let (status, dones, data, took) = try await onOwnThread {
                     let request = HttpRequest(), recorder = Recorder()
                     request.delegate = recorder
+                    let started = Date()
                     guard request.open("GET", url: url, async: true), request.setRateLimits(download: Self.rate), request.send(),
-                          recorder.waitForDone() else { return (-1, 0, Data()) }
-                    return (request.getStatus(), recorder.result.states.filter { $0 == .done }.count, recorder.result.body)
+                          recorder.waitForDone() else { return (-1, 0, Data(), 0.0) }
+                    return (request.getStatus(), recorder.result.states.filter { $0 == .done }.count, recorder.result.body,
+                            Date().timeIntervalSince(started))
                 }
                 #expect(status == 200 && dones == 1)
                 body = data
+                threadSeconds = took
             default:
                 // A consumer that falls behind now and then: its pauses and the rate's must
                 // not undo each other.
@@ -81,7 +92,8 @@ import Testing
             }
         }
         #expect(body.count == Self.size && body == Pattern.bytes(Self.size), "\(body.count) bytes")
-        #expect(Self.band.contains(elapsed), "\(path): \(elapsed) s for 2 MiB at 512 KiB/s")
+        let took = threadSeconds ?? elapsed
+        #expect(Self.heldBand.contains(took), "\(path): \(took) s for 2 MiB at 512 KiB/s")
     }
 
     @Test func withoutALimitTheSameDownloadIsFarFaster() async throws {
@@ -111,7 +123,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let expected = try MultipartTests.sha256(path)
         #expect(echo.bodyLength == 1 << 20 && echo.bodySHA256 == expected)
-        #expect(Self.band.contains(elapsed), "\(elapsed) s for 1 MiB up at 256 KiB/s")
+        #expect(Self.heldBand.contains(elapsed), "\(elapsed) s for 1 MiB up at 256 KiB/s")
     }
 
     @Test func aLimitFarBelowOneBufferASecondHoldsOnAverage() async throws {
@@ -124,7 +136,7 @@ import Testing
             body = sent.body
         }
         #expect(body == Pattern.bytes(4096))
-        #expect(Self.band.contains(elapsed), "\(elapsed) s for 4 KiB at 1 KiB/s")
+        #expect(Self.heldBand.contains(elapsed), "\(elapsed) s for 4 KiB at 1 KiB/s")
     }
 
     @Test func anAbortDuringARatePauseEndsTheSendOnceAndAtOnce() async throws {
@@ -196,7 +208,7 @@ import Testing
         let written = try Data(contentsOf: URL(fileURLWithPath: ours))
         let curlWrote = try Data(contentsOf: URL(fileURLWithPath: theirs))
         #expect(written == curlWrote && written == Pattern.bytes(Self.size))
-        #expect(Self.band.contains(elapsed), "xhr: \(elapsed) s for 2 MiB at 512k")
+        #expect(Self.heldBand.contains(elapsed), "xhr: \(elapsed) s for 2 MiB at 512k")
         for bad in ["1x", "-5", "1.5k", ""] {
             let refused = try XHRToolTests.run(TestEnvironment.builtProduct("xhr"), ["--limit-rate", bad, url])
             let curlRefused = try XHRToolTests.run("/usr/bin/curl", ["-s", "--limit-rate", bad, url])
