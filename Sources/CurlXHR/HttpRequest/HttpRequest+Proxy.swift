@@ -189,10 +189,7 @@ extension HttpRequest {
     /// own (xhr's `--proxy-key-type`).
     package func setProxyClientCertificate(_ path: String, format: CertificateFormat, keyPath: String?,
                                            keyFormat: CertificateFormat?, password: String?) -> Bool {
-        switch ClientIdentity.files(path, format: format, keyPath: keyPath, keyFormat: keyFormat, password: password) {
-        case .failure(let problem): refuse(.fileUnreadable, problem.message)
-        case .success(let identity): changeSwitches { $0.proxyTLS.clientIdentity = identity }
-        }
+        setIdentity(\.proxyTLS.clientIdentity, path, format: format, keyPath: keyPath, keyFormat: keyFormat, password: password)
     }
 
     /// Accepts an https proxy only if its certificate's public key is one of `pins` (curl's

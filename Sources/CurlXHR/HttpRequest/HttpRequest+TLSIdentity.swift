@@ -43,9 +43,16 @@ extension HttpRequest {
     /// (xhr's `--key-type`).
     package func setClientCertificate(_ path: String, format: CertificateFormat, keyPath: String?,
                                       keyFormat: CertificateFormat?, password: String?) -> Bool {
+        setIdentity(\.clientIdentity, path, format: format, keyPath: keyPath, keyFormat: keyFormat, password: password)
+    }
+
+    /// Reads the identity in the files at `path` (and `keyPath`) into the switch at `slot`
+    /// (the server's or the proxy's), or refuses it with the reason.
+    func setIdentity(_ slot: WritableKeyPath<TransferSwitches, ClientIdentity?>, _ path: String, format: CertificateFormat,
+                     keyPath: String?, keyFormat: CertificateFormat?, password: String?) -> Bool {
         switch ClientIdentity.files(path, format: format, keyPath: keyPath, keyFormat: keyFormat, password: password) {
         case .failure(let problem): refuse(.fileUnreadable, problem.message)
-        case .success(let identity): changeSwitches { $0.clientIdentity = identity }
+        case .success(let identity): changeSwitches { $0[keyPath: slot] = identity }
         }
     }
 
