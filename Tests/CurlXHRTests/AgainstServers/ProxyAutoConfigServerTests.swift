@@ -104,7 +104,12 @@ import Testing
             #expect($0.setProxyAutoConfig(handshakePAC) && $0.setProxyCACertificateFile(ca))
         }
         expectOK(trusted)
-        let origin = try fetch(try env.httpsURL + "/echo") { #expect($0.setProxyAutoConfig(handshakePAC) && $0.setProxyCACertificateFile(ca)) }
+        // (The server's certificate names another host: refused whatever CAs the process trusts
+        // meanwhile, which other suites change.)
+        let wrongHost = "https://localhost:\(try env["TESTENV_HTTPS_WRONGHOST_PORT"])/echo"
+        let origin = try fetch(wrongHost) {
+            #expect($0.setProxyAutoConfig(handshakePAC) && $0.setProxyCACertificateFile(ca) && $0.setCACertificateFile(ca))
+        }
         #expect(origin.getStatus() == 0 && origin.getFailureKind() == .tls, "\(origin.getStatusText() ?? "")")
         let toDirectPAC = try pacFile("return \"HTTPS 127.0.0.1:1; DIRECT\";")
         let toDirect = try fetch(try env.httpURL + "/echo/direct-\(mark)") { #expect($0.setProxyAutoConfig(toDirectPAC)) }
