@@ -105,6 +105,7 @@ extension Transfer {
                 return taken.finish(failure)
             }
         }
+        observer?.close(with: HttpRequest.Metrics(record, url: message.url))
         withOwner { $0.transferFinished(self, failure: failure, fallbackStatus: fallbackStatus, record: record) }
     }
 
