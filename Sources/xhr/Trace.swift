@@ -13,7 +13,7 @@ import Glibc
 /// (``HttpRequest/onTrace``, secrets redacted) written as curl writes it: `== Info:` lines,
 /// `=> Send header, N bytes (0xN)` and `<= Recv data …` headings over an offset, hex and
 /// text dump (16 bytes a line), or text only (64 a line, a new line after each CR LF).
-final class TraceWriter: @unchecked Sendable {
+final class TraceWriter: Sendable {
     enum Style { case hex, ascii }
 
     private let descriptor: Int32

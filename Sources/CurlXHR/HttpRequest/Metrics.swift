@@ -41,7 +41,7 @@ extension HttpRequest {
         /// Seconds the send waited in its ``RequestQueue`` before it started: 0 when it did
         /// not wait.
         public var queueTime: Double?
-        /// Times the send was tried again (``HttpRequest/setRetryPolicy(_:)``).
+        /// Times the send was tried again (``HttpRequest/setRetries(_:backoff:)``).
         public var retryCount = 0
         /// The address and port of the last connection's other end (the server, or the
         /// proxy), as curl's `remote_ip` and `remote_port`; nil when it never connected.
