@@ -28,6 +28,8 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         /// The transfer went to the engine (once: a slot freed before ``response()`` looked
         /// starts it, and ``response()`` then does not).
         var launched = false
+        /// Where the send's events go (``HttpRequest/onEvent``), nil without an observer.
+        var observer: SendObserver?
         /// The buffer of the last head's field lines, for the next head to reuse.
         var headStorage: [UInt8] = []
         /// The last small chunk handed out: the next chunk of a stream with none kept is
@@ -44,6 +46,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
             fromCache = false
             waitingSlot = nil
             launched = false
+            observer = nil
         }
 
         /// A chunk of `bytes`, in the spare buffer when it may be used.
@@ -99,6 +102,16 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
 
     // MARK: Starting
 
+    /// Gives the send an observer (before it starts): `.queued` now when it waits for a slot,
+    /// `.started` as it starts.
+    func observe(_ observer: SendObserver) {
+        transfer.observer = observer
+        state.withLock { state in
+            state.observer = observer
+            if state.waitingSlot != nil { observer.post(.queued) }
+        }
+    }
+
     /// Takes the stream into `queue`: its slot, which it runs in or waits for. Under the
     /// stream's lock, so that the slot cannot be handed on before the stream knows it waits.
     func admit(to queue: RequestQueue, priority: HttpRequest.Priority) -> Result<QueueSlot, HttpRequestError> {
@@ -116,6 +129,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         let launches = state.withLock { state in
             guard state.waitingSlot == nil, !state.launched else { return false }
             state.launched = true
+            state.observer?.started(transfer.cache)
             return true
         }
         if launches { launch() }
@@ -153,6 +167,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
             guard state.waitingSlot == number else { return false }
             state.waitingSlot = nil
             state.launched = true
+            state.observer?.started(transfer.cache)
             return true
         }
         if starts { launch() }
@@ -206,6 +221,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         let taken = state.withLock { state -> (head: HeadWaiter?, body: BodyWaiter?, slot: Int?)? in
             // Ended (as when a body read to its end is let go of): nothing to stop.
             guard state.decisions.end == nil else { return nil }
+            state.observer.take()?.close(with: HttpRequest.Metrics())
             let taken = state.decisions.cancel()
             return (taken.head, taken.body, state.waitingSlot.take())
         }
@@ -224,6 +240,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
     private func end(_ failure: TransferFailure) {
         let slot = state.withLock { state in
             _ = state.decisions.transferEnds(.failed(failure))
+            state.observer.take()?.close(with: HttpRequest.Metrics())
             return state.waitingSlot.take()
         }
         if slot != nil { _ = transfer.complete() }
@@ -318,6 +335,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
             if failure == nil, state.head == nil {
                 state.head = ResponseHead(status: fallbackStatus, reason: ReasonPhrase.standard(for: fallbackStatus))
             }
+            state.observer = nil  // the transfer closes it with the record
             return state.decisions.transferEnds(failure.map { .failed($0) } ?? .complete)
         }
         if wakes { scheduleWake() }

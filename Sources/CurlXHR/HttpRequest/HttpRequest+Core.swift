@@ -75,13 +75,18 @@ extension HttpRequest {
         mutating func observe(_ transfer: Transfer, for request: HttpRequest, waits: Bool) {
             observer = nil
             if waits { transfer.queuedAt = MonotonicTime.milliseconds() }
-            guard !observers.isEmpty else { return }
-            let secrets = TraceRedaction.secrets(url: message.url, credentials: message.credentials,
-                                                 proxyPassword: switches.proxy?.credentials?.password)
-            let made = SendObserver(request: request, observers: observers, queue: callbackQueue, secrets: secrets)
+            guard let made = makeObserver(for: request) else { return }
             transfer.observer = made
             observer = made
             if waits { made.post(.queued) }
+        }
+
+        /// An observer for the next send of `request`, or nil without `onEvent` and `onTrace`.
+        func makeObserver(for request: HttpRequest) -> SendObserver? {
+            guard !observers.isEmpty else { return nil }
+            let secrets = TraceRedaction.secrets(url: message.url, credentials: message.credentials,
+                                                 proxyPassword: switches.proxy?.credentials?.password)
+            return SendObserver(request: request, observers: observers, queue: callbackQueue, secrets: secrets)
         }
 
         static let staleFailure = TransferFailure(kind: .aborted, text: "Request aborted by open()")

@@ -159,10 +159,7 @@ extension HttpRequest {
     /// routes are to be obtained first (``prepareThenStart(_:)``, by the caller), or the cache answers a
     /// synchronous send on its own thread (`here`: the sending thread, ``answerFromCache(_:)``).
     private func launch(_ transfer: Transfer, core: inout Core, effects: inout Effects, here: Bool = false) {
-        if let observer = core.observer {
-            observer.post(.started)
-            if let outcome = transfer.cache?.outcomeAtStart { observer.post(.cache(outcome)) }
-        }
+        core.observer?.started(transfer.cache)
         if !transfer.needsPreparation, !(here && answersHere(transfer)) { effects.transferCommand = .start(transfer) }
         if core.message.isAsync { core.report(.sent, effects: &effects) }
     }

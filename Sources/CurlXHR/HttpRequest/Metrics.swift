@@ -46,18 +46,21 @@ extension HttpRequest {
         /// The address and port of the last connection's other end (the server, or the
         /// proxy), as curl's `remote_ip` and `remote_port`; nil when it never connected.
         public var remoteAddress: String?
+        /// The port of the last connection's other end (``remoteAddress``).
         public var remotePort: Int?
         /// This end's address and port of the last connection, as curl's `local_ip` and
         /// `local_port`; nil when it never connected.
         public var localAddress: String?
+        /// This end's port of the last connection (``localAddress``).
         public var localPort: Int?
         /// Whether the last hop ran on a connection kept from an earlier request.
         public var reusedConnection: Bool?
         /// Connections the send opened, all hops together, as curl's `num_connects`.
         public var connectionsOpened = 0
-        /// Body bytes the last hop sent and received, as curl's `size_upload` and
-        /// `size_download` count them (received: as they came, before decoding).
+        /// Body bytes the last hop sent, as curl's `size_upload` counts them.
         public var bytesSent: Int64?
+        /// Body bytes the last hop received as they came (before decoding), as curl's
+        /// `size_download` counts them.
         public var bytesReceived: Int64?
         /// Bytes of the response heads received, all hops together, as curl's `size_header`.
         public var headerBytes: Int64?

@@ -45,6 +45,12 @@ final class SendObserver: Sendable {
         append(.trace(entry), closing: false)
     }
 
+    /// The send started: `.started`, and what the cache's plan says of it (``CacheExchange/outcomeAtStart``).
+    func started(_ cache: CacheExchange?) {
+        post(.started)
+        if let outcome = cache?.outcomeAtStart { post(.cache(outcome)) }
+    }
+
     /// Posts `.done` with `metrics`; nothing after it is delivered.
     func close(with metrics: HttpRequest.Metrics) {
         append(.event(.done(metrics)), closing: true)

@@ -32,6 +32,15 @@ import Testing
             Thread.sleep(forTimeInterval: 0.2)
         }
 
+        /// As ``waitForDone(sourceLocation:)``, without blocking a thread of the pool.
+        func waitForDoneAsync(sourceLocation: SourceLocation = #_sourceLocation) async {
+            for _ in 0..<2000 where !events.contains(where: { if case .done = $0 { true } else { false } }) {
+                try? await Task.sleep(nanoseconds: 10_000_000)
+            }
+            #expect(names.last == "done", "no .done event", sourceLocation: sourceLocation)
+            try? await Task.sleep(nanoseconds: 200_000_000)
+        }
+
         /// The events without their details: what a test compares as a sequence.
         var names: [String] {
             events.map { event in
@@ -214,5 +223,61 @@ import Testing
         #expect(log.traced([.headerIn]).contains("Set-Cookie: [redacted]"))
         #expect(log.traced([.headerOut]).contains("Cookie: [redacted]"))
         #expect(log.traced([.info]).contains("Added cookie session=\"[redacted]\""), "\(log.traced([.info]))")
+    }
+
+    @Test func theCachesPartIsReported() throws {
+        CacheFixture.on()
+        let key = "observe-\(UUID().uuidString)"
+        let fresh = try CacheFixture.url(key, "\(CacheFixture.h("Cache-Control", "max-age=600"))&size=100")
+        func events(_ url: String) -> [String] {
+            let log = Log()
+            _ = fetchSync("GET", url) { log.attach($0) }
+            log.waitForDone()
+            return log.names.filter { !$0.hasPrefix("connected") && $0 != "sent" }
+        }
+        #expect(events(fresh) == ["started", "cache(miss)", "cache(stored)", "done"])
+        #expect(events(fresh) == ["started", "cache(hit)", "done"], "no network")
+        let stale = try CacheFixture.url(key + "-v", "\(CacheFixture.h("Cache-Control", "max-age=0"))&etag=%22v1%22&size=100")
+        #expect(events(stale) == ["started", "cache(miss)", "cache(stored)", "done"])
+        #expect(events(stale) == ["started", "cache(validated)", "done"])
+
+    }
+
+    @Test func awaitedResponsesReportTheirEvents() async throws {
+        CacheFixture.on()
+        let hit = Log()
+        let fresh = try CacheFixture.url("observe-await-\(UUID().uuidString)", "\(CacheFixture.h("Cache-Control", "max-age=600"))&size=100")
+        for round in 0..<2 {
+            let request = HttpRequest()
+            #expect(request.open("GET", url: fresh))
+            if round == 1 { hit.attach(request) }
+            let response = try await request.response()
+            _ = try await response.body.collect(upTo: 1 << 20)
+        }
+        await hit.waitForDoneAsync()
+        #expect(hit.names == ["started", "cache(hit)", "done"])
+
+        let log = Log()
+        let request = HttpRequest()
+        #expect(request.open("GET", url: try env.faultURL + "/redirect/chain?n=1"))
+        log.attach(request)
+        let response = try await request.response()
+        _ = try await response.body.collect(upTo: 1 << 20)
+        await log.waitForDoneAsync()
+        #expect(log.names.map { $0 == "connected(reused)" ? "connected" : $0 }
+                == ["started", "connected", "sent", "redirect(302)", "connected", "sent", "done"], "\(log.names)")
+        #expect(log.metrics?.redirectCount == 1)
+
+        // A cancelled task: .done once, nothing after.
+        let cancelled = Log()
+        let slow = HttpRequest()
+        #expect(slow.open("GET", url: try env.faultURL + "/delay?ms=3000"))
+        cancelled.attach(slow)
+        let task = Task { _ = try await slow.response() }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        task.cancel()
+        await cancelled.waitForDoneAsync()
+        #expect(cancelled.names.first == "started" && cancelled.names.last == "done", "\(cancelled.names)")
+        #expect(cancelled.names.filter { $0 == "done" }.count == 1)
     }
 }
