@@ -280,4 +280,33 @@ import Testing
         #expect(cancelled.names.first == "started" && cancelled.names.last == "done", "\(cancelled.names)")
         #expect(cancelled.names.filter { $0 == "done" }.count == 1)
     }
+
+    /// A proxy's credentials and a URL's password: nowhere in the trace; the proxy's
+    /// challenge is an authentication round.
+    @Test func proxyAndURLPasswordsAreRedacted() throws {
+        let proxyPassword = try env["TESTENV_PROXY_PASSWORD"]
+        let log = Log()
+        let (request, _) = fetchSync("GET", try env.faultURL + "/respond?body=hi") {
+            log.attach($0, trace: true)
+            #expect($0.setProxy("127.0.0.1:" + (try! env["TESTENV_PROXY_BASIC_PORT"]), user: try! env["TESTENV_PROXY_USER"],
+                                password: proxyPassword, auth: "basic"))
+        }
+        log.waitForDone()
+        #expect(request.getStatus() == 200)
+        #expect(log.traced([.headerOut]).contains("Proxy-Authorization: [redacted]\r\n"))
+        for entry in log.trace {
+            #expect(entry.bytes.firstRange(of: Array(proxyPassword.utf8)) == nil, "\(entry.kind): the proxy's password")
+        }
+
+        let userLog = Log()
+        let secret = "url-pw-\(UUID().uuidString.prefix(8))"
+        let url = try env.faultURL.replacingOccurrences(of: "http://", with: "http://someone:\(secret)@") + "/respond?body=hi"
+        _ = fetchSync("GET", url) { userLog.attach($0, trace: true) }
+        userLog.waitForDone()
+        #expect(!userLog.trace.isEmpty)
+        for entry in userLog.trace {
+            #expect(entry.bytes.firstRange(of: Array(secret.utf8)) == nil, "\(entry.kind): the URL's password")
+        }
+        #expect(userLog.traced([.headerOut]).contains("Authorization: [redacted]"))
+    }
 }
