@@ -85,6 +85,7 @@ extension HttpRequest {
                 // synchronous send waits for this one, the stream's completion bit being 0).
                 stream.preparedTransfer.prepare(plan, message: core.message, switches: core.switches,
                                                 pipelining: core.enablePipelining, queueSlot: slot)
+                core.sentBody = CurlCommand.Body(body, fileSize: fileSize)
                 return .success(stream)
             }
             // The cache needs the jar's cookies, read without the lock; then plan again.

@@ -116,6 +116,7 @@ extension HttpRequest {
                 _ = core.machine.send(waitingFor: waits ? slot?.number : nil)
                 let transfer = core.reusableTransfer() ?? Transfer(owner: self)
                 transfer.prepare(plan, message: core.message, switches: core.switches, pipelining: core.enablePipelining, queueSlot: slot)
+                core.sentBody = CurlCommand.Body(body, fileSize: fileSize)
                 core.switches.freshConnection = false
                 core.transfer = transfer
                 sentBytes.store(0, ordering: .relaxed)
