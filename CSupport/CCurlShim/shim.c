@@ -1,5 +1,7 @@
 #include "ccurlshim.h"
 
+#include <openssl/ssl.h>
+
 CURLcode cxhr_easy_set_long(CURL *handle, CURLoption option, long value)
 {
   return curl_easy_setopt(handle, option, value);
@@ -78,6 +80,48 @@ CURLcode cxhr_easy_set_error_buffer(CURL *handle, char *buffer)
   if(code == CURLE_OK)
     code = curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, cxhr_clear_error_buffer);
   return code != CURLE_OK ? code : curl_easy_setopt(handle, CURLOPT_PREREQDATA, buffer);
+}
+
+void cxhr_easy_get_send_facts(CURL *handle, cxhr_send_facts *facts)
+{
+  curl_easy_getinfo(handle, CURLINFO_NAMELOOKUP_TIME_T, &facts->namelookup);
+  curl_easy_getinfo(handle, CURLINFO_CONNECT_TIME_T, &facts->connect);
+  curl_easy_getinfo(handle, CURLINFO_APPCONNECT_TIME_T, &facts->appconnect);
+  curl_easy_getinfo(handle, CURLINFO_PRETRANSFER_TIME_T, &facts->pretransfer);
+  curl_easy_getinfo(handle, CURLINFO_STARTTRANSFER_TIME_T, &facts->starttransfer);
+  curl_easy_getinfo(handle, CURLINFO_TOTAL_TIME_T, &facts->total);
+  curl_easy_getinfo(handle, CURLINFO_SIZE_UPLOAD_T, &facts->size_upload);
+  curl_easy_getinfo(handle, CURLINFO_SIZE_DOWNLOAD_T, &facts->size_download);
+  curl_easy_getinfo(handle, CURLINFO_HEADER_SIZE, &facts->header_size);
+  curl_easy_getinfo(handle, CURLINFO_NUM_CONNECTS, &facts->new_connections);
+  curl_easy_getinfo(handle, CURLINFO_PRIMARY_PORT, &facts->primary_port);
+  curl_easy_getinfo(handle, CURLINFO_LOCAL_PORT, &facts->local_port);
+  facts->primary_ip = NULL;
+  facts->local_ip = NULL;
+  curl_easy_getinfo(handle, CURLINFO_PRIMARY_IP, &facts->primary_ip);
+  curl_easy_getinfo(handle, CURLINFO_LOCAL_IP, &facts->local_ip);
+}
+
+CURLcode cxhr_easy_set_prereq_function(CURL *handle, curl_prereq_callback fn, void *data)
+{
+  CURLcode code = curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, fn);
+  return code == CURLE_OK ? curl_easy_setopt(handle, CURLOPT_PREREQDATA, data) : code;
+}
+
+CURLcode cxhr_easy_set_debug_function(CURL *handle, curl_debug_callback fn, void *data)
+{
+  CURLcode code = curl_easy_setopt(handle, CURLOPT_DEBUGFUNCTION, fn);
+  if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_DEBUGDATA, data);
+  return code == CURLE_OK ? curl_easy_setopt(handle, CURLOPT_VERBOSE, fn ? 1L : 0L) : code;
+}
+
+const char *cxhr_easy_tls_version(CURL *handle)
+{
+  struct curl_tlssessioninfo *info = NULL;
+  if (curl_easy_getinfo(handle, CURLINFO_TLS_SSL_PTR, &info) != CURLE_OK || !info || info->backend != CURLSSLBACKEND_OPENSSL
+      || !info->internals)
+    return NULL;
+  return SSL_get_version((const SSL *)info->internals);
 }
 
 CURLcode cxhr_easy_get_long(CURL *handle, CURLINFO info, long *value)

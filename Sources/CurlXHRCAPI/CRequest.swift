@@ -120,15 +120,23 @@ final class CRequest: @unchecked Sendable {
 
     private func runCallback(_ kind: CallbackKind) {
         let target = state.withLock { state -> (cxhr_status_callback, UnsafeMutableRawPointer?)? in
-            guard !state.isDestroyed else { return nil }
             let target = kind == .status ? (state.callback, state.userData) : (state.progressCallback, state.progressUserData)
-            guard let callback = target.0 else { return nil }
-            state.runningCallbacks += 1
-            state.callbackThread = pthread_self()
-            return (callback, target.1)
+            return target.0.map { ($0, target.1) }
         }
         guard let (callback, userData) = target else { return }
-        callback(handle, userData)
+        whileAlive { callback(handle, userData) }
+    }
+
+    /// Runs a C callback unless the request was destroyed; ``destroy()`` waits for it.
+    func whileAlive(_ body: () -> Void) {
+        let alive = state.withLock { state -> Bool in
+            guard !state.isDestroyed else { return false }
+            state.runningCallbacks += 1
+            state.callbackThread = pthread_self()
+            return true
+        }
+        guard alive else { return }
+        body()
         state.withLock { $0.runningCallbacks -= 1 }
     }
 
@@ -137,6 +145,8 @@ final class CRequest: @unchecked Sendable {
     func destroy() {
         request.onStatusChange = nil
         request.onProgress = nil
+        request.onEvent = nil
+        request.onTrace = nil
         state.withLock { $0.isDestroyed = true }
         request.abort()
         while true {

@@ -45,6 +45,25 @@ CURLcode cxhr_easy_get_string(CURL *handle, CURLINFO info, const char **value);
 CURLcode cxhr_easy_get_pointer(CURL *handle, CURLINFO info, void **value);
 CURLcode cxhr_easy_get_slist(CURL *handle, CURLINFO info, struct curl_slist **value);
 
+/* What a send measured, read from a handle libcurl finished with in one call: the phase
+   times (microseconds), body and head sizes, and both ends of the connection (NULL when it
+   never connected; valid until the handle's next transfer). */
+typedef struct {
+  curl_off_t namelookup, connect, appconnect, pretransfer, starttransfer, total;
+  curl_off_t size_upload, size_download;
+  long header_size, new_connections, primary_port, local_port;
+  const char *primary_ip, *local_ip;
+} cxhr_send_facts;
+void cxhr_easy_get_send_facts(CURL *handle, cxhr_send_facts *facts);
+
+/* Observing a transfer: CURLOPT_PREREQFUNCTION (a connection is ready for a request) and
+   CURLOPT_DEBUGFUNCTION with CURLOPT_VERBOSE; NULL callbacks turn them off. */
+CURLcode cxhr_easy_set_prereq_function(CURL *handle, curl_prereq_callback fn, void *data);
+CURLcode cxhr_easy_set_debug_function(CURL *handle, curl_debug_callback fn, void *data);
+/* The TLS protocol version of the handle's connection to the server ("TLSv1.3"), or NULL
+   without TLS (OpenSSL's SSL_get_version). */
+const char *cxhr_easy_tls_version(CURL *handle);
+
 /* Typed curl_multi_setopt and curl_share_setopt. */
 CURLMcode cxhr_multi_set_long(CURLM *multi, CURLMoption option, long value);
 CURLSHcode cxhr_share_set_long(CURLSH *share, CURLSHoption option, long value);

@@ -807,6 +807,92 @@ typedef struct {
  */
 CXHR_EXTERN bool cxhr_get_metrics(cxhr_request *_Nullable request, cxhr_metrics *_Nullable metrics);
 
+/*
+ * One phase time of the last send, in seconds from the send, as curl's --write-out time
+ * variables (each includes the redirects before the last hop; 0 for a phase the last hop
+ * did not go through, such as TLS on plain http or a connection reused): name lookup,
+ * connect, TLS (appconnect), pre-transfer, start-transfer (first byte), the redirects before
+ * the final hop, total, and the wait in the request's queue. -1 while unknown (before the
+ * send ends) and for a NULL or destroyed handle or an unknown `which`.
+ */
+typedef enum {
+  CXHR_TIME_NAMELOOKUP = 0,
+  CXHR_TIME_CONNECT,
+  CXHR_TIME_TLS,
+  CXHR_TIME_PRETRANSFER,
+  CXHR_TIME_STARTTRANSFER,
+  CXHR_TIME_REDIRECT,
+  CXHR_TIME_TOTAL,
+  CXHR_TIME_QUEUE
+} cxhr_time;
+CXHR_EXTERN double cxhr_get_time(cxhr_request *_Nullable request, cxhr_time which);
+
+/*
+ * What happened during a send, in order, each once, on the request's callback thread (for
+ * synchronous sends too: a synchronous send may return before its last events arrive);
+ * CXHR_EVENT_DONE comes last. The fields each kind uses:
+ *   QUEUED, STARTED, REQUEST_SENT: none.
+ *   CONNECTED: detail the remote address, status its port, attempt 1 when the connection was
+ *     reused (0: new).
+ *   TLS_ESTABLISHED: detail the protocol version ("TLSv1.3"), for a new connection.
+ *   INTERIM_RESPONSE: status (100, 103).
+ *   AUTHENTICATION_ROUND: status (401 or 407), detail the scheme offered ("Digest").
+ *   REDIRECT: status, detail the location.
+ *   RETRY: attempt (from 1), delay_s, detail the reason.
+ *   CACHE: detail "hit", "miss", "validated" or "stored".
+ *   DONE: status the response's (0 for a failure); cxhr_get_metrics and cxhr_get_time tell
+ *     what the send measured.
+ * detail is valid during the callback only (never NULL).
+ */
+typedef enum {
+  CXHR_EVENT_QUEUED = 1,
+  CXHR_EVENT_STARTED,
+  CXHR_EVENT_CONNECTED,
+  CXHR_EVENT_TLS_ESTABLISHED,
+  CXHR_EVENT_REQUEST_SENT,
+  CXHR_EVENT_INTERIM_RESPONSE,
+  CXHR_EVENT_AUTHENTICATION_ROUND,
+  CXHR_EVENT_REDIRECT,
+  CXHR_EVENT_RETRY,
+  CXHR_EVENT_CACHE,
+  CXHR_EVENT_DONE
+} cxhr_event_kind;
+typedef struct {
+  cxhr_event_kind kind;
+  int status;
+  double delay_s;
+  int attempt;
+  const char *_Nullable detail; /* location, address, scheme, cache outcome, reason */
+} cxhr_event;
+typedef void (*cxhr_event_callback)(cxhr_request *_Nonnull request, const cxhr_event *_Nonnull event,
+                                    void *_Nullable user_data);
+/* Sets (NULL: clears) the event callback, taken by the next send. False for a NULL or
+   destroyed handle. */
+CXHR_EXTERN bool cxhr_set_event_callback(cxhr_request *_Nullable request, cxhr_event_callback _Nullable callback,
+                                         void *_Nullable user_data);
+
+/*
+ * The wire as libcurl sees it (curl's --trace), in order with the events, with the values of
+ * Authorization, Proxy-Authorization, Cookie and Set-Cookie and the passwords replaced by
+ * "[redacted]". The bytes are valid during the callback only. Nothing is traced without a
+ * callback.
+ */
+typedef enum {
+  CXHR_TRACE_INFO = 0,
+  CXHR_TRACE_HEADER_OUT,
+  CXHR_TRACE_HEADER_IN,
+  CXHR_TRACE_DATA_OUT,
+  CXHR_TRACE_DATA_IN,
+  CXHR_TRACE_TLS_OUT,
+  CXHR_TRACE_TLS_IN
+} cxhr_trace_kind;
+typedef void (*cxhr_trace_callback)(cxhr_request *_Nonnull request, cxhr_trace_kind kind, const void *_Nullable data,
+                                    size_t length, void *_Nullable user_data);
+/* Sets (NULL: clears) the trace callback, taken by the next send. False for a NULL or
+   destroyed handle. */
+CXHR_EXTERN bool cxhr_set_trace_callback(cxhr_request *_Nullable request, cxhr_trace_callback _Nullable callback,
+                                         void *_Nullable user_data);
+
 /* Why the last call on this request returned false; NULL when it succeeded. */
 CXHR_EXTERN const char *_Nullable cxhr_get_last_error(cxhr_request *_Nullable request);
 

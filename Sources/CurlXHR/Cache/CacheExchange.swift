@@ -78,6 +78,17 @@ final class CacheExchange: @unchecked Sendable {
         return TransferFailure(kind: .other, text: "Not in the cache: \(request.method) \(key) \(what), and offline nothing is sent")
     }
 
+    /// What the cache's plan tells of the send as it starts: answered from the store (a
+    /// hit), or sent to the network with nothing to validate (a miss); nil for a validation,
+    /// whose answer tells.
+    var outcomeAtStart: HttpRequest.CacheOutcome? {
+        switch plan {
+        case .serve, .servePart: .hit
+        case .forward, .gatewayTimeout, .offlineMiss: .miss
+        case .validate: nil
+        }
+    }
+
     /// The conditions that go in place of the caller's (a validation), or nil.
     var conditions: CacheRules.Fields? {
         if case .validate(_, let conditions, _) = plan { conditions } else { nil }
@@ -136,15 +147,17 @@ final class CacheExchange: @unchecked Sendable {
     }
 
     /// The network part ended (`success`: the response came whole). Stores the response or
-    /// drops it, freshens or invalidates what the answer says.
-    func networkEnded(success: Bool) {
+    /// drops it, freshens or invalidates what the answer says. Returns whether it stored it.
+    @discardableResult
+    func networkEnded(success: Bool) -> Bool {
         guard success else {
             dropFilling()
-            return
+            return false
         }
         let now = HttpCache.now()
+        var stored = false
         if let filling = filling.take() {
-            _ = try? cache.store.store(filling.entry, body: filling.body, now: now)
+            stored = (try? cache.store.store(filling.entry, body: filling.body, now: now)) != nil
         }
         if case .forward(_, let freshens?) = plan, finalStatus == 304, CacheRules.notModified(finalFields, matches: freshens.stored) {
             cache.store.update(freshens, to: CacheRules.updated(freshens.stored, by: finalFields, requestTime: requestTime, responseTime: now), now: now)
@@ -152,6 +165,7 @@ final class CacheExchange: @unchecked Sendable {
         for url in CacheRules.invalidated(method: request.method, url: key, status: finalStatus, responseFields: finalFields) {
             if let invalidated = CacheKeys.primary(url) { cache.store.remove(key: invalidated) }
         }
+        return stored
     }
 
     private func dropFilling() {

@@ -58,6 +58,16 @@ final class EasyProfile {
         let switches: TransferSwitches
         /// Server credentials other than Negotiate.
         let credentials: Credentials?
+        let observation: Observation
+    }
+
+    /// What libcurl reports of a transfer beyond its bytes, for a send's observer.
+    enum Observation: Equatable {
+        case none
+        /// Each connection made ready for a request (`CURLOPT_PREREQFUNCTION`).
+        case events
+        /// That, and the wire (`CURLOPT_DEBUGFUNCTION` with `CURLOPT_VERBOSE`).
+        case trace
     }
 }
 
@@ -84,6 +94,10 @@ extension EasyProfile.Fields {
         options.check(cxhr_easy_set_write_function(easy, Transfer.writeCallback))
         options.check(cxhr_easy_set_header_function(easy, cxhr_head_callback))
         options.check(cxhr_easy_set_socket_functions(easy, LibcurlSockets.openCallback, LibcurlSockets.closeCallback))
+        if observation != .none {
+            options.check(cxhr_easy_set_prereq_function(easy, Transfer.prereqCallback, context))
+            if observation == .trace { options.check(cxhr_easy_set_debug_function(easy, Transfer.debugCallback, context)) }
+        }
         if timeoutMilliseconds > 0 { options.set(CURLOPT_TIMEOUT_MS, timeoutMilliseconds) }
         let connectMilliseconds = Timeouts.milliseconds(switches.timeouts.connect)
         if connectMilliseconds > 0 { options.set(CURLOPT_CONNECTTIMEOUT_MS, connectMilliseconds) }

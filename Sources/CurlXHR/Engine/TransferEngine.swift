@@ -494,7 +494,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
             if failure == nil { transfer.reportHeldHead() }
             let record = transfer.record(handle.easy)
             transfer.usedConnection(connection)
-            transfer.cache?.networkEnded(success: failure == nil)
+            if transfer.cache?.networkEnded(success: failure == nil) == true { transfer.observer?.post(.cache(.stored)) }
             if failure == nil, let exchange = transfer.cache, exchange.answersAtOnce {
                 exchange.record = record
                 replaysNext = true

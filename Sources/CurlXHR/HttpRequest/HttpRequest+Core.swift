@@ -67,6 +67,24 @@ extension HttpRequest {
         var scheduler = ReportScheduler()
         /// The stream of the last `async` response, for the next one to reuse.
         var lastStream: ResponseStream?
+        /// ``HttpRequest/onEvent`` and ``HttpRequest/onTrace``, and where the current send's
+        /// events go (nil without them).
+        var observers = Observers()
+        var observer: SendObserver?
+
+        /// Gives the send `transfer` carries for `request` an observer, when the request has
+        /// one; `.queued` when it `waits` for its queue.
+        mutating func observe(_ transfer: Transfer, for request: HttpRequest, waits: Bool) {
+            observer = nil
+            if waits { transfer.queuedAt = MonotonicTime.milliseconds() }
+            guard !observers.isEmpty else { return }
+            let secrets = TraceRedaction.secrets(url: message.url, credentials: message.credentials,
+                                                 proxyPassword: switches.proxy?.credentials?.password)
+            let made = SendObserver(request: request, observers: observers, queue: callbackQueue, secrets: secrets)
+            transfer.observer = made
+            observer = made
+            if waits { made.post(.queued) }
+        }
 
         static let staleFailure = TransferFailure(kind: .aborted, text: "Request aborted by open()")
 
@@ -129,6 +147,7 @@ extension HttpRequest {
             }
             forgetTransfer()
             forgetResponse()
+            observer.take()?.close(with: Metrics(effectiveURL: message.url))
             failure = TransferFailure(kind: .aborted, text: reason)
             sink.discard()
             scheduler.aborted()

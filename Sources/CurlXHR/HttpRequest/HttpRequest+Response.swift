@@ -117,12 +117,7 @@ extension HttpRequest {
         withCore { core in
             if isStale(core) { return Metrics() }
             guard core.lastSend.ended else { return Metrics(httpVersion: core.response?.httpVersion) }
-            // Read in place: a copy of the record would retain its strings once more.
-            return Metrics(httpVersion: core.lastSend.httpVersion, effectiveURL: core.lastSend.redirectedURL ?? core.message.url,
-                           redirectCount: core.lastSend.redirectCount,
-                           connectTime: Double(core.lastSend.connectMicroseconds) / 1_000_000,
-                           startTransferTime: Double(core.lastSend.startTransferMicroseconds) / 1_000_000,
-                           totalTime: Double(core.lastSend.totalMicroseconds) / 1_000_000)
+            return Metrics(core.lastSend, url: core.message.url)
         }
     }
 

@@ -116,6 +116,7 @@ extension HttpRequest {
                 _ = core.machine.send(waitingFor: waits ? slot?.number : nil)
                 let transfer = core.reusableTransfer() ?? Transfer(owner: self)
                 transfer.prepare(plan, message: core.message, switches: core.switches, pipelining: core.enablePipelining, queueSlot: slot)
+                core.observe(transfer, for: self, waits: waits)
                 core.sentBody = CurlCommand.Body(body, fileSize: fileSize)
                 core.switches.freshConnection = false
                 core.transfer = transfer
@@ -159,6 +160,10 @@ extension HttpRequest {
     /// routes are to be obtained first (``prepareThenStart(_:)``, by the caller), or the cache answers a
     /// synchronous send on its own thread (`here`: the sending thread, ``answerFromCache(_:)``).
     private func launch(_ transfer: Transfer, core: inout Core, effects: inout Effects, here: Bool = false) {
+        if let observer = core.observer {
+            observer.post(.started)
+            if let outcome = transfer.cache?.outcomeAtStart { observer.post(.cache(outcome)) }
+        }
         if !transfer.needsPreparation, !(here && answersHere(transfer)) { effects.transferCommand = .start(transfer) }
         if core.message.isAsync { core.report(.sent, effects: &effects) }
     }

@@ -71,6 +71,7 @@ extension HttpRequest: TransferOwner {
         let effects = withCore { core -> Effects in
             guard core.transfer === transfer else { return Effects() }
             core.forgetTransfer()
+            core.observer = nil  // closed by the transfer, with the record
             core.lastSend = record
             core.usedConnections.removeAll(keepingCapacity: true)
             transfer.forEachConnectionUsed { core.usedConnections.append($0) }

@@ -10,15 +10,50 @@ extension HttpRequest {
         public var effectiveURL: String?
         /// Redirects followed.
         public var redirectCount = 0
+        /// Seconds from the send to the name being resolved, as curl's `time_namelookup`; nil
+        /// before a send ends. Each time below counts from the send (the first hop's start),
+        /// includes the hops before the last (redirects), and is 0 for a phase the last hop
+        /// did not go through (a reused connection, no TLS), as curl's are.
+        public var nameLookupTime: Double?
         /// Seconds from the send to the connection being up (TCP; 0 for a reused connection
         /// on the last hop), as curl's `time_connect`; nil before a send ends.
         public var connectTime: Double?
+        /// Seconds from the send to the TLS handshake's end (0 without one), as curl's
+        /// `time_appconnect`.
+        public var tlsTime: Double?
+        /// Seconds from the send to the request being about to go out, as curl's
+        /// `time_pretransfer`.
+        public var preTransferTime: Double?
         /// Seconds from the send to the first byte of the final response, as curl's
         /// `time_starttransfer`; nil before a send ends.
         public var startTransferTime: Double?
+        /// Seconds the redirects before the final hop took, as curl's `time_redirect`: 0
+        /// without redirects.
+        public var redirectTime: Double?
         /// Seconds from the send to its end, redirects included, as curl's `time_total`; nil
         /// before a send ends.
         public var totalTime: Double?
+        /// Seconds the send waited in its ``RequestQueue`` before it started: 0 when it did
+        /// not wait.
+        public var queueTime: Double?
+        /// Times the send was tried again (``HttpRequest/setRetryPolicy(_:)``).
+        public var retryCount = 0
+        /// The address and port of the last connection's other end (the server, or the
+        /// proxy), as curl's `remote_ip` and `remote_port`; nil when it never connected.
+        public var remoteAddress: String?
+        public var remotePort: Int?
+        /// This end's address and port of the last connection, as curl's `local_ip` and
+        /// `local_port`; nil when it never connected.
+        public var localAddress: String?
+        public var localPort: Int?
+        /// Whether the last hop ran on a connection kept from an earlier request.
+        public var reusedConnection: Bool?
+        /// Body bytes the last hop sent and received, as curl's `size_upload` and
+        /// `size_download` count them (received: as they came, before decoding).
+        public var bytesSent: Int64?
+        public var bytesReceived: Int64?
+        /// Bytes of the response heads the last hop received, as curl's `size_header`.
+        public var headerBytes: Int64?
 
         /// Metrics as given; by default all unknown and no redirects (as before a send).
         public init(httpVersion: String? = nil, effectiveURL: String? = nil, redirectCount: Int = 0,
@@ -29,6 +64,30 @@ extension HttpRequest {
             self.connectTime = connectTime
             self.startTransferTime = startTransferTime
             self.totalTime = totalTime
+        }
+
+        /// The metrics of a send that ended (`record`), to `url` (``RequestMessage/url``).
+        init(_ record: borrowing SendRecord, url: String) {
+            func seconds(_ microseconds: Int64) -> Double { Double(microseconds) / 1_000_000 }
+            self.init(httpVersion: record.httpVersion, effectiveURL: record.redirectedURL ?? url, redirectCount: record.redirectCount,
+                      connectTime: seconds(record.times.connect), startTransferTime: seconds(record.times.startTransfer),
+                      totalTime: seconds(record.times.total))
+            nameLookupTime = seconds(record.times.nameLookup)
+            tlsTime = seconds(record.times.tls)
+            preTransferTime = seconds(record.times.preTransfer)
+            redirectTime = seconds(record.times.redirect)
+            queueTime = seconds(record.times.queue)
+            retryCount = record.retryCount
+            if let connection = record.connection {
+                remoteAddress = connection.remoteAddress
+                remotePort = connection.remotePort
+                localAddress = connection.localAddress
+                localPort = connection.localPort
+                reusedConnection = connection.reused
+            }
+            bytesSent = record.bytesSent
+            bytesReceived = record.bytesReceived
+            headerBytes = record.headerBytes
         }
 
         /// The protocol named by a status line's first bytes (`HTTP/1.1 …`, `HTTP/2 …`).
@@ -54,9 +113,35 @@ struct SendRecord {
     /// Where the redirects led; nil without redirects (the URL given to `open`).
     var redirectedURL: String?
     var redirectCount = 0
-    var connectMicroseconds: Int64 = 0
-    var startTransferMicroseconds: Int64 = 0
-    var totalMicroseconds: Int64 = 0
+    /// The phase times, microseconds from the send (``SendTimes``).
+    var times = SendTimes()
+    var retryCount = 0
+    /// The last connection (nil when it never connected).
+    var connection: SendConnection?
+    var bytesSent: Int64 = 0
+    var bytesReceived: Int64 = 0
+    var headerBytes: Int64 = 0
     /// The trailer fields after the body (``HttpRequest/getResponseTrailer(_:)``).
     var trailers: ResponseHead?
+}
+
+/// The phase times of a send, microseconds from its start (``HttpRequest/Metrics``).
+struct SendTimes: Equatable {
+    var nameLookup: Int64 = 0
+    var connect: Int64 = 0
+    var tls: Int64 = 0
+    var preTransfer: Int64 = 0
+    var startTransfer: Int64 = 0
+    var redirect: Int64 = 0
+    var total: Int64 = 0
+    var queue: Int64 = 0
+}
+
+/// Both ends of a send's last connection, and whether it was reused.
+struct SendConnection: Equatable {
+    var remoteAddress: String
+    var remotePort: Int
+    var localAddress: String
+    var localPort: Int
+    var reused: Bool
 }

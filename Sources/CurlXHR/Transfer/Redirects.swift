@@ -93,6 +93,7 @@ extension Transfer {
             crossOrigin = !switches.locationTrusted && !HTTPURL.sameOrigin(url!, message.url)
         }
         let method = hops.method
+        let status = hops.lastStatus
         // The time and a jitter matter only to a retry's plan (a random number is a system call).
         let retrying = switches.retries.count > 0
         switch hops.attemptEnded(failure.map { .failed($0) } ?? .completed, crossOrigin: crossOrigin,
@@ -101,6 +102,10 @@ extension Transfer {
             if reportingHeld { reportHeldHead() }
             return .end(failure)
         case .retry(let delay):
+            if let observer {
+                let reason = failure?.text ?? "HTTP status \(status)"
+                observer.post(.retry(attempt: hops.retries + 1, delay: delay, reason: reason))
+            }
             return .retry(after: delay)
         case .nextRoute(let route):
             if let failure = prepareRoute(route, handle) { return .end(failure) }
@@ -112,6 +117,7 @@ extension Transfer {
                 return .end(TransferFailure(kind: .response, text: "Protocol \"\(scheme)\" not supported or disabled in libcurl", code: 1))
             }
             usedConnection(ConnectionID(handle.easy))
+            observer?.post(.redirect(status: status, location: url!))
             var hopTime: curl_off_t = 0
             _ = cxhr_easy_get_offset(handle.easy, CURLINFO_TOTAL_TIME_T, &hopTime)
             progress.hopOffset += Int64(hopTime)
@@ -212,14 +218,24 @@ extension Transfer {
 
     /// What the send measured, once libcurl finished its last hop. Engine thread.
     func record(_ easy: UnsafeMutableRawPointer) -> SendRecord {
-        var connect: curl_off_t = 0, start: curl_off_t = 0, total: curl_off_t = 0
-        _ = cxhr_easy_get_offset(easy, CURLINFO_CONNECT_TIME_T, &connect)
-        _ = cxhr_easy_get_offset(easy, CURLINFO_STARTTRANSFER_TIME_T, &start)
-        _ = cxhr_easy_get_offset(easy, CURLINFO_TOTAL_TIME_T, &total)
+        var facts = cxhr_send_facts()
+        cxhr_easy_get_send_facts(easy, &facts)
         let offset = progress.hopOffset
-        return SendRecord(ended: true, httpVersion: progress.httpVersion, redirectedURL: progress.hopURL,
-                          redirectCount: hops.redirects, connectMicroseconds: offset + Int64(connect),
-                          startTransferMicroseconds: offset + Int64(start), totalMicroseconds: offset + Int64(total),
-                          trailers: progress.trailers)
+        var record = SendRecord(ended: true, httpVersion: progress.httpVersion, redirectedURL: progress.hopURL,
+                                redirectCount: hops.redirects, trailers: progress.trailers)
+        record.times = SendTimes(nameLookup: offset + Int64(facts.namelookup), connect: offset + Int64(facts.connect),
+                                 tls: offset + Int64(facts.appconnect), preTransfer: offset + Int64(facts.pretransfer),
+                                 startTransfer: offset + Int64(facts.starttransfer), redirect: offset,
+                                 total: offset + Int64(facts.total), queue: progress.queueMilliseconds * 1000)
+        record.retryCount = hops.retries
+        if let remote = facts.primary_ip, let local = facts.local_ip, facts.primary_port > 0 {
+            record.connection = SendConnection(remoteAddress: String(cString: remote), remotePort: facts.primary_port,
+                                               localAddress: String(cString: local), localPort: facts.local_port,
+                                               reused: facts.new_connections == 0)
+        }
+        record.bytesSent = Int64(facts.size_upload)
+        record.bytesReceived = Int64(facts.size_download)
+        record.headerBytes = Int64(facts.header_size)
+        return record
     }
 }

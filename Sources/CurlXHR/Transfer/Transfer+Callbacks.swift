@@ -98,6 +98,20 @@ extension Transfer {
         with(context) { transfer, _ in transfer.seekBody(to: Int64(offset), origin: origin) }
     }
 
+    /// `CURLOPT_PREREQFUNCTION`, set only for a send with an observer.
+    static let prereqCallback: curl_prereq_callback = { context, remote, _, remotePort, localPort in
+        with(context) { transfer, handle in
+            transfer.connectionReady(handle.easy, remote: remote, remotePort: remotePort, localPort: localPort)
+        }
+        return CURL_PREREQFUNC_OK
+    }
+
+    /// `CURLOPT_DEBUGFUNCTION`, set only for a send traced (``HttpRequest/onTrace``).
+    static let debugCallback: curl_debug_callback = { _, type, data, size, context in
+        if let data { with(context) { transfer, _ in transfer.traced(type, UnsafeRawBufferPointer(start: data, count: size)) } }
+        return 0
+    }
+
     static let progressCallback: curl_xferinfo_callback = { context, _, _, toUpload, uploaded in
         with(context) { transfer, _ in transfer.withOwner { $0.transferSent(transfer, bytes: Int64(uploaded), of: Int64(toUpload)) } }
         return 0

@@ -18,7 +18,13 @@ extension Transfer {
             negotiate: negotiate, delegation: negotiate && settings.allowDelegation,
             method: message.method, headers: message.headers, contentType: contentType,
             caFile: switches.caFile ?? settings.caFile, switches: switches,
-            credentials: negotiate ? nil : message.credentials)
+            credentials: negotiate ? nil : message.credentials, observation: observation)
+    }
+
+    /// What libcurl tells of the transfer beyond its bytes: nothing without an observer.
+    private var observation: EasyProfile.Observation {
+        guard let observer else { return .none }
+        return observer.traces ? .trace : .events
     }
 
     /// Whether `profile`'s fields are what ``profile(_:)`` would build, compared field by
@@ -36,6 +42,7 @@ extension Transfer {
             && profile.fields.headers == message.headers
             && profile.fields.contentType == contentType
             && profile.fields.switches == switches
+            && profile.fields.observation == observation
         else { return false }
         let caFileMatches = if let own = switches.caFile { profile.fields.caFile == own } else { profile.fields.caFile == settings.caFile }
         guard caFileMatches else { return false }

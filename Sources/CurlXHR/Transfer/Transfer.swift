@@ -46,6 +46,11 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var fileSize: Int64 = 0
     /// The PAC file the send follows and the routes it gave (set by `prepare` and the start).
     @exclusivity(unchecked) var pac: PACPlan?
+    /// Where the send's events and trace go (``SendObserver``), or nil: set after `prepare`
+    /// when the request has an observer, dropped by ``complete()``.
+    @exclusivity(unchecked) var observer: SendObserver?
+    /// When the send began to wait for its queue's slot (``MonotonicTime``), or nil.
+    @exclusivity(unchecked) var queuedAt: Int64?
     /// The cache's part in the send, or nil (set by `prepare`, dropped by ``complete()``).
     @exclusivity(unchecked) var cache: CacheExchange?
     /// The send has a response file (``responseFile``): read for every chunk, so the file's
@@ -122,6 +127,13 @@ final class Transfer: @unchecked Sendable {
         /// The connection of the last hop, and those of the hops before it (redirects).
         var lastConnection: ConnectionID?
         var hopConnections: [ConnectionID] = []
+        /// Milliseconds the send waited for its queue's slot.
+        var queueMilliseconds: Int64 = 0
+        /// For the observer: libcurl's count of new connections and the local port at the last
+        /// request made ready, and whether that request's `.requestSent` was reported.
+        var readyConnects = 0
+        var readyLocalPort = 0
+        var requestSentReported = false
     }
 
     /// Notes the connection a hop ran on (nil: it never connected). Engine thread.
@@ -154,6 +166,7 @@ final class Transfer: @unchecked Sendable {
         headDelivered = false
         self.responseFile.withLock { $0 = responseFile }
         sends += 1
+        queuedAt = nil
         ownerInFlight = owner.counted
         self.message = message
         self.body = body
@@ -194,6 +207,7 @@ final class Transfer: @unchecked Sendable {
         isFinished = false
         progress = Progress()
         progress.startedAt = MonotonicTime.milliseconds()
+        if let queuedAt { progress.queueMilliseconds = progress.startedAt - queuedAt }
         if switches.hasReach { startPacers(switches.rateLimits) }
         hops = TransferHops(rules: TransferHops.Rules(followLocation: switches.followLocation, retries: switches.retries,
                                                       maxResponseSize: switches.maxResponseSize, totalLimit: timeout,
@@ -231,6 +245,7 @@ final class Transfer: @unchecked Sendable {
         let owner = ownerInFlight.take()  // released after the flag is set
         let slot = queueSlot.take()
         let exchange = cache.take()  // released after the flag is set (it may remove a body file)
+        observer = nil
         TransferEngine.transfersInFlight.subtract(1, ordering: .relaxed)
         isComplete.store(true, ordering: .releasing)
         _ = consume owner
@@ -260,6 +275,7 @@ final class Transfer: @unchecked Sendable {
     /// Returns false to stop the transfer: the head is refused (``TransferHops/refusal``).
     func headEnded(_ head: RecordedHead?) -> Bool {
         guard let head else { return true }
+        if observer != nil { observeHead(head, answered: mayBeIntermediate(head)) }
         let interim = (100..<200).contains(head.status) && head.status != 101
         if !interim {
             progress.httpVersion = head.httpVersion
@@ -308,8 +324,13 @@ final class Transfer: @unchecked Sendable {
     /// The final head, to the cache first: it keeps a 304 to its own validation (the
     /// stored response answers when the transfer ends); else to the response's path.
     private func reportFinalHead(_ head: RecordedHead) {
-        if let cache, !cache.headArrived(head, afterRedirect: hops.redirects > 0, afterChallenge: heardChallenge,
-                                         decoded: progress.decoder != nil) { return }
+        if let cache {
+            let goesOn = cache.headArrived(head, afterRedirect: hops.redirects > 0, afterChallenge: heardChallenge,
+                                           decoded: progress.decoder != nil)
+            // A validation's answer: a 304 the stored response answers after, or a new response.
+            if let observer, cache.conditions != nil { observer.post(.cache(goesOn ? .miss : .validated)) }
+            if !goesOn { return }
+        }
         deliverHead(head)
     }
 }

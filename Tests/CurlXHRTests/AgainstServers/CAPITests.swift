@@ -78,6 +78,11 @@ import Testing
                                                                    "TESTENV_CLIENT_KEY"].map { try env[$0] })))
     }
 
+    @Test func eventsTimesAndTraceFromC() throws {
+        let program = try build("Tests/C/observe_test.c")
+        expectAllPassed(try run(program, [try env["TESTENV_DIGEST_URL"], try env["TESTENV_USER"], try env["TESTENV_PASSWORD"], try env.faultURL]))
+    }
+
     @Test func rateLimitsFromC() throws {
         let program = try build("Tests/C/rate_test.c")
         expectAllPassed(try run(program, [try env.faultURL]))
