@@ -17,7 +17,8 @@ extension Fetch {
 
     func validateBatch() throws {
         let refused = [("-i", include), ("-I", head), ("-D", dumpHeader != nil), ("-w", writeOut != nil),
-                       ("-C", continueAt != nil), ("-J", remoteHeaderName), ("-v", verbose), ("--states", states), ("--sync", sync)]
+                       ("-C", continueAt != nil), ("-J", remoteHeaderName), ("-v", verbose), ("--states", states), ("--sync", sync),
+                       ("--trace", trace != nil)]
         if let (name, _) = refused.first(where: { $0.1 }) {
             throw ValidationError("\(name) works with one URL only")
         }

@@ -130,6 +130,9 @@ struct Fetch {
     var noProgressMeter = false
     var errorFile: String?
     var verbose = false
+    /// --trace FILE or --trace-ascii FILE (the last given), and --trace-time.
+    var trace: (path: String, style: TraceWriter.Style)?
+    var traceTime = false
     var states = false
     var fail = false
     var failWithBody = false
@@ -218,6 +221,7 @@ struct Fetch {
         var sink = try output(for: target, resume: resume, head: responseHead, console: console)
         let headDump = dumpHeader.map { $0 == "-" ? Output.standardOutput() : Output.file($0) }
         if !noCookies, let cookie, !cookie.contains("=") { Cookies.load(file: cookie) }
+        let tracer = try trace.map { try TraceWriter(path: $0.path, style: $0.style, withTime: traceTime) }
 
         func sendOnce(bearer: String?, dropsRefusedBearer: Bool) throws -> (HttpRequest, Session, Cookies.Sent?) {
             let request = HttpRequest()
@@ -230,12 +234,14 @@ struct Fetch {
             session.continuesFile = resume.continuesFile
             // The delegate comes first: an asynchronous open already reports OPENED.
             if !sync { request.delegate = session }
+            tracer?.attach(request)
             try configure(request, url: target, user: user, bearer: bearer, console: console)
             if resume.continuesFile, resume.offset > 0 { try check(request.setRange(from: resume.offset, to: nil), request, console) }
             let sentCookies = try sendCookies(request, url: target, console: console)
             if verbose { session.describeRequest(method: effectiveMethod, url: target, headers: headers) }
             do {
                 try session.run(async: !sync) { send(request, body) }
+                tracer?.waitForEnd(of: request)
             } catch {
                 sentCookies?.restore()
                 throw error
@@ -522,20 +528,45 @@ struct Fetch {
     }
 
     private func writeOutValues(_ request: HttpRequest, session: Session, url: String, outcome: Outcome?) -> [String: String] {
-        let report = TransferReport(request)
+        let metrics = request.getMetrics()
+        let status = Fixed.padded(String(request.getStatus()), to: 3, left: true, fill: "0")
+        // curl's average speeds: bytes a second over the whole transfer, whole bytes.
+        func speed(_ bytes: Int64) -> String {
+            guard let total = metrics.totalTime, total > 0 else { return "0" }
+            return String(Int64(Double(bytes) / total))
+        }
+        let sent = metrics.bytesSent ?? 0
         var values: [String: String] = [
-            "http_code": Fixed.padded(String(request.getStatus()), to: 3, left: true, fill: "0"),
-            "response_code": Fixed.padded(String(request.getStatus()), to: 3, left: true, fill: "0"),
-            "size_download": String(session.written),
-            "time_total": WriteOut.seconds(report.totalTime),
-            "time_connect": WriteOut.seconds(report.connectTime),
-            "time_starttransfer": WriteOut.seconds(report.startTransferTime),
-            "url_effective": report.effectiveURL ?? url,
-            "num_redirects": String(report.redirectCount),
-            "http_version": WriteOut.version(report.httpVersion),
+            "http_code": status,
+            "response_code": status,
+            "http_version": WriteOut.version(metrics.httpVersion),
             "content_type": request.getResponseHeader("Content-Type") ?? "",
+            "method": metrics.effectiveMethod ?? effectiveMethod,
+            "scheme": String(url.prefix { $0 != ":" }).uppercased(),
+            "url": url,
+            "url_effective": metrics.effectiveURL ?? url,
+            "num_redirects": String(metrics.redirectCount),
+            "num_retries": String(metrics.retryCount),
+            "num_connects": String(metrics.connectionsOpened),
             "exitcode": String(outcome?.code ?? 0),
             "errormsg": outcome?.message ?? "",
+            "time_namelookup": WriteOut.seconds(metrics.nameLookupTime),
+            "time_connect": WriteOut.seconds(metrics.connectTime),
+            "time_appconnect": WriteOut.seconds(metrics.tlsTime),
+            "time_pretransfer": WriteOut.seconds(metrics.preTransferTime),
+            "time_starttransfer": WriteOut.seconds(metrics.startTransferTime),
+            "time_redirect": WriteOut.seconds(metrics.redirectTime),
+            "time_total": WriteOut.seconds(metrics.totalTime),
+            "time_queue": WriteOut.seconds(metrics.queueTime),
+            "remote_ip": metrics.remoteAddress ?? "",
+            "remote_port": metrics.remotePort.map(String.init) ?? "",
+            "local_ip": metrics.localAddress ?? "",
+            "local_port": metrics.localPort.map(String.init) ?? "",
+            "size_download": String(session.written),
+            "size_upload": String(sent),
+            "size_header": String(metrics.headerBytes ?? 0),
+            "speed_download": speed(session.written),
+            "speed_upload": speed(sent),
         ]
         values["json"] = WriteOut.json(values)
         return values

@@ -163,8 +163,11 @@ extension Fetch {
         .flag("I", "head", "Send HEAD and print the status line and headers.", { $0.head = $1 }),
         .text("D", "dump-header", "FILE", "Write the status line and headers to FILE (- : standard output).", { $0.dumpHeader = $1 }),
         .text("w", "write-out", "FORMAT", "Print FORMAT on standard output after the transfer (@FILE reads it from FILE, @- from standard input). "
-              + "Variables as curl's: %{http_code} %{response_code} %{size_download} %{time_total} %{time_connect} %{time_starttransfer} "
-              + "%{url_effective} %{num_redirects} %{http_version} %{content_type} %{exitcode} %{errormsg} %{json} %header{NAME} "
+              + "Variables as curl's: %{http_code} %{response_code} %{http_version} %{content_type} %{method} %{scheme} "
+              + "%{url} %{url_effective} %{num_redirects} %{num_retries} %{num_connects} %{exitcode} %{errormsg} "
+              + "%{time_namelookup} %{time_connect} %{time_appconnect} %{time_pretransfer} %{time_starttransfer} %{time_redirect} "
+              + "%{time_total} %{time_queue} %{remote_ip} %{remote_port} %{local_ip} %{local_port} "
+              + "%{size_download} %{size_upload} %{size_header} %{speed_download} %{speed_upload} %{json} %header{NAME} "
               + "%{stdout} %{stderr}; %% is %, \\n \\r \\t are escapes.", { $0.writeOut = $1 }),
         .flag("s", "silent", "No progress bar and no error line.", { $0.silent = $1 }),
         .flag("S", "show-error", "With -s, still print the error line.", { $0.showError = $1 }),
@@ -172,6 +175,10 @@ extension Fetch {
         .flag(nil, "no-progress-meter", "No progress bar, but the error line.", { $0.noProgressMeter = $1 }),
         .text(nil, "stderr", "FILE", "Write what goes to standard error to FILE instead (- : standard output).", { $0.errorFile = $1 }),
         .flag("v", "verbose", "Print the request and the response head on standard error.", { $0.verbose = $1 }),
+        .text(nil, "trace", "FILE", "Write the wire as libcurl sees it to FILE (- : standard output, % : standard error) as curl's --trace does: "
+              + "hex and text; Authorization, Proxy-Authorization, Cookie, Set-Cookie and passwords as [redacted].", { $0.trace = ($1, .hex) }),
+        .text(nil, "trace-ascii", "FILE", "As --trace, text only.", { $0.trace = ($1, .ascii) }),
+        .flag(nil, "trace-time", "Start each --trace and --trace-ascii entry with the time of day.", { $0.traceTime = $1 }),
         .flag(nil, "states", "Print each ready state with the time since the request started and the bytes so far.", { $0.states = $1 }),
         .flag("f", "fail", "For an HTTP status of 400 or more: no body, and exit 22.", { $0.fail = $1 }),
         .flag(nil, "fail-with-body", "For an HTTP status of 400 or more: the body, and exit 22.", { $0.failWithBody = $1 }),

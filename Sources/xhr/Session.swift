@@ -251,7 +251,7 @@ final class Session: HttpRequestDelegate, @unchecked Sendable {
     /// The status line as curl prints it: `HTTP/1.1 200 OK`; `HTTP/2 200 ` for HTTP/2 and 3,
     /// which have no reason phrase (curl ends the line with a space there).
     static func statusLine(_ request: HttpRequest) -> String {
-        let version = TransferReport(request).httpVersion ?? "HTTP/1.1"
+        let version = request.getMetrics().httpVersion ?? "HTTP/1.1"
         guard version.hasPrefix("HTTP/1") else { return "\(version) \(request.getStatus()) " }
         let reason = request.getStatusText() ?? ""
         return reason.isEmpty ? "\(version) \(request.getStatus())" : "\(version) \(request.getStatus()) \(reason)"

@@ -5,29 +5,6 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What the tool reports about a finished transfer: -w's variables and -i's status line.
-struct TransferReport {
-    /// "HTTP/1.0", "HTTP/1.1", "HTTP/2"; nil before a response.
-    var httpVersion: String?
-    /// The URL of the final response, after redirects.
-    var effectiveURL: String?
-    var redirectCount = 0
-    /// Seconds since the send, as curl's time_connect, time_starttransfer and time_total.
-    var connectTime: Double?
-    var startTransferTime: Double?
-    var totalTime: Double?
-
-    init(_ request: HttpRequest) {
-        let metrics = request.getMetrics()
-        httpVersion = metrics.httpVersion
-        effectiveURL = metrics.effectiveURL
-        redirectCount = metrics.redirectCount
-        connectTime = metrics.connectTime
-        startTransferTime = metrics.startTransferTime
-        totalTime = metrics.totalTime
-    }
-}
-
 /// curl's --write-out: `%{variable}`, `%header{name}`, `%%`, and the `\n`, `\r`, `\t`
 /// escapes, with curl's formatting of each value.
 enum WriteOut {
@@ -107,10 +84,15 @@ enum WriteOut {
 
     /// `%{json}`: every variable in one JSON object, numbers as numbers (as curl's).
     static func json(_ values: [String: String]) -> String {
-        let numeric: Set<String> = ["http_code", "response_code", "size_download", "num_redirects", "exitcode",
-                                    "time_total", "time_connect", "time_starttransfer"]
+        let numeric: Set<String> = ["http_code", "response_code", "num_redirects", "num_retries", "num_connects", "exitcode",
+                                    "remote_port", "local_port", "size_download", "size_upload", "size_header",
+                                    "speed_download", "speed_upload", "time_namelookup", "time_connect", "time_appconnect",
+                                    "time_pretransfer", "time_starttransfer", "time_redirect", "time_total", "time_queue"]
+        // Strings curl leaves out when empty: null.
+        let nullable: Set<String> = ["content_type", "errormsg"]
         let members = values.mapValues { value in JSONValue(value, numeric: false) }
             .merging(values.filter { numeric.contains($0.key) }.mapValues { JSONValue($0, numeric: true) }) { $1 }
+            .merging(values.filter { nullable.contains($0.key) && $0.value.isEmpty }.mapValues { _ in JSONValue.null }) { $1 }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? encoder.encode(members)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
@@ -121,6 +103,7 @@ enum WriteOut {
         case number(Double)
         case integer(Int)
         case text(String)
+        case null
 
         init(_ value: String, numeric: Bool) {
             if numeric, let integer = Int(value) { self = .integer(integer) }
@@ -134,6 +117,7 @@ enum WriteOut {
             case .number(let number): try container.encode(number)
             case .integer(let integer): try container.encode(integer)
             case .text(let text): try container.encode(text)
+            case .null: try container.encodeNil()
             }
         }
     }

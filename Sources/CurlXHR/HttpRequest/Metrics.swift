@@ -1,3 +1,5 @@
+import CCurlShim
+
 extension HttpRequest {
     /// What the last send measured and where it ended (``HttpRequest/getMetrics()``), as the
     /// curl tool's `--write-out` variables report them.
@@ -10,6 +12,9 @@ extension HttpRequest {
         public var effectiveURL: String?
         /// Redirects followed.
         public var redirectCount = 0
+        /// The method of the final request (a 303 turns a POST into a GET), as curl's
+        /// `%{method}`; nil before a send ends.
+        public var effectiveMethod: String?
         /// Seconds from the send to the name being resolved, as curl's `time_namelookup`; nil
         /// before a send ends. Each time below counts from the send (the first hop's start),
         /// includes the hops before the last (redirects), and is 0 for a phase the last hop
@@ -36,7 +41,7 @@ extension HttpRequest {
         /// Seconds the send waited in its ``RequestQueue`` before it started: 0 when it did
         /// not wait.
         public var queueTime: Double?
-        /// Times the send was tried again (``HttpRequest/setRetryPolicy(_:)``).
+        /// Times the send was tried again (``HttpRequest/setRetries(_:backoff:)``).
         public var retryCount = 0
         /// The address and port of the last connection's other end (the server, or the
         /// proxy), as curl's `remote_ip` and `remote_port`; nil when it never connected.
@@ -48,11 +53,13 @@ extension HttpRequest {
         public var localPort: Int?
         /// Whether the last hop ran on a connection kept from an earlier request.
         public var reusedConnection: Bool?
+        /// Connections the send opened, all hops together, as curl's `num_connects`.
+        public var connectionsOpened = 0
         /// Body bytes the last hop sent and received, as curl's `size_upload` and
         /// `size_download` count them (received: as they came, before decoding).
         public var bytesSent: Int64?
         public var bytesReceived: Int64?
-        /// Bytes of the response heads the last hop received, as curl's `size_header`.
+        /// Bytes of the response heads received, all hops together, as curl's `size_header`.
         public var headerBytes: Int64?
 
         /// Metrics as given; by default all unknown and no redirects (as before a send).
@@ -78,6 +85,8 @@ extension HttpRequest {
             redirectTime = seconds(record.times.redirect)
             queueTime = seconds(record.times.queue)
             retryCount = record.retryCount
+            effectiveMethod = record.method
+            connectionsOpened = record.newConnections
             if let connection = record.connection {
                 remoteAddress = connection.remoteAddress
                 remotePort = connection.remotePort
@@ -116,6 +125,9 @@ struct SendRecord {
     /// The phase times, microseconds from the send (``SendTimes``).
     var times = SendTimes()
     var retryCount = 0
+    var newConnections = 0
+    /// The last hop's method.
+    var method: String?
     /// The last connection (nil when it never connected).
     var connection: SendConnection?
     var bytesSent: Int64 = 0
@@ -135,6 +147,14 @@ struct SendTimes: Equatable {
     var redirect: Int64 = 0
     var total: Int64 = 0
     var queue: Int64 = 0
+
+    /// Keeps the setup phases a hop that started `offset` microseconds into the send went
+    /// through (those it skipped, as on a reused connection, are 0 and leave the earlier ones).
+    mutating func keepNonZero(nameLookup: curl_off_t, connect: curl_off_t, tls: curl_off_t, after offset: Int64) {
+        if nameLookup > 0 { self.nameLookup = offset + Int64(nameLookup) }
+        if connect > 0 { self.connect = offset + Int64(connect) }
+        if tls > 0 { self.tls = offset + Int64(tls) }
+    }
 }
 
 /// Both ends of a send's last connection, and whether it was reused.

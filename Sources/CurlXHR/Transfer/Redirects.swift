@@ -118,9 +118,7 @@ extension Transfer {
             }
             usedConnection(ConnectionID(handle.easy))
             observer?.post(.redirect(status: status, location: url!))
-            var hopTime: curl_off_t = 0
-            _ = cxhr_easy_get_offset(handle.easy, CURLINFO_TOTAL_TIME_T, &hopTime)
-            progress.hopOffset += Int64(hopTime)
+            hopEnded(handle.easy)
             progress.hopURL = url
             progress.pendingHead = nil
             if let problem = configureHop(handle, url: url!, step: step, methodChanged: step.method != method) {
@@ -216,6 +214,20 @@ extension Transfer {
         return options.failure
     }
 
+    /// A hop before the last ended: what it measured is kept for the send's metrics (as
+    /// curl keeps them across the redirects it follows).
+    private func hopEnded(_ easy: UnsafeMutableRawPointer) {
+        var facts = cxhr_send_facts()
+        cxhr_easy_get_send_facts(easy, &facts)
+        let offset = progress.hopOffset
+        if facts.new_connections > 0 {
+            progress.hopSetup.keepNonZero(nameLookup: facts.namelookup, connect: facts.connect, tls: facts.appconnect, after: offset)
+        }
+        progress.hopHeaderBytes += Int64(facts.header_size)
+        progress.hopNewConnections += facts.new_connections
+        progress.hopOffset += Int64(facts.total)
+    }
+
     /// What the send measured, once libcurl finished its last hop. Engine thread.
     func record(_ easy: UnsafeMutableRawPointer) -> SendRecord {
         var facts = cxhr_send_facts()
@@ -223,11 +235,17 @@ extension Transfer {
         let offset = progress.hopOffset
         var record = SendRecord(ended: true, httpVersion: progress.httpVersion, redirectedURL: progress.hopURL,
                                 redirectCount: hops.redirects, trailers: progress.trailers)
-        record.times = SendTimes(nameLookup: offset + Int64(facts.namelookup), connect: offset + Int64(facts.connect),
-                                 tls: offset + Int64(facts.appconnect), preTransfer: offset + Int64(facts.pretransfer),
-                                 startTransfer: offset + Int64(facts.starttransfer), redirect: offset,
-                                 total: offset + Int64(facts.total), queue: progress.queueMilliseconds * 1000)
+        // The setup phases of the last hop that made a connection (a reused one skips them).
+        var setup = progress.hopSetup
+        if facts.new_connections > 0 || progress.hopNewConnections == 0 {
+            setup.keepNonZero(nameLookup: facts.namelookup, connect: facts.connect, tls: facts.appconnect, after: offset)
+        }
+        record.times = SendTimes(nameLookup: setup.nameLookup, connect: setup.connect, tls: setup.tls,
+                                 preTransfer: offset + Int64(facts.pretransfer), startTransfer: offset + Int64(facts.starttransfer),
+                                 redirect: offset, total: offset + Int64(facts.total), queue: progress.queueMilliseconds * 1000)
         record.retryCount = hops.retries
+        record.method = hops.method
+        record.newConnections = progress.hopNewConnections + facts.new_connections
         if let remote = facts.primary_ip, let local = facts.local_ip, facts.primary_port > 0 {
             record.connection = SendConnection(remoteAddress: String(cString: remote), remotePort: facts.primary_port,
                                                localAddress: String(cString: local), localPort: facts.local_port,
@@ -235,7 +253,7 @@ extension Transfer {
         }
         record.bytesSent = Int64(facts.size_upload)
         record.bytesReceived = Int64(facts.size_download)
-        record.headerBytes = Int64(facts.header_size)
+        record.headerBytes = progress.hopHeaderBytes + Int64(facts.header_size)
         return record
     }
 }

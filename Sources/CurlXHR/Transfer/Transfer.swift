@@ -118,8 +118,12 @@ final class Transfer: @unchecked Sendable {
         /// and it goes to another origin than `open`'s (without credentials).
         var hopListReduced = false
         var hopCrossOrigin = false
-        /// Microseconds the hops before the current one took.
+        /// Microseconds the hops before the current one took; the setup phases they last went
+        /// through, their head bytes and new connections.
         var hopOffset: Int64 = 0
+        var hopSetup = SendTimes()
+        var hopHeaderBytes: Int64 = 0
+        var hopNewConnections = 0
         /// The protocol of the last head.
         var httpVersion: String?
         /// The trailer fields after the last head's body, if it had any.
