@@ -66,8 +66,8 @@ for sanitizer in address thread; do
     rm -rf "$TESTENV_DIR/cache-c-address"
     mkdir -p "$TESTENV_DIR/cache-c-address"
     ASAN_OPTIONS=detect_leaks=1 "$TESTENV_DIR/cache_test-address" "$TESTENV_FAULT_URL" "$TESTENV_DIR/cache-c-address"
-    echo "== C client certificate, proxy, rate limit, PAC and observing tests under the address sanitizer, with LeakSanitizer"
-    for test in tls_identity_test proxy_test rate_test pac_test observe_test; do
+    echo "== C client certificate, proxy, rate limit, PAC, observing and curl command tests under the address sanitizer, with LeakSanitizer"
+    for test in tls_identity_test proxy_test rate_test pac_test observe_test curl_command_test; do
       # shellcheck disable=SC2046
       "$clang" -std=c11 -Wall -Wextra -Werror -g -fsanitize=address "Tests/C/$test.c" \
         $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs curlxhr) -o "$TESTENV_DIR/$test-address"
@@ -80,6 +80,7 @@ for sanitizer in address thread; do
     ASAN_OPTIONS=detect_leaks=1 "$TESTENV_DIR/rate_test-address" "$TESTENV_FAULT_URL"
     ASAN_OPTIONS=detect_leaks=1 "$TESTENV_DIR/observe_test-address" "$TESTENV_DIGEST_URL" "$TESTENV_USER" "$TESTENV_PASSWORD" \
       "$TESTENV_FAULT_URL"
+    ASAN_OPTIONS=detect_leaks=1 "$TESTENV_DIR/curl_command_test-address" "$TESTENV_HTTP_URL"
     rm -rf "$TESTENV_DIR/pac-c-address"
     mkdir -p "$TESTENV_DIR/pac-c-address"
     # libpacparser 1.3.6 leaks the URL copies it makes for each FindProxyForURL (str_replace):

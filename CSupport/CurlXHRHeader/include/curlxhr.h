@@ -9,8 +9,8 @@
  * Memory: strings returned by the library belong to the request and stay valid until the
  * request is re-opened or destroyed; the receive buffer stays valid until the next call that
  * reads it (cxhr_get_receive_buffer again, cxhr_open, cxhr_request_destroy). Never free them.
- * The one exception is cxhr_cookies_list: its copies are the caller's, freed with
- * cxhr_cookies_free.
+ * The exceptions are cxhr_cookies_list, whose copies are the caller's, freed with
+ * cxhr_cookies_free, and cxhr_curl_command, whose string the caller frees with free().
  */
 #ifndef CURLXHR_H
 #define CURLXHR_H
@@ -909,6 +909,19 @@ typedef enum {
 
 /* The kind of the last call's refusal; CXHR_ERROR_NONE when it succeeded. */
 CXHR_EXTERN cxhr_error_code cxhr_get_last_error_code(cxhr_request *_Nullable request);
+
+/* Replaying a request */
+
+/*
+ * A curl command line that replays the request (Swift's HttpRequest.curlCommand()): one line
+ * of POSIX shell with the method, URL, headers, the last send's body or the form, credentials,
+ * proxy, TLS and routing switches, each argument single-quoted where it is not plain; secrets
+ * (Authorization, Proxy-Authorization and Cookie values, every password) read "[redacted]", and
+ * what curl cannot express is named in a trailing "# not expressible: ..." comment. "" before
+ * the first cxhr_open. The string is the caller's: free it with free(). NULL for a NULL or
+ * destroyed handle (or when out of memory).
+ */
+CXHR_EXTERN char *_Nullable cxhr_curl_command(cxhr_request *_Nullable request);
 
 /* ---- OAuth2 bearer tokens (Swift's OAuth2Authorizer) ----
  *

@@ -86,6 +86,7 @@ extension HttpRequest {
                 stream.preparedTransfer.prepare(plan, message: core.message, switches: core.switches,
                                                 pipelining: core.enablePipelining, queueSlot: slot)
                 if let observer = core.makeObserver(for: self) { stream.observe(observer) }
+                core.sentBody = CurlCommand.Body(body, fileSize: fileSize)
                 return .success(stream)
             }
             // The cache needs the jar's cookies, read without the lock; then plan again.

@@ -41,6 +41,8 @@ extension HttpRequest {
         var lastError: HttpRequestError?
         var switches = TransferSwitches()
         var message = RequestMessage()
+        /// The body of the last send since `open`, for ``HttpRequest/curlCommand()``.
+        var sentBody = CurlCommand.Body.none
         var response: ResponseHead?
         /// The field-line buffer of the last response forgotten, for the next one to fill.
         var spareHeadStorage: [UInt8] = []
@@ -102,6 +104,7 @@ extension HttpRequest {
             scheduler.opened()
             sink.reservationLimit = async ? ReportScheduler.pauseThreshold : MemorySink.maxReservation
             message.reopen(method: method, url: text, parsedURL: url, isAsync: async, credentials: credentials)
+            sentBody = .none
             forgetResponse()
             failure = nil
             responseFromCache = false

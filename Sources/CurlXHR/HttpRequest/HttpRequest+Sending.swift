@@ -117,6 +117,7 @@ extension HttpRequest {
                 let transfer = core.reusableTransfer() ?? Transfer(owner: self)
                 transfer.prepare(plan, message: core.message, switches: core.switches, pipelining: core.enablePipelining, queueSlot: slot)
                 core.observe(transfer, for: self, waits: waits)
+                core.sentBody = CurlCommand.Body(body, fileSize: fileSize)
                 core.switches.freshConnection = false
                 core.transfer = transfer
                 sentBytes.store(0, ordering: .relaxed)

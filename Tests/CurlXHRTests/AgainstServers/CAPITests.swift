@@ -88,6 +88,11 @@ import Testing
         expectAllPassed(try run(program, [try env.faultURL]))
     }
 
+    @Test func curlCommandFromC() throws {
+        let program = try build("Tests/C/curl_command_test.c")
+        expectAllPassed(try run(program, [try env.httpURL]))
+    }
+
     @Test func proxyAutoConfigFromC() throws {
         let program = try build("Tests/C/pac_test.c")
         let directory = try env.scratchPath("pac-c")
