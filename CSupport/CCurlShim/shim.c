@@ -1,6 +1,7 @@
 #include "ccurlshim.h"
 
 #include <openssl/ssl.h>
+#include <string.h>
 
 CURLcode cxhr_easy_set_long(CURL *handle, CURLoption option, long value)
 {
@@ -82,24 +83,32 @@ CURLcode cxhr_easy_set_error_buffer(CURL *handle, char *buffer)
   return code != CURLE_OK ? code : curl_easy_setopt(handle, CURLOPT_PREREQDATA, buffer);
 }
 
-void cxhr_easy_get_send_facts(CURL *handle, cxhr_send_facts *facts)
+/* An address libcurl keeps for the handle, copied (at most 45 bytes). */
+static void copy_address(CURL *handle, CURLINFO info, char *to)
+{
+  const char *address = NULL;
+  to[0] = 0;
+  if(curl_easy_getinfo(handle, info, &address) == CURLE_OK && address) {
+    size_t length = strnlen(address, 45);
+    memcpy(to, address, length);
+    to[length] = 0;
+  }
+}
+
+void cxhr_easy_get_send_facts(CURL *handle, cxhr_send_facts *facts, int tls, int upload)
 {
   curl_easy_getinfo(handle, CURLINFO_NAMELOOKUP_TIME_T, &facts->namelookup);
-  curl_easy_getinfo(handle, CURLINFO_CONNECT_TIME_T, &facts->connect);
-  curl_easy_getinfo(handle, CURLINFO_APPCONNECT_TIME_T, &facts->appconnect);
+  facts->appconnect = 0;
+  if(tls)
+    curl_easy_getinfo(handle, CURLINFO_APPCONNECT_TIME_T, &facts->appconnect);
   curl_easy_getinfo(handle, CURLINFO_PRETRANSFER_TIME_T, &facts->pretransfer);
-  curl_easy_getinfo(handle, CURLINFO_STARTTRANSFER_TIME_T, &facts->starttransfer);
-  curl_easy_getinfo(handle, CURLINFO_TOTAL_TIME_T, &facts->total);
-  curl_easy_getinfo(handle, CURLINFO_SIZE_UPLOAD_T, &facts->size_upload);
+  facts->size_upload = 0;
+  if(upload)
+    curl_easy_getinfo(handle, CURLINFO_SIZE_UPLOAD_T, &facts->size_upload);
   curl_easy_getinfo(handle, CURLINFO_SIZE_DOWNLOAD_T, &facts->size_download);
   curl_easy_getinfo(handle, CURLINFO_HEADER_SIZE, &facts->header_size);
-  curl_easy_getinfo(handle, CURLINFO_NUM_CONNECTS, &facts->new_connections);
-  curl_easy_getinfo(handle, CURLINFO_PRIMARY_PORT, &facts->primary_port);
-  curl_easy_getinfo(handle, CURLINFO_LOCAL_PORT, &facts->local_port);
-  facts->primary_ip = NULL;
-  facts->local_ip = NULL;
-  curl_easy_getinfo(handle, CURLINFO_PRIMARY_IP, &facts->primary_ip);
-  curl_easy_getinfo(handle, CURLINFO_LOCAL_IP, &facts->local_ip);
+  copy_address(handle, CURLINFO_PRIMARY_IP, facts->primary_ip);
+  copy_address(handle, CURLINFO_LOCAL_IP, facts->local_ip);
 }
 
 CURLcode cxhr_easy_set_prereq_function(CURL *handle, curl_prereq_callback fn, void *data)

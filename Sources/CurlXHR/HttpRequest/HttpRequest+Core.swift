@@ -74,9 +74,11 @@ extension HttpRequest {
 
         /// Gives the send `transfer` carries for `request` an observer, when the request has
         /// one; `.queued` when it `waits` for its queue.
+        @inline(__always)
         mutating func observe(_ transfer: Transfer, for request: HttpRequest, waits: Bool) {
-            observer = nil
             if waits { transfer.queuedAt = MonotonicTime.milliseconds() }
+            guard !observers.isEmpty || observer != nil else { return }
+            observer = nil
             guard let made = makeObserver(for: request) else { return }
             transfer.observer = made
             observer = made

@@ -117,7 +117,7 @@ extension HttpRequest {
         withCore { core in
             if isStale(core) { return Metrics() }
             guard core.lastSend.ended else { return Metrics(httpVersion: core.response?.httpVersion) }
-            return Metrics(core.lastSend, url: core.message.url)
+            return Metrics(core.lastSend, url: core.message.url, method: core.message.method)
         }
     }
 

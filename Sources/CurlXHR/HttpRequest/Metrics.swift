@@ -76,30 +76,43 @@ extension HttpRequest {
             self.totalTime = totalTime
         }
 
-        /// The metrics of a send that ended (`record`), to `url` (``RequestMessage/url``).
-        init(_ record: borrowing SendRecord, url: String) {
+        /// The metrics of a send of `method` to `url` (``RequestMessage``) that ended (`record`).
+        init(_ record: borrowing SendRecord, url: String, method: String) {
             func seconds(_ microseconds: Int64) -> Double { Double(microseconds) / 1_000_000 }
-            self.init(httpVersion: record.httpVersion, effectiveURL: record.redirectedURL ?? url, redirectCount: record.redirectCount,
-                      connectTime: seconds(record.times.connect), startTransferTime: seconds(record.times.startTransfer),
-                      totalTime: seconds(record.times.total))
-            nameLookupTime = seconds(record.times.nameLookup)
-            tlsTime = seconds(record.times.tls)
-            preTransferTime = seconds(record.times.preTransfer)
-            redirectTime = seconds(record.times.redirect)
-            queueTime = seconds(record.times.queue)
-            retryCount = record.retryCount
-            effectiveMethod = record.method
-            connectionsOpened = record.newConnections
-            if let connection = record.connection {
-                remoteAddress = connection.remoteAddress
-                remotePort = connection.remotePort
-                localAddress = connection.localAddress
-                localPort = connection.localPort
-                reusedConnection = connection.reused
+            let earlier = record.earlier, facts = record.facts
+            let offset = earlier.offset
+            let lastConnected = record.connect > 0
+            // The setup phases of the last hop that made a connection (a reused one skips them).
+            var setup = earlier.setup
+            if lastConnected || earlier.newConnections == 0 {
+                setup.keepNonZero(nameLookup: Int64(facts.namelookup), connect: record.connect, tls: Int64(facts.appconnect), after: offset)
             }
-            bytesSent = record.bytesSent
-            bytesReceived = record.bytesReceived
-            headerBytes = record.headerBytes
+            self.init(httpVersion: record.httpVersion, effectiveURL: record.redirectedURL ?? url, redirectCount: record.redirectCount,
+                      connectTime: seconds(setup.connect), startTransferTime: seconds(offset + record.startTransfer),
+                      totalTime: seconds(offset + record.total))
+            effectiveMethod = record.methodBecameGET ? "GET" : method
+            nameLookupTime = seconds(setup.nameLookup)
+            tlsTime = seconds(setup.tls)
+            preTransferTime = seconds(offset + Int64(facts.pretransfer))
+            redirectTime = seconds(offset)
+            queueTime = seconds(record.queueMicroseconds)
+            retryCount = record.retryCount
+            connectionsOpened = earlier.newConnections + (lastConnected ? 1 : 0)
+            if record.remotePort > 0 {
+                remoteAddress = Self.text(facts.primary_ip)
+                remotePort = record.remotePort
+                localAddress = Self.text(facts.local_ip)
+                localPort = record.localPort
+                reusedConnection = !lastConnected
+            }
+            bytesSent = Int64(facts.size_upload)
+            bytesReceived = Int64(facts.size_download)
+            headerBytes = earlier.headerBytes + Int64(facts.header_size)
+        }
+
+        /// The text of an address libcurl gave (``cxhr_send_facts``).
+        private static func text<Tuple>(_ address: Tuple) -> String {
+            withUnsafeBytes(of: address) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         }
 
         /// The protocol named by a status line's first bytes (`HTTP/1.1 …`, `HTTP/2 …`).
@@ -117,7 +130,7 @@ extension HttpRequest {
 }
 
 /// What a send measured, as compact as a request keeps it for every send (a ``HttpRequest/Metrics``
-/// is made of it only when asked for).
+/// is made of it only when asked for): plain values, but for the strings it had before.
 struct SendRecord {
     var ended = false
     /// Static strings, never allocated.
@@ -125,46 +138,45 @@ struct SendRecord {
     /// Where the redirects led; nil without redirects (the URL given to `open`).
     var redirectedURL: String?
     var redirectCount = 0
-    /// The phase times, microseconds from the send (``SendTimes``).
-    var times = SendTimes()
+    /// The last hop's connect, first-byte and total times, microseconds from its start (the
+    /// engine reads these for every transfer), and the rest libcurl measured of it.
+    var connect: Int64 = 0
+    var startTransfer: Int64 = 0
+    var total: Int64 = 0
+    var facts = cxhr_send_facts()
+    /// The ports of the last hop's connection; 0 when it never connected.
+    var remotePort = 0
+    var localPort = 0
+    /// What the hops before the last (redirects) measured.
+    var earlier = EarlierHops()
     var retryCount = 0
-    var newConnections = 0
-    /// The last hop's method.
-    var method: String?
-    /// The last connection (nil when it never connected).
-    var connection: SendConnection?
-    var bytesSent: Int64 = 0
-    var bytesReceived: Int64 = 0
-    var headerBytes: Int64 = 0
+    var queueMicroseconds: Int64 = 0
+    /// A redirect turned the method into GET.
+    var methodBecameGET = false
     /// The trailer fields after the body (``HttpRequest/getResponseTrailer(_:)``).
     var trailers: ResponseHead?
 }
 
-/// The phase times of a send, microseconds from its start (``HttpRequest/Metrics``).
+/// What the hops of a send before its last one measured: the time they took, the setup
+/// phases they last went through, their head bytes and the connections they opened.
+struct EarlierHops {
+    var offset: Int64 = 0
+    var setup = SendTimes()
+    var headerBytes: Int64 = 0
+    var newConnections = 0
+}
+
+/// The setup phases of a send, microseconds from its start (``HttpRequest/Metrics``).
 struct SendTimes: Equatable {
     var nameLookup: Int64 = 0
     var connect: Int64 = 0
     var tls: Int64 = 0
-    var preTransfer: Int64 = 0
-    var startTransfer: Int64 = 0
-    var redirect: Int64 = 0
-    var total: Int64 = 0
-    var queue: Int64 = 0
 
     /// Keeps the setup phases a hop that started `offset` microseconds into the send went
     /// through (those it skipped, as on a reused connection, are 0 and leave the earlier ones).
-    mutating func keepNonZero(nameLookup: curl_off_t, connect: curl_off_t, tls: curl_off_t, after offset: Int64) {
-        if nameLookup > 0 { self.nameLookup = offset + Int64(nameLookup) }
-        if connect > 0 { self.connect = offset + Int64(connect) }
-        if tls > 0 { self.tls = offset + Int64(tls) }
+    mutating func keepNonZero(nameLookup: Int64, connect: Int64, tls: Int64, after offset: Int64) {
+        if nameLookup > 0 { self.nameLookup = offset + nameLookup }
+        if connect > 0 { self.connect = offset + connect }
+        if tls > 0 { self.tls = offset + tls }
     }
-}
-
-/// Both ends of a send's last connection, and whether it was reused.
-struct SendConnection: Equatable {
-    var remoteAddress: String
-    var remotePort: Int
-    var localAddress: String
-    var localPort: Int
-    var reused: Bool
 }

@@ -218,42 +218,36 @@ extension Transfer {
     /// curl keeps them across the redirects it follows).
     private func hopEnded(_ easy: UnsafeMutableRawPointer) {
         var facts = cxhr_send_facts()
-        cxhr_easy_get_send_facts(easy, &facts)
-        let offset = progress.hopOffset
-        if facts.new_connections > 0 {
-            progress.hopSetup.keepNonZero(nameLookup: facts.namelookup, connect: facts.connect, tls: facts.appconnect, after: offset)
+        cxhr_easy_get_send_facts(easy, &facts, 1, 0)
+        var connect: curl_off_t = 0, total: curl_off_t = 0
+        _ = cxhr_easy_get_offset(easy, CURLINFO_CONNECT_TIME_T, &connect)
+        _ = cxhr_easy_get_offset(easy, CURLINFO_TOTAL_TIME_T, &total)
+        if connect > 0 {
+            progress.earlier.setup.keepNonZero(nameLookup: Int64(facts.namelookup), connect: Int64(connect), tls: Int64(facts.appconnect),
+                                               after: progress.earlier.offset)
+            progress.earlier.newConnections += 1
         }
-        progress.hopHeaderBytes += Int64(facts.header_size)
-        progress.hopNewConnections += facts.new_connections
-        progress.hopOffset += Int64(facts.total)
+        progress.earlier.headerBytes += Int64(facts.header_size)
+        progress.earlier.offset += Int64(total)
     }
 
-    /// What the send measured, once libcurl finished its last hop. Engine thread.
-    func record(_ easy: UnsafeMutableRawPointer) -> SendRecord {
-        var facts = cxhr_send_facts()
-        cxhr_easy_get_send_facts(easy, &facts)
-        let offset = progress.hopOffset
+    /// What the send measured, once libcurl finished its last hop (on `connection`). Engine thread.
+    func record(_ easy: UnsafeMutableRawPointer, connection: ConnectionID?) -> SendRecord {
+        var connect: curl_off_t = 0, start: curl_off_t = 0, total: curl_off_t = 0
+        _ = cxhr_easy_get_offset(easy, CURLINFO_CONNECT_TIME_T, &connect)
+        _ = cxhr_easy_get_offset(easy, CURLINFO_STARTTRANSFER_TIME_T, &start)
+        _ = cxhr_easy_get_offset(easy, CURLINFO_TOTAL_TIME_T, &total)
         var record = SendRecord(ended: true, httpVersion: progress.httpVersion, redirectedURL: progress.hopURL,
-                                redirectCount: hops.redirects, trailers: progress.trailers)
-        // The setup phases of the last hop that made a connection (a reused one skips them).
-        var setup = progress.hopSetup
-        if facts.new_connections > 0 || progress.hopNewConnections == 0 {
-            setup.keepNonZero(nameLookup: facts.namelookup, connect: facts.connect, tls: facts.appconnect, after: offset)
+                                redirectCount: hops.redirects, connect: Int64(connect), startTransfer: Int64(start),
+                                total: Int64(total), earlier: progress.earlier, retryCount: hops.retries,
+                                queueMicroseconds: progress.queueMilliseconds * 1000, methodBecameGET: progress.hopDropsBody,
+                                trailers: progress.trailers)
+        cxhr_easy_get_send_facts(easy, &record.facts, message.isSecure || switches.proxy?.scheme == .https ? 1 : 0,
+                                 Self.sendsBody(sentMethod, body) ? 1 : 0)
+        if let connection {
+            record.remotePort = connection.remotePort
+            record.localPort = connection.localPort
         }
-        record.times = SendTimes(nameLookup: setup.nameLookup, connect: setup.connect, tls: setup.tls,
-                                 preTransfer: offset + Int64(facts.pretransfer), startTransfer: offset + Int64(facts.starttransfer),
-                                 redirect: offset, total: offset + Int64(facts.total), queue: progress.queueMilliseconds * 1000)
-        record.retryCount = hops.retries
-        record.method = hops.method
-        record.newConnections = progress.hopNewConnections + facts.new_connections
-        if let remote = facts.primary_ip, let local = facts.local_ip, facts.primary_port > 0 {
-            record.connection = SendConnection(remoteAddress: String(cString: remote), remotePort: facts.primary_port,
-                                               localAddress: String(cString: local), localPort: facts.local_port,
-                                               reused: facts.new_connections == 0)
-        }
-        record.bytesSent = Int64(facts.size_upload)
-        record.bytesReceived = Int64(facts.size_download)
-        record.headerBytes = progress.hopHeaderBytes + Int64(facts.header_size)
         return record
     }
 }

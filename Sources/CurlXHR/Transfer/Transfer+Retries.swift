@@ -46,7 +46,7 @@ extension Transfer {
     private func prepareAttempt(_ handle: EasyHandle) -> TransferFailure? {
         progress.pendingHead = nil
         progress.bodyOffset = 0
-        progress.hopOffset = (MonotonicTime.milliseconds() - progress.startedAt) * 1000
+        progress.earlier.offset = (MonotonicTime.milliseconds() - progress.startedAt) * 1000
         if fileDescriptor >= 0, lseek(fileDescriptor, off_t(fileStart), SEEK_SET) < 0 {
             return TransferFailure(kind: .other, text: "cannot rewind the file to send it again")
         }

@@ -118,12 +118,8 @@ final class Transfer: @unchecked Sendable {
         /// and it goes to another origin than `open`'s (without credentials).
         var hopListReduced = false
         var hopCrossOrigin = false
-        /// Microseconds the hops before the current one took; the setup phases they last went
-        /// through, their head bytes and new connections.
-        var hopOffset: Int64 = 0
-        var hopSetup = SendTimes()
-        var hopHeaderBytes: Int64 = 0
-        var hopNewConnections = 0
+        /// What the hops before the current one measured (their time: where its times start).
+        var earlier = EarlierHops()
         /// The protocol of the last head.
         var httpVersion: String?
         /// The trailer fields after the last head's body, if it had any.
