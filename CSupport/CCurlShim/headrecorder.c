@@ -47,6 +47,7 @@ int cxhr_head_record_line(cxhr_head_recorder *recorder, const char *line, size_t
 void cxhr_head_clear(cxhr_head_recorder *recorder)
 {
   recorder->count = 0;
+  recorder->received = 0;
   recorder->saw_set_cookie = 0;
   recorder->has_transfer_encoding = 0;
   recorder->content_length_values = 0;
@@ -68,6 +69,7 @@ size_t cxhr_head_callback(char *data, size_t size, size_t count, void *userdata)
 {
   cxhr_head_recorder *recorder = userdata;
   size_t length = size * count;
+  recorder->received += length;
   /* The empty line that ends a head (no header line starts with CR or LF). */
   if(length == 0 || data[0] == '\r' || data[0] == '\n') {
     if(!recorder->head_ended)

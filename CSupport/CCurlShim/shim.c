@@ -95,9 +95,11 @@ static void copy_address(CURL *handle, CURLINFO info, char *to)
   }
 }
 
-void cxhr_easy_get_send_facts(CURL *handle, cxhr_send_facts *facts, int tls, int upload)
+void cxhr_easy_get_send_facts(CURL *handle, cxhr_send_facts *facts, int connected, int tls, int upload)
 {
-  curl_easy_getinfo(handle, CURLINFO_NAMELOOKUP_TIME_T, &facts->namelookup);
+  facts->namelookup = 0;
+  if(connected)
+    curl_easy_getinfo(handle, CURLINFO_NAMELOOKUP_TIME_T, &facts->namelookup);
   facts->appconnect = 0;
   if(tls)
     curl_easy_getinfo(handle, CURLINFO_APPCONNECT_TIME_T, &facts->appconnect);
@@ -106,7 +108,6 @@ void cxhr_easy_get_send_facts(CURL *handle, cxhr_send_facts *facts, int tls, int
   if(upload)
     curl_easy_getinfo(handle, CURLINFO_SIZE_UPLOAD_T, &facts->size_upload);
   curl_easy_getinfo(handle, CURLINFO_SIZE_DOWNLOAD_T, &facts->size_download);
-  curl_easy_getinfo(handle, CURLINFO_HEADER_SIZE, &facts->header_size);
   copy_address(handle, CURLINFO_PRIMARY_IP, facts->primary_ip);
   copy_address(handle, CURLINFO_LOCAL_IP, facts->local_ip);
 }

@@ -46,16 +46,16 @@ CURLcode cxhr_easy_get_pointer(CURL *handle, CURLINFO info, void **value);
 CURLcode cxhr_easy_get_slist(CURL *handle, CURLINFO info, struct curl_slist **value);
 
 /* What a send measured beyond the times the engine reads itself, read from a handle libcurl
-   finished with in one call: the phase times (microseconds; appconnect only with `tls`), the
-   body sizes (size_upload only with `upload`), the head bytes, and both ends' addresses
-   (empty when it never connected). Plain values, kept as they are until asked for. */
+   finished with in one call: the phase times (microseconds; namelookup only when the hop
+   `connected`, appconnect only with `tls`), the body sizes (size_upload only with `upload`),
+   and both ends' addresses (empty when it never connected). Plain values, kept as they are
+   until asked for. */
 typedef struct {
   curl_off_t namelookup, appconnect, pretransfer;
   curl_off_t size_upload, size_download;
-  long header_size;
   char primary_ip[46], local_ip[46];
 } cxhr_send_facts;
-void cxhr_easy_get_send_facts(CURL *handle, cxhr_send_facts *facts, int tls, int upload);
+void cxhr_easy_get_send_facts(CURL *handle, cxhr_send_facts *facts, int connected, int tls, int upload);
 
 /* Observing a transfer: CURLOPT_PREREQFUNCTION (a connection is ready for a request) and
    CURLOPT_DEBUGFUNCTION with CURLOPT_VERBOSE; NULL callbacks turn them off. */

@@ -23,6 +23,9 @@ typedef struct cxhr_head_recorder {
   unsigned char *bytes;
   size_t count;
   size_t capacity;
+  /* Bytes the header callback was given since the recorder was last cleared, the empty lines
+     that end heads included (libcurl's CURLINFO_HEADER_SIZE, counted as it goes). */
+  size_t received;
   /* A Set-Cookie field was recorded since the recorder was last cleared (cxhr_head_clear). */
   int saw_set_cookie;
   /* A Transfer-Encoding field is among the lines being read (reset with them). */

@@ -492,7 +492,7 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
         var replaysNext = false
         if report {
             if failure == nil { transfer.reportHeldHead() }
-            let record = transfer.record(handle.easy, connection: connection)
+            let record = transfer.record(handle, connection: connection)
             transfer.usedConnection(connection)
             if transfer.cache?.networkEnded(success: failure == nil) == true { transfer.observer?.post(.cache(.stored)) }
             if failure == nil, let exchange = transfer.cache, exchange.answersAtOnce {

@@ -1,3 +1,4 @@
+import CCurlShim
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -117,7 +118,8 @@ extension HttpRequest {
         withCore { core in
             if isStale(core) { return Metrics() }
             guard core.lastSend.ended else { return Metrics(httpVersion: core.response?.httpVersion) }
-            return Metrics(core.lastSend, url: core.message.url, method: core.message.method)
+            return Metrics(core.lastSend, facts: core.finishedTransfer?.facts ?? cxhr_send_facts(), url: core.message.url,
+                           method: core.message.method)
         }
     }
 

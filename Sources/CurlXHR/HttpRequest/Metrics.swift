@@ -76,10 +76,11 @@ extension HttpRequest {
             self.totalTime = totalTime
         }
 
-        /// The metrics of a send of `method` to `url` (``RequestMessage``) that ended (`record`).
-        init(_ record: borrowing SendRecord, url: String, method: String) {
+        /// The metrics of a send of `method` to `url` (``RequestMessage``) that ended (`record`,
+        /// and what else libcurl measured of its last hop: `facts`).
+        init(_ record: borrowing SendRecord, facts: borrowing cxhr_send_facts, url: String, method: String) {
             func seconds(_ microseconds: Int64) -> Double { Double(microseconds) / 1_000_000 }
-            let earlier = record.earlier, facts = record.facts
+            let earlier = record.earlier
             let offset = earlier.offset
             let lastConnected = record.connect > 0
             // The setup phases of the last hop that made a connection (a reused one skips them).
@@ -107,7 +108,7 @@ extension HttpRequest {
             }
             bytesSent = Int64(facts.size_upload)
             bytesReceived = Int64(facts.size_download)
-            headerBytes = earlier.headerBytes + Int64(facts.header_size)
+            headerBytes = earlier.headerBytes + record.headerBytes
         }
 
         /// The text of an address libcurl gave (``cxhr_send_facts``).
@@ -139,11 +140,13 @@ struct SendRecord {
     var redirectedURL: String?
     var redirectCount = 0
     /// The last hop's connect, first-byte and total times, microseconds from its start (the
-    /// engine reads these for every transfer), and the rest libcurl measured of it.
+    /// engine reads these for every transfer; the rest libcurl measured stays with the
+    /// transfer, ``Transfer/facts``, until asked for).
     var connect: Int64 = 0
     var startTransfer: Int64 = 0
     var total: Int64 = 0
-    var facts = cxhr_send_facts()
+    /// Bytes of the last hop's response heads.
+    var headerBytes: Int64 = 0
     /// The ports of the last hop's connection; 0 when it never connected.
     var remotePort = 0
     var localPort = 0

@@ -23,7 +23,7 @@ final class ResponseHeadParser {
     /// the context); ``finishHead()`` reads the block. The buffer is allocated by the first line.
     init(headEnded: (@convention(c) (UnsafeMutableRawPointer?) -> Int32)? = nil,
          challenged: (@convention(c) (UnsafeMutableRawPointer?) -> Void)? = nil) {
-        recorder.initialize(to: cxhr_head_recorder(bytes: nil, count: 0, capacity: 0, saw_set_cookie: 0, has_transfer_encoding: 0,
+        recorder.initialize(to: cxhr_head_recorder(bytes: nil, count: 0, capacity: 0, received: 0, saw_set_cookie: 0, has_transfer_encoding: 0,
                                                    content_length_values: 0, has_content_encoding: 0,
                                                    head_ended: headEnded, challenged: challenged, context: nil))
     }
@@ -55,6 +55,13 @@ final class ResponseHeadParser {
         recorder.pointee.has_content_encoding = 0
         guard afterHead, !Self.isStatusLine(recorded) else { return .cutHead }
         return .trailers(ResponseHead(RecordedHead(status: 0, reason: "", lines: recorded)))
+    }
+
+    /// Header bytes received since the last call (or ``reset()``), as libcurl's
+    /// `CURLINFO_HEADER_SIZE` counts them; the count starts again.
+    func takeReceivedBytes() -> Int64 {
+        defer { recorder.pointee.received = 0 }
+        return Int64(recorder.pointee.received)
     }
 
     /// A `Set-Cookie` field arrived since the last ``reset()``, in any block.

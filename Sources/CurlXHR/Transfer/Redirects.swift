@@ -118,7 +118,7 @@ extension Transfer {
             }
             usedConnection(ConnectionID(handle.easy))
             observer?.post(.redirect(status: status, location: url!))
-            hopEnded(handle.easy)
+            hopEnded(handle)
             progress.hopURL = url
             progress.pendingHead = nil
             if let problem = configureHop(handle, url: url!, step: step, methodChanged: step.method != method) {
@@ -216,34 +216,36 @@ extension Transfer {
 
     /// A hop before the last ended: what it measured is kept for the send's metrics (as
     /// curl keeps them across the redirects it follows).
-    private func hopEnded(_ easy: UnsafeMutableRawPointer) {
-        var facts = cxhr_send_facts()
-        cxhr_easy_get_send_facts(easy, &facts, 1, 0)
+    private func hopEnded(_ handle: EasyHandle) {
         var connect: curl_off_t = 0, total: curl_off_t = 0
-        _ = cxhr_easy_get_offset(easy, CURLINFO_CONNECT_TIME_T, &connect)
-        _ = cxhr_easy_get_offset(easy, CURLINFO_TOTAL_TIME_T, &total)
+        _ = cxhr_easy_get_offset(handle.easy, CURLINFO_CONNECT_TIME_T, &connect)
+        _ = cxhr_easy_get_offset(handle.easy, CURLINFO_TOTAL_TIME_T, &total)
         if connect > 0 {
+            var facts = cxhr_send_facts()
+            cxhr_easy_get_send_facts(handle.easy, &facts, 1, 1, 0)
             progress.earlier.setup.keepNonZero(nameLookup: Int64(facts.namelookup), connect: Int64(connect), tls: Int64(facts.appconnect),
                                                after: progress.earlier.offset)
             progress.earlier.newConnections += 1
         }
-        progress.earlier.headerBytes += Int64(facts.header_size)
+        progress.earlier.headerBytes += handle.headParser.takeReceivedBytes()
         progress.earlier.offset += Int64(total)
     }
 
     /// What the send measured, once libcurl finished its last hop (on `connection`). Engine thread.
-    func record(_ easy: UnsafeMutableRawPointer, connection: ConnectionID?) -> SendRecord {
+    func record(_ handle: EasyHandle, connection: ConnectionID?) -> SendRecord {
+        let easy = handle.easy
         var connect: curl_off_t = 0, start: curl_off_t = 0, total: curl_off_t = 0
         _ = cxhr_easy_get_offset(easy, CURLINFO_CONNECT_TIME_T, &connect)
         _ = cxhr_easy_get_offset(easy, CURLINFO_STARTTRANSFER_TIME_T, &start)
         _ = cxhr_easy_get_offset(easy, CURLINFO_TOTAL_TIME_T, &total)
         var record = SendRecord(ended: true, httpVersion: progress.httpVersion, redirectedURL: progress.hopURL,
                                 redirectCount: hops.redirects, connect: Int64(connect), startTransfer: Int64(start),
-                                total: Int64(total), earlier: progress.earlier, retryCount: hops.retries,
-                                queueMicroseconds: progress.queueMilliseconds * 1000, methodBecameGET: progress.hopDropsBody,
-                                trailers: progress.trailers)
-        cxhr_easy_get_send_facts(easy, &record.facts, message.isSecure || switches.proxy?.scheme == .https ? 1 : 0,
-                                 Self.sendsBody(sentMethod, body) ? 1 : 0)
+                                total: Int64(total), headerBytes: handle.headParser.takeReceivedBytes(), earlier: progress.earlier,
+                                retryCount: hops.retries, queueMicroseconds: progress.queueMilliseconds * 1000,
+                                methodBecameGET: progress.hopDropsBody, trailers: progress.trailers)
+        let sendsBody: Int32 = if case .none = body { 0 } else { 1 }
+        cxhr_easy_get_send_facts(easy, &facts, connect > 0 ? 1 : 0, message.isSecure || switches.proxy?.scheme == .https ? 1 : 0,
+                                 sendsBody)
         if let connection {
             record.remotePort = connection.remotePort
             record.localPort = connection.localPort

@@ -107,7 +107,7 @@ extension Transfer {
         }
         withOwner { $0.transferFinished(self, failure: failure, fallbackStatus: fallbackStatus, record: record) }
         // After the owner took the record: a `.done` callback reads getMetrics() as the event's.
-        observer?.close(with: HttpRequest.Metrics(record, url: message.url, method: sentMethod))
+        observer?.close(with: HttpRequest.Metrics(record, facts: facts, url: message.url, method: sentMethod))
     }
 
     /// The owner let go of the send (an abort, a new `open`, a cancelled task): nothing more

@@ -1,3 +1,4 @@
+import CCurlShim
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -49,6 +50,10 @@ final class Transfer: @unchecked Sendable {
     /// Where the send's events and trace go (``SendObserver``), or nil: set after `prepare`
     /// when the request has an observer, dropped by ``complete()``.
     @exclusivity(unchecked) var observer: SendObserver?
+    /// What libcurl measured of the last hop beyond the times the engine reads (``SendRecord``),
+    /// written by the engine as the send ends and read through the request's lock after it:
+    /// the request keeps its finished transfer until its next `open`.
+    @exclusivity(unchecked) var facts = cxhr_send_facts()
     /// When the send began to wait for its queue's slot (``MonotonicTime``), or nil.
     @exclusivity(unchecked) var queuedAt: Int64?
     /// The cache's part in the send, or nil (set by `prepare`, dropped by ``complete()``).
@@ -167,6 +172,7 @@ final class Transfer: @unchecked Sendable {
         self.responseFile.withLock { $0 = responseFile }
         sends += 1
         queuedAt = nil
+        facts = cxhr_send_facts()
         ownerInFlight = owner.counted
         self.message = message
         self.body = body

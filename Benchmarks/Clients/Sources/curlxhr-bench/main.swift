@@ -194,10 +194,15 @@ func warmUpCache() -> String? {
         }
         Task.detached {
             do {
-                let response = try await request.response()
-                var bytes = 0
-                for try await chunk in response.body { bytes += chunk.count }
-                outcome.withLock { $0 = (response.status, bytes, nil) }
+                // The response is let go of before the next request starts (signal): a stream
+                // still held when the next `response()` looks is not reused.
+                let (status, bytes) = try await { () async throws -> (Int, Int) in
+                    let response = try await request.response()
+                    var bytes = 0
+                    for try await chunk in response.body { bytes += chunk.count }
+                    return (response.status, bytes)
+                }()
+                outcome.withLock { $0 = (status, bytes, nil) }
             } catch {
                 outcome.withLock { $0.problem = "\(error)" }
             }
