@@ -10,12 +10,13 @@ enum CallOutcome {
     }
 
     /// OpenTelemetry's `error.type` of a failed call: the status code of a response that is
-    /// not 2xx, else what failed (`timeout`, `connection`, `tls`, … for a transfer;
+    /// not 2xx, else what failed (`timeout`, `connection`, `tls`, … for a transfer, the
+    /// refusal's code such as `invalidArgument` for a request `HttpRequest` refused;
     /// `cancelled`, `encoding`, `decoding`, `authorization`, `middleware`).
     static func errorType(_ error: HttpClientError) -> String {
         switch error {
         case .status(let code, _): "\(code)"
-        case .transfer(let error): error.failureKind?.rawValue ?? "transfer"
+        case .transfer(let error): error.failureKind?.rawValue ?? error.code.description
         case .decoding: "decoding"
         case .encoding: "encoding"
         case .cancelled: "cancelled"

@@ -7,9 +7,11 @@ enum Redaction {
     static let secretQueryKeys: Set<String> = ["access_token", "awsaccesskeyid", "signature", "sig", "x-goog-signature"]
 
     /// `url` with its user information replaced by `REDACTED:REDACTED` (as OpenTelemetry's
-    /// `url.full` asks) and the values of ``secretQueryKeys`` by `REDACTED`.
+    /// `url.full` asks), the values of ``secretQueryKeys`` by `REDACTED`, and its control
+    /// characters (CR, LF, … which `HttpRequest` refuses) percent-encoded, so that a hostile
+    /// URL cannot add lines to a log.
     static func url(_ url: String) -> String {
-        var text = Substring(url)
+        var text = Substring(withoutControlCharacters(url))
         var result = ""
         if let scheme = text.firstRange(of: "://") {
             result += text[..<scheme.upperBound]
@@ -27,6 +29,24 @@ enum Redaction {
         let pairs = query[..<fragment].split(separator: "&", omittingEmptySubsequences: false).map(redactedPair)
         result += pairs.joined(separator: "&")
         return result + query[fragment...]
+    }
+
+    static func withoutControlCharacters(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                result += "%" + (hex.count == 1 ? "0" + hex : hex)
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || scalar.value == 0x7F
     }
 
     /// `name=value`, its value `REDACTED` when `name` is one of ``secretQueryKeys``.
