@@ -11,15 +11,12 @@ import Testing
 /// client's own, so that other suites' calls do not count).
 @Suite struct ClientMetricsTests {
     let env: TestEnvironment
-    let client: HttpClient
+    var client: HttpClient
     let metrics = TestMetrics()
 
     init() throws {
-        let (env, client) = try faultServerClient()
-        self.env = env
-        var measured = client
-        measured.metricsFactory = metrics
-        self.client = measured
+        (env, client) = try faultServerClient()
+        client.metricsFactory = metrics
     }
 
     static func dimensions(_ method: String, _ server: String = "127.0.0.1") -> [(String, String)] {

@@ -40,15 +40,12 @@ struct W3CTestTracer: Tracer {
 /// context in the `traceparent` the server receives, and its status — against the fault server.
 @Suite struct ClientTracingTests {
     let env: TestEnvironment
-    let client: HttpClient
+    var client: HttpClient
     let tracer = W3CTestTracer()
 
     init() throws {
-        let (env, client) = try faultServerClient()
-        self.env = env
-        var traced = client
-        traced.tracer = tracer
-        self.client = traced
+        (env, client) = try faultServerClient()
+        client.tracer = tracer
     }
 
     var port: Int { get throws { Int(try env.faultURL.split(separator: ":").last!)! } }
