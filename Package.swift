@@ -13,10 +13,22 @@ let package = Package(
         .library(name: "curlxhr", type: .dynamic, targets: ["CurlXHRCAPI"]),
         .executable(name: "xhr", targets: ["xhr"]),
     ],
+    // The server-side Swift conventions of the client layer, each opt-in: a package that does
+    // not enable one builds none of its package (and the xhr tool and libcurlxhr.so, built
+    // from this package with no trait, carry none of them). Enable them where CurlXHR is a
+    // dependency: `.package(url: …, from: …, traits: ["Logging", "Tracing", "Metrics"])`;
+    // here, `swift build --traits Logging,Tracing,Metrics` (scripts/test.sh and docs.sh do).
+    traits: [
+        .trait(name: "Logging", description: "HttpClient logs each call and its events to a swift-log Logger"),
+        .trait(name: "Tracing", description: "HttpClient makes a swift-distributed-tracing client span per call and injects its context"),
+        .trait(name: "Metrics", description: "HttpClient counts and times its calls with swift-metrics"),
+    ],
     // For the xhr tool only: the embedded server of `xhr demo` (swift-nio); and the
     // DocC plugin (`swift package generate-documentation`, scripts/docs.sh); and the OpenAPI
     // runtime for CurlXHROpenAPI; swift-http-types (itself dependent on nothing) for HTTPFields,
-    // the header field type of the public API. The other library targets depend on no package.
+    // the header field type of the public API; swift-log, swift-distributed-tracing and
+    // swift-metrics for CurlXHRClient's traits only. The other library targets depend on no
+    // package.
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
@@ -24,6 +36,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.8.0"),
         // HTTPFields: CurlXHR's public header field type, and CurlXHROpenAPI's.
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        // For CurlXHRClient with the Logging trait only: Logger, the ecosystem's logging API.
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // For CurlXHRClient with the Tracing trait only: spans, the task's ServiceContext and
+        // the instrument that injects W3C `traceparent`.
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.1.0"),
+        // For CurlXHRClient with the Metrics trait only: counters, timers and gauges.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.4.0"),
     ],
     targets: [
         // The small C shim over libcurl and libkrb5: typed setopt/getinfo wrappers, the
@@ -63,10 +82,16 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The client layer: base URL, arguments encoded by HTTP-RPC's rules, responses decoded
-        // by their content type, middleware; only through CurlXHR's HttpRequest.
+        // by their content type, middleware; only through CurlXHR's HttpRequest. swift-log,
+        // swift-distributed-tracing and swift-metrics only with their traits.
         .target(
             name: "CurlXHRClient",
-            dependencies: ["CurlXHR", .product(name: "HTTPTypes", package: "swift-http-types")],
+            dependencies: [
+                "CurlXHR", .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The OpenAPI transport: swift-openapi-runtime's ClientTransport over HttpRequest's
@@ -144,7 +169,12 @@ let package = Package(
             dependencies: ["CurlXHR", "CurlXHRClient", "curlxhr-probe", "xhr",
                            "CurlXHROpenAPI", .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                            .product(name: "HTTPTypes", package: "swift-http-types"),
-                           "example-workers", "example-delegate", "example-await", "example-client"],
+                           "example-workers", "example-delegate", "example-await", "example-client",
+                           // The test handlers of the client layer's traits: a recording log
+                           // handler, tracer and metrics factory.
+                           .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["Logging"])),
+                           .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+                           .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"]))],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

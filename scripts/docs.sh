@@ -29,7 +29,9 @@ for target in "${targets[@]}"; do
   # Fresh symbol graphs for the check below: the plugin writes them again on every run.
   find "$scratch" -type d -name extracted-symbols -prune -exec rm -rf {} + 2>/dev/null || true
   echo "docs: $target"
-  if ! swift package --scratch-path "$scratch" --allow-writing-to-directory "$work" \
+  # With the client layer's package traits, whose symbols are documented too (as the tests
+  # build them, so that the debug build is reused).
+  if ! swift package --scratch-path "$scratch" --traits Logging,Tracing,Metrics --allow-writing-to-directory "$work" \
       generate-documentation --target "$target" --warnings-as-errors --output-path "$out" >"$log" 2>&1; then
     echo "ERROR: DocC reported problems in $target (warnings count as errors):" >&2
     # The diagnostics with their source excerpts; the whole log is in $log.

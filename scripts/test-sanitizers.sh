@@ -11,7 +11,9 @@ cd "$(dirname "$0")/.."
 source "$TESTENV_DIR/testenv.env"
 
 echo "== swift test --sanitize=thread"
-swift build --build-tests --sanitize=thread --scratch-path .build-thread
+# The client layer's package traits, as scripts/test.sh builds them.
+traits=(--traits Logging,Tracing,Metrics)
+swift build --build-tests --sanitize=thread --scratch-path .build-thread "${traits[@]}"
 # CURLXHR_SANITIZER: tests that measure a process (memory, runs in a time) allow for the
 # sanitizer's own cost.
 # Its reports go to files, printed again at the end, so a race is the last thing a log shows.
@@ -19,7 +21,7 @@ reports="$TESTENV_DIR/tsan-swift"
 rm -f "$reports".*
 status=0
 CURLXHR_SANITIZER=thread TSAN_OPTIONS="log_path=$reports" \
-  swift test --skip-build --sanitize=thread --scratch-path .build-thread || status=$?
+  swift test --skip-build --sanitize=thread --scratch-path .build-thread "${traits[@]}" || status=$?
 if compgen -G "$reports.*" >/dev/null; then
   cat "$reports".* >&2
   echo "ERROR: ThreadSanitizer reported the races above in swift test" >&2

@@ -27,10 +27,12 @@ if ! bash Tests/Servers/selftest.sh "$dir" >"$dir/selftest.log"; then
   exit 1
 fi
 export TESTENV_DIR="$dir"
-swift build --build-tests
+# The client layer's package traits (opt-in, Package.swift): built and tested with all three.
+traits=(--traits Logging,Tracing,Metrics)
+swift build --build-tests "${traits[@]}"
 bash scripts/install-c.sh "$dir/prefix" debug >/dev/null
 export CURLXHR_PREFIX="$dir/prefix"
 if [ "$sanitizers" = 1 ]; then bash scripts/test-sanitizers.sh; fi
-swift test --skip-build "$@"
+swift test --skip-build "${traits[@]}" "$@"
 # The whole run: also the public cache conformance suite, through the xhr built above.
 if [ $# -eq 0 ]; then XHR=.build/debug/xhr bash scripts/cache-tests.sh; fi

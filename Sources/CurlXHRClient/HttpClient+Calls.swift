@@ -63,7 +63,7 @@ extension HttpClient {
     /// Makes the request of `call` and sends it through the middlewares; its progress, if
     /// anyone wants it, is reported on `queue`, and every report has run when this returns.
     func transfer(_ call: Call, progressQueue queue: DispatchQueue) async -> Sent {
-        let request: HttpClientRequest
+        var request: HttpClientRequest
         do throws(HttpClientError) {
             request = try makeRequest(call.method, path: call.path, arguments: call.arguments, body: call.body,
                                       encoding: call.encoding, headers: call.headers)
@@ -71,13 +71,17 @@ extension HttpClient {
             return Sent(request: nil, outcome: .failure(error))
         }
         let reporter = (call.progress ?? onProgress).map { ProgressReporter($0, target: queue) }
-        let outcome: Swift.Result<HttpClientResponse, HttpClientError>
-        do throws(HttpClientError) {
-            outcome = .success(try await send(request, progress: reporter))
-        } catch {
-            outcome = .failure(error)
+        let observation = CallObservation(&request, client: self)
+        let made = request
+        let outcome = await observation.run { () async -> Swift.Result<HttpClientResponse, HttpClientError> in
+            do throws(HttpClientError) {
+                return .success(try await send(made, progress: reporter, observation: observation))
+            } catch {
+                return .failure(error)
+            }
         }
         await reporter?.flush()
+        observation.end(request, outcome)
         return Sent(request: request, outcome: outcome)
     }
 

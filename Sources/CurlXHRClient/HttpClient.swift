@@ -103,6 +103,9 @@ public struct HttpClient: Sendable {
     /// handler is queued, on the calling thread for `invokeSync`. Keep it short; log, count,
     /// or start a new login.
     public var onFailure: (@Sendable (Failure) -> Void)?
+    /// The logger, tracer and metrics of the package traits `Logging`, `Tracing` and `Metrics`
+    /// (``logger``, ``tracer``, ``metricsFactory``); empty without them.
+    var observability = ClientObservability()
 
     /// A client of the API at `baseURL` + `apiPath`.
     ///
@@ -234,10 +237,12 @@ extension HttpClient {
 
     /// Runs `request` through the middlewares, outermost first, to the transfer.
     /// `progress` reports each transfer's counts.
-    func send(_ request: HttpClientRequest, progress: ProgressReporter? = nil) async throws(HttpClientError) -> HttpClientResponse {
+    /// `observation` sees each send.
+    func send(_ request: HttpClientRequest, progress: ProgressReporter? = nil,
+              observation: CallObservation? = nil) async throws(HttpClientError) -> HttpClientResponse {
         let client = self
         var next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse = { request in
-            try await Transport.send(request, with: client, progress: progress)
+            try await Transport.send(request, with: client, progress: progress, observation: observation)
         }
         for middleware in middlewares.reversed() {
             let inner = next

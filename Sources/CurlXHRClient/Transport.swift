@@ -9,8 +9,9 @@ import Foundation
 /// The end of the middleware chain: one `HttpRequest` per request, sent with its `async`
 /// `HttpRequest.response(timeout:)`.
 enum Transport {
-    static func send(_ request: HttpClientRequest, with client: HttpClient,
-                     progress: ProgressReporter?) async throws(HttpClientError) -> HttpClientResponse {
+    static func send(_ request: HttpClientRequest, with client: HttpClient, progress: ProgressReporter?,
+                     observation: CallObservation? = nil) async throws(HttpClientError) -> HttpClientResponse {
+        observation?.sending(request, client: client)
         let http = HttpRequest()
         // The client's credentials are for its own server: not for an absolute URL elsewhere.
         let ownServer = request.isToClientOrigin
@@ -48,6 +49,7 @@ enum Transport {
         // not used).
         if progress != nil { http.setMaxResponseSize(Int64(client.maxResponseSize)) }
         client.configure?(http)
+        observation?.watch(http)
         do {
             var counts = TransferCounts(body: request.body)
             let attempt = progress?.startAttempt() ?? 0
