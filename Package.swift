@@ -42,7 +42,7 @@ let package = Package(
         // the instrument that injects W3C `traceparent`.
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.1.0"),
         // For CurlXHRClient with the Metrics trait only: counters, timers and gauges.
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.4.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.7.0"),
     ],
     targets: [
         // The small C shim over libcurl and libkrb5: typed setopt/getinfo wrappers, the

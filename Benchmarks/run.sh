@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks CurlXHR against raw libcurl, URLSession and AsyncHTTPClient on loopback.
 #
-#   Benchmarks/run.sh [--smoke] [--reps N] [--workloads A,B] [--skip-build] [--skip-install]
+#   Benchmarks/run.sh [--smoke] [--reps N] [--workloads A,B] [--without-ahc] [--skip-build] [--skip-install]
 #   Benchmarks/run.sh --instructions [--smoke] [--skip-build] [--skip-install]
 #   Benchmarks/run.sh --profile [--skip-build] [--skip-install]
 #   Benchmarks/run.sh --memory [--reps N] [--smoke] [--skip-build] [--skip-install]
@@ -22,6 +22,8 @@
 #                   upload-multipart-2x50m, or upload-multipart-2x1m with --smoke;
 #                   cache-hit-100m, or cache-hit-1m with --smoke). Only a run with an
 #                   AsyncHTTPClient client (ahc, ahc-*) builds and needs Benchmarks/AHC.
+#   --without-ahc   leave the AsyncHTTPClient clients out (and their release build, about
+#                   ten minutes on two cores): CI's smoke run.
 #   --instructions  instead of the timed runs: user-space instructions per small GET, one at
 #                   a time, of raw libcurl and CurlXHR (sync, async with callbacks, async/await;
 #                   and sync with five request headers, --headers 5), with callgrind.
@@ -80,6 +82,7 @@ mode=timed
 only=""
 skip_build=0
 skip_install=0
+without_ahc=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -91,6 +94,7 @@ while [ $# -gt 0 ]; do
     --startup) shift; exec "$here/startup.sh" "$@" ;;
     --skip-build) skip_build=1 ;;
     --skip-install) skip_install=1 ;;
+    --without-ahc) without_ahc=1 ;;
     -h|--help) sed -n '2,72p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 64 ;;
   esac
@@ -164,6 +168,20 @@ if [ -n "$only" ]; then
   done
   [ ${#chosen[@]} -gt 0 ] || { echo "run.sh: no workload named in '$only'" >&2; exit 64; }
   workloads=("${chosen[@]}")
+fi
+# --without-ahc: the AsyncHTTPClient clients (ahc, ahc-*) left out of every workload, and a
+# workload left with none dropped.
+if [ $without_ahc -eq 1 ]; then
+  kept=()
+  for workload in "${workloads[@]}"; do
+    read -r -a words <<< "$workload"
+    line=("${words[@]:0:8}")
+    for client in "${words[@]:8}"; do
+      case $client in ahc|ahc-*) ;; *) line+=("$client") ;; esac
+    done
+    [ ${#line[@]} -gt 8 ] && kept+=("${line[*]}")
+  done
+  workloads=("${kept[@]}")
 fi
 # Whether a timed run has an AsyncHTTPClient client (ahc, ahc-*) to build and run.
 uses_ahc=0

@@ -8,6 +8,8 @@
 #
 # The third argument builds the library with that sanitizer (in .build-SANITIZER); programs
 # linked with it must then be built with the toolchain's clang and the same -fsanitize.
+# CURLXHR_TRAITS (e.g. Logging,Tracing,Metrics) builds with those package traits: the tests set
+# it to the traits they build with, so that the build folder they share is not built again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=${1:?usage: install-c.sh PREFIX [release|debug] [address|thread]}
@@ -16,6 +18,7 @@ sanitizer=${3:-}
 command -v patchelf >/dev/null || { echo "ERROR: patchelf is missing: run scripts/install-deps.sh" >&2; exit 1; }
 
 build=(swift build -c "$config")
+if [ -n "${CURLXHR_TRAITS:-}" ]; then build+=(--traits "$CURLXHR_TRAITS"); fi
 if [ -n "$sanitizer" ]; then build+=(--sanitize="$sanitizer" --scratch-path ".build-$sanitizer"); fi
 "${build[@]}" --product curlxhr
 bin=$("${build[@]}" --show-bin-path)

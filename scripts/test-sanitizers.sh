@@ -12,7 +12,8 @@ source "$TESTENV_DIR/testenv.env"
 
 echo "== swift test --sanitize=thread"
 # The client layer's package traits, as scripts/test.sh builds them.
-traits=(--traits Logging,Tracing,Metrics)
+export CURLXHR_TRAITS=${CURLXHR_TRAITS:-Logging,Tracing,Metrics}
+traits=(--traits "$CURLXHR_TRAITS")
 swift build --build-tests --sanitize=thread --scratch-path .build-thread "${traits[@]}"
 # CURLXHR_SANITIZER: tests that measure a process (memory, runs in a time) allow for the
 # sanitizer's own cost.

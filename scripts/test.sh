@@ -27,8 +27,11 @@ if ! bash Tests/Servers/selftest.sh "$dir" >"$dir/selftest.log"; then
   exit 1
 fi
 export TESTENV_DIR="$dir"
-# The client layer's package traits (opt-in, Package.swift): built and tested with all three.
-traits=(--traits Logging,Tracing,Metrics)
+# The client layer's package traits (opt-in, Package.swift): built and tested with all three,
+# by every build that shares a build folder with this one (install-c.sh, the sanitizers',
+# docs.sh), so that none builds the package again with other traits.
+export CURLXHR_TRAITS=Logging,Tracing,Metrics
+traits=(--traits "$CURLXHR_TRAITS")
 swift build --build-tests "${traits[@]}"
 bash scripts/install-c.sh "$dir/prefix" debug >/dev/null
 export CURLXHR_PREFIX="$dir/prefix"

@@ -50,15 +50,12 @@ import Testing
         #expect(ids.count == 1)
         let id = try #require(ids.first)
         #expect(id.count == 12 && id.allSatisfy(\.isHexDigit), "\(id)")
-        // The events of its send, in order: once HttpRequest's await path (response(), which
-        // every call uses) reports them as its other sends do.
-        withKnownIssue("HttpRequest.response() reports no HttpRequest.Event yet: the client has none to log") {
-            let events = Self.events(entries)
-            #expect(events.first == "started" && events.last == "done", "\(events)")
-            let connected = try #require(events.firstIndex(of: "connected"), "\(events)")
-            let sent = try #require(events.firstIndex(of: "requestSent"), "\(events)")
-            #expect(connected < sent)
-        }
+        // The events of its send (response(), which every call uses), in order.
+        let events = Self.events(entries)
+        #expect(events.first == "started" && events.last == "done", "\(events)")
+        let connected = try #require(events.firstIndex(of: "connected"), "\(events)")
+        let sent = try #require(events.firstIndex(of: "requestSent"), "\(events)")
+        #expect(connected < sent)
         let end = try #require(entries.first { $0.metadata["http.response.status_code"] != nil })
         #expect(end.level == .debug)
         #expect(end.metadata["http.response.status_code"] == "200" && end.metadata["http.request.method"] == "GET")
