@@ -38,7 +38,8 @@ import Testing
 
         let durations = try metrics.expectTimer("curlxhr_client_request_duration_seconds", Self.dimensions("GET"))
         #expect(durations.values.count == 3)
-        #expect(durations.values.allSatisfy { $0 > 0 && $0 < 30_000_000_000 })
+        // Wall time from the call's start: under a loaded test run, a task may wait for a thread.
+        #expect(durations.values.allSatisfy { $0 > 0 && $0 < 300_000_000_000 }, "\(durations.values)")
         #expect(try metrics.expectTimer("curlxhr_client_request_duration_seconds", Self.dimensions("POST")).values.count == 1)
 
         let inFlight = try metrics.expectMeter("curlxhr_client_requests_in_flight", Self.dimensions("GET"))
