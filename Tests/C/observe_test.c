@@ -110,7 +110,8 @@ int main(int argc, char **argv)
   double lookup = cxhr_get_time(request, CXHR_TIME_NAMELOOKUP), connect = cxhr_get_time(request, CXHR_TIME_CONNECT),
          pre = cxhr_get_time(request, CXHR_TIME_PRETRANSFER), first = cxhr_get_time(request, CXHR_TIME_STARTTRANSFER),
          total = cxhr_get_time(request, CXHR_TIME_TOTAL);
-  CHECK(lookup >= 0 && lookup <= connect && connect <= pre && pre <= first && first <= total && total > 0);
+  /* An authentication round may look the name up again after the first connect: libcurl's figures. */
+  CHECK(lookup >= 0 && lookup <= pre && connect <= pre && pre <= first && first <= total && total > 0);
   CHECK(cxhr_get_time(request, CXHR_TIME_TLS) == 0);
   CHECK(cxhr_get_time(request, CXHR_TIME_REDIRECT) == 0);
   CHECK(cxhr_get_time(request, CXHR_TIME_QUEUE) == 0);

@@ -108,7 +108,9 @@ import Testing
             body = sent.body
         }
         #expect(body == Pattern.bytes(Self.size))
-        #expect(elapsed < 1.7, "\(elapsed) s unpaced")
+        // Under ThreadSanitizer (CURLXHR_SANITIZER) a transfer's time says nothing of its pace.
+        let limit = ProcessInfo.processInfo.environment["CURLXHR_SANITIZER"] == nil ? 1.7 : 3600
+        #expect(elapsed < limit, "\(elapsed) s unpaced")
     }
 
     @Test func anUploadHoldsItsRateAndArrivesWhole() async throws {

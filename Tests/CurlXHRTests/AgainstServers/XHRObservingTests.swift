@@ -44,7 +44,8 @@ import Testing
         let times = ["time_namelookup", "time_connect", "time_pretransfer", "time_starttransfer", "time_total"].map { ours[$0] ?? "" }
         #expect(times.allSatisfy { $0.wholeMatch(of: /\d+\.\d{6}/) != nil }, "\(times)")
         let values = times.compactMap(Double.init)
-        #expect(values == values.sorted() && values.last! > 0, "\(times)")
+        #expect(values.count == 5 && Array(values[1...]) == values[1...].sorted() && values.last! > 0, "\(times)")
+        #expect(values.first! <= values[2], "the name looked up before the request: \(times)")
         let redirect = Double(ours["time_redirect"] ?? "") ?? -1
         #expect(redirect > 0 && redirect <= values.last!)
         #expect((Int(ours["speed_download"] ?? "") ?? 0) > 0)

@@ -38,8 +38,9 @@ import Testing
 
         let durations = try metrics.expectTimer("curlxhr_client_request_duration_seconds", Self.dimensions("GET"))
         #expect(durations.values.count == 3)
-        // Wall time from the call's start: under a loaded test run, a task may wait for a thread.
-        #expect(durations.values.allSatisfy { $0 > 0 && $0 < 300_000_000_000 }, "\(durations.values)")
+        // Wall time from the call's start: under ThreadSanitizer a task may wait minutes for a
+        // thread of the pool, so only its sign is checked.
+        #expect(durations.values.allSatisfy { $0 > 0 }, "\(durations.values)")
         #expect(try metrics.expectTimer("curlxhr_client_request_duration_seconds", Self.dimensions("POST")).values.count == 1)
 
         let inFlight = try metrics.expectMeter("curlxhr_client_requests_in_flight", Self.dimensions("GET"))
