@@ -51,16 +51,17 @@ final class SendObserver: Sendable {
         if let outcome = cache?.outcomeAtStart { post(.cache(outcome)) }
     }
 
-    /// Posts `.done` with `metrics`; nothing after it is delivered.
+    /// Posts `.done` with `metrics` (to an event receiver); nothing after it is delivered.
     func close(with metrics: HttpRequest.Metrics) {
-        append(.event(.done(metrics)), closing: true)
+        append(observers.event == nil ? nil : .event(.done(metrics)), closing: true)
     }
 
-    private func append(_ item: Item, closing: Bool) {
+    /// Queues `item` (nil: none, only `closing`) unless the channel is closed.
+    private func append(_ item: Item?, closing: Bool) {
         let start = pending.withLock { pending -> Bool in
             guard !pending.closed else { return false }
             if closing { pending.closed = true }
-            if case .event = item, observers.event == nil { return false }
+            guard let item else { return false }
             pending.items.append(item)
             guard !pending.delivering else { return false }
             pending.delivering = true
