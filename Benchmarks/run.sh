@@ -157,7 +157,8 @@ workloads=(
   "$upload libcurl curlxhr curlxhr-sync"
   "redirect-c16 redirect async 16 20000 300 100 0 libcurl curlxhr urlsession ahc"
   "json-1m 1m.json async 1 200 20 $json_bytes 0 curlxhr-client ahc-json"
-  "client-bearer-c16 100b-bearer async 16 50000 300 100 0 libcurl curlxhr-client curlxhr-client-header ahc"
+  "client-c16 100b async 16 50000 300 100 0 libcurl curlxhr-await curlxhr-client"
+  "client-bearer-c16 100b-bearer async 16 50000 300 100 0 libcurl curlxhr-await curlxhr-client curlxhr-client-header ahc"
   "cache-hit-100b cached/100b threads 1 50000 200 100 0 libcurl curlxhr-sync curlxhr-cache-sync"
   "$cache_big cat curlxhr-cache curlxhr-cache-await curlxhr-cache-sync"
 )
@@ -499,7 +500,8 @@ if [ $mode = instructions ]; then
   } > "$output"
   declare -A per_request
   for row in "libcurl threads libcurl-easy 0" "curlxhr-sync threads curlxhr-sync 0" "libcurl async libcurl-multi 0" \
-             "curlxhr async curlxhr 0" "curlxhr-await async curlxhr-await 0" "libcurl threads libcurl-easy-headers 5" "curlxhr-sync threads curlxhr-sync-headers 5" \
+             "curlxhr async curlxhr 0" "curlxhr-await async curlxhr-await 0" "curlxhr-client async curlxhr-client 0" \
+             "libcurl threads libcurl-easy-headers 5" "curlxhr-sync threads curlxhr-sync-headers 5" \
              "libcurl threads libcurl-easy-mtls 0" "curlxhr-sync threads curlxhr-sync-mtls 0"; do
     read -r client client_mode label headers <<< "$row"
     client_extra=(--headers "$headers")
@@ -516,6 +518,8 @@ if [ $mode = instructions ]; then
       curlxhr) text="CurlXHR async (callbacks on the default queue)"
         versus=$(python3 -c "print(f'{${per_request[$label]} / ${per_request[libcurl-multi]}:.2f}')") ;;
       curlxhr-await) text="CurlXHR async/await (\`response()\`, the body read as it arrives)"
+        versus=$(python3 -c "print(f'{${per_request[$label]} / ${per_request[libcurl-multi]}:.2f}')") ;;
+      curlxhr-client) text="CurlXHR client layer (\`HttpClient.invoke\` as \`Data\`: a request a call)"
         versus=$(python3 -c "print(f'{${per_request[$label]} / ${per_request[libcurl-multi]}:.2f}')") ;;
       libcurl-easy-headers) text="raw libcurl, curl_easy_perform, 5 request headers (one list, set once)"; versus="1.00" ;;
       curlxhr-sync-headers) text="CurlXHR sync, 5 request headers (\`setRequestHeader\` after each \`open\`)"
@@ -543,7 +547,8 @@ if [ $mode = profile ]; then
   # cache-hit-c1: sync GETs of /cached/100b answered from the cache (a new cache folder; the
   # client's untimed first request stores the response, every later one is a fresh hit).
   rows=("curlxhr-sync threads 1 $n sync-c1" "curlxhr async 64 $((n * 10)) async-c64"
-        "curlxhr-await async 64 $((n * 10)) await-c64" "curlxhr-cache-sync threads 1 $n cache-hit-c1")
+        "curlxhr-await async 64 $((n * 10)) await-c64" "curlxhr-client async 16 $((n * 10)) client-c16"
+        "curlxhr-cache-sync threads 1 $n cache-hit-c1")
   # The same work by raw libcurl, to compare with: BENCH_PROFILE_PEERS=1.
   [ "${BENCH_PROFILE_PEERS:-0}" = 1 ] && rows+=("libcurl threads 1 $n libcurl-easy-c1" "libcurl async 64 $((n * 10)) libcurl-multi-c64")
   for row in "${rows[@]}"; do
@@ -719,7 +724,7 @@ bearer_options() {  # workload client -> sets bearer_option (empty outside clien
   case $1 in client-bearer-*) ;; *) return 0 ;; esac
   case $2 in
     curlxhr-client) bearer_option=(--oauth2 "$base/token") ;;
-    curlxhr-client-header|ahc|libcurl) bearer_option=(--header "Authorization: Bearer $bearer_token") ;;
+    curlxhr-client-header|curlxhr-await|ahc|libcurl) bearer_option=(--header "Authorization: Bearer $bearer_token") ;;
     *) echo "run.sh: $2 cannot send a bearer token" >&2; exit 1 ;;
   esac
 }

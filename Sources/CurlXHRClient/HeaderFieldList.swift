@@ -18,6 +18,9 @@ struct HeaderFieldList: Sendable {
         for (name, value) in pairs { append(name, value: value) }
     }
 
+    /// No field at all.
+    var isEmpty: Bool { fields.isEmpty && refused.isEmpty }
+
     /// Every field as name and value pairs: those `HTTPFields` holds, in order, then the refused.
     var pairs: [(name: String, value: String)] {
         fields.map { ($0.name.rawName, $0.value) } + refused

@@ -10,7 +10,7 @@ import Foundation
 /// A client of one HTTP API: a base URL, an API path and default headers, arguments encoded
 /// by HTTP-RPC's rules, bodies serialized as JSON, forms or raw bytes, responses decoded by
 /// their content type, and middleware around every call. Each call runs one `HttpRequest`
-/// (its `async` `HttpRequest.response(timeout:)`), so every switch of `HttpRequest` is
+/// (its `async` `HttpRequest.response(timeout:progress:)`), so every switch of `HttpRequest` is
 /// available through `configure`.
 ///
 /// ```swift
@@ -33,10 +33,13 @@ import Foundation
 public struct HttpClient: Sendable {
     /// The scheme, host and optional port (and path prefix) every URL starts with, such as
     /// `https://api.example.com`.
-    public var baseURL: String
+    public var baseURL: String { didSet { urlPrefix = Self.prefix(baseURL, apiPath) } }
     /// The path between ``baseURL`` and each call's path, such as `v2` or `/api/v2/`; slashes
     /// at its ends do not matter.
-    public var apiPath: String
+    public var apiPath: String { didSet { urlPrefix = Self.prefix(baseURL, apiPath) } }
+    /// ``baseURL`` and ``apiPath`` joined, without a slash at the end: made once, not for
+    /// each call.
+    private var urlPrefix: String
     /// Header fields sent with every call, before the call's own.
     public var headerFields: HTTPFields {
         get { fieldList.fields }
@@ -86,9 +89,9 @@ public struct HttpClient: Sendable {
     /// the call's own, its thread waiting), one after another, the counts never going down; the
     /// last one, with the totals, has run when the call returns or completes.
     ///
-    /// The body sent is counted at its start and once the response's head arrives (the
-    /// `async` transfer reports no finer upload progress); a multipart form's size is not
-    /// known (`bytesToSend` -1). The body received is counted chunk by chunk, its size from
+    /// The body sent is counted as libcurl sends it, and whole once the response's head
+    /// arrives; a multipart form's size is known once libcurl has sized it (`bytesToSend` -1
+    /// before). The body received is counted chunk by chunk, its size from
     /// `Content-Length` unless it comes compressed, and the total once it is complete. A
     /// middleware that sends the call again starts the counts again. With a progress handler
     /// a body beyond ``maxResponseSize`` ends the transfer as `HttpRequest.setMaxResponseSize(_:)`
@@ -106,6 +109,8 @@ public struct HttpClient: Sendable {
     /// The logger, tracer and metrics of the package traits `Logging`, `Tracing` and `Metrics`
     /// (``logger``, ``tracer``, ``metricsFactory``); empty without them.
     var observability = ClientObservability()
+    /// The requests this client's calls finished with, for its next calls.
+    let requestPool = RequestPool()
 
     /// A client of the API at `baseURL` + `apiPath`.
     ///
@@ -128,6 +133,7 @@ public struct HttpClient: Sendable {
                 configure: (@Sendable (HttpRequest) -> Void)? = nil) {
         self.baseURL = baseURL
         self.apiPath = apiPath
+        urlPrefix = Self.prefix(baseURL, apiPath)
         fieldList = HeaderFieldList(headerFields)
         self.user = user
         self.password = password
@@ -145,11 +151,20 @@ public struct HttpClient: Sendable {
     /// when it names the scheme, host and port of ``baseURL``.
     public func url(for path: String) -> String {
         if Self.isAbsolute(path) { return path }
-        var url = String(Self.withoutTrailingSlashes(baseURL[...]))
-        let api = Self.withoutTrailingSlashes(apiPath.drop { $0 == "/" })
+        let rest = path.utf8.drop { $0 == UInt8(ascii: "/") }
+        guard !rest.isEmpty else { return urlPrefix }
+        var url = urlPrefix
+        url.reserveCapacity(url.utf8.count + 1 + rest.count)
+        url += "/"
+        url += Substring(rest)
+        return url
+    }
+
+    /// `baseURL` and `apiPath` joined with one slash, without a slash at the end.
+    private static func prefix(_ baseURL: String, _ apiPath: String) -> String {
+        var url = String(withoutTrailingSlashes(baseURL[...]))
+        let api = withoutTrailingSlashes(apiPath.drop { $0 == "/" })
         if !api.isEmpty { url += "/" + api }
-        let rest = path.drop { $0 == "/" }
-        if !rest.isEmpty { url += "/" + rest }
         return url
     }
 
@@ -160,8 +175,16 @@ public struct HttpClient: Sendable {
     }
 
     static func isAbsolute(_ path: String) -> Bool {
-        let lower = path.prefix(8).lowercased()
-        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
+        // Compared byte by byte, case aside: no lowercased copy for each call.
+        func starts(with scheme: String) -> Bool {
+            var bytes = path.utf8.makeIterator()
+            for expected in scheme.utf8 {
+                guard let byte = bytes.next() else { return false }
+                if (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) != expected { return false }
+            }
+            return true
+        }
+        return starts(with: "http://") || starts(with: "https://")
     }
 
     // MARK: async/await
@@ -240,6 +263,8 @@ extension HttpClient {
     /// `observation` sees each send.
     func send(_ request: HttpClientRequest, progress: ProgressReporter? = nil,
               observation: CallObservation? = nil) async throws(HttpClientError) -> HttpClientResponse {
+        // Without middlewares, straight to the transfer (no closure chain to call through).
+        if middlewares.isEmpty { return try await Transport.send(request, with: self, progress: progress, observation: observation) }
         let client = self
         var next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse = { request in
             try await Transport.send(request, with: client, progress: progress, observation: observation)

@@ -132,7 +132,21 @@ public struct HttpClientResponse: Sendable {
     /// The HTTP status of the final response (after redirects and authentication rounds).
     public var status: Int
     /// The header fields in arrival order.
-    public var headerFields: HTTPFields
+    public var headerFields: HTTPFields {
+        get {
+            switch fieldStore {
+            case .made(let fields): fields
+            case .lazy(let fields): fields.fields
+            }
+        }
+        set { fieldStore = .made(newValue) }
+    }
+    /// The fields as given, or a transfer's, made into `HTTPFields` only when asked for.
+    private var fieldStore: FieldStore
+    private enum FieldStore: Sendable {
+        case made(HTTPFields)
+        case lazy(LazyHeaderFields)
+    }
     /// The body, decoded when it came compressed.
     public var body: Data
     /// The response came from the process's HTTP cache (``HttpClient/cachePolicy``).
@@ -141,9 +155,17 @@ public struct HttpClientResponse: Sendable {
     /// A response; middlewares may make one without a transfer (from a cache, say).
     public init(status: Int, headerFields: HTTPFields = [:], body: Data = Data(), isFromCache: Bool = false) {
         self.status = status
-        self.headerFields = headerFields
+        fieldStore = .made(headerFields)
         self.body = body
         self.isFromCache = isFromCache
+    }
+
+    /// A transfer's response, its fields read from `response`'s head when asked for.
+    init(_ response: HttpResponse, body: Data) {
+        status = response.status
+        fieldStore = .lazy(response.lazyHeaderFields)
+        self.body = body
+        isFromCache = response.isFromCache
     }
 
     /// A response with fields as name and value pairs (a pair `HTTPFields` cannot hold is left out).
@@ -162,6 +184,7 @@ public struct HttpClientResponse: Sendable {
     /// The value of the header `name` (matched case-insensitively), repeated fields joined
     /// with ", "; `nil` when there is none.
     public func header(_ name: String) -> String? {
-        HTTPField.Name(name).flatMap { headerFields[$0] }
+        if case .lazy(let fields) = fieldStore { return fields.value(of: name) }
+        return HTTPField.Name(name).flatMap { headerFields[$0] }
     }
 }

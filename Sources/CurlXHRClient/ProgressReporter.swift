@@ -16,6 +16,8 @@ final class ProgressReporter: Sendable {
         var latest: HttpRequest.Progress?
         var pending = false
         var attempt = 0
+        /// The call ended (``flush()``): a report that comes later is not made.
+        var closed = false
     }
 
     private let handler: HttpClient.ProgressHandler
@@ -38,10 +40,38 @@ final class ProgressReporter: Sendable {
     }
 
     /// Reports `progress` of `attempt`, unless a newer attempt started or nothing changed.
+    /// The body sent is the most either this or an earlier report counted (the transfer's
+    /// upload reports come from another queue: ``sent(_:attempt:)``), and its size the known one.
     func report(_ progress: HttpRequest.Progress, attempt: Int) {
+        merge(attempt, first: progress) { latest in
+            latest.bytesReceived = progress.bytesReceived
+            latest.bytesToReceive = progress.bytesToReceive
+            latest.bytesSent = max(latest.bytesSent, progress.bytesSent)
+            if progress.bytesToSend >= 0 { latest.bytesToSend = progress.bytesToSend }
+        }
+    }
+
+    /// Reports the body sent so far of `attempt` as its transfer counts it (`HttpRequest`'s
+    /// progress handler): only the counts of what is sent.
+    func sent(_ transfer: HttpRequest.Progress, attempt: Int) {
+        merge(attempt, first: HttpRequest.Progress(bytesSent: transfer.bytesSent, bytesToSend: transfer.bytesToSend)) { latest in
+            latest.bytesSent = max(latest.bytesSent, transfer.bytesSent)
+            if transfer.bytesToSend >= 0 { latest.bytesToSend = transfer.bytesToSend }
+        }
+    }
+
+    /// Applies `change` to the latest counts of `attempt` (takes `first` when there are none),
+    /// and queues a report unless one waits or nothing changed.
+    private func merge(_ attempt: Int, first: HttpRequest.Progress, _ change: (inout HttpRequest.Progress) -> Void) {
         let schedules = state.withLock { state -> Bool in
-            guard state.attempt == attempt, state.latest != progress else { return false }
-            state.latest = progress
+            guard state.attempt == attempt, !state.closed else { return false }
+            var merged = first
+            if let latest = state.latest {
+                merged = latest
+                change(&merged)
+            }
+            guard state.latest != merged else { return false }
+            state.latest = merged
             guard !state.pending else { return false }
             state.pending = true
             return true
@@ -56,8 +86,9 @@ final class ProgressReporter: Sendable {
         }
     }
 
-    /// Returns once every report made so far has been handled.
+    /// Returns once every report made so far has been handled; none is made after it.
     func flush() async {
+        state.withLock { $0.closed = true }
         await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
     }
 }

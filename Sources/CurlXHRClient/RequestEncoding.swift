@@ -38,13 +38,14 @@ extension HttpClient {
     /// The request of a call, before the middlewares.
     func makeRequest(_ method: String, path: String, arguments: [(String, Argument)], body: RequestBody?,
                      encoding: ArgumentEncoding?, headers callHeaders: HeaderFieldList) throws(HttpClientError) -> HttpClientRequest {
-        let method = method.uppercased()
+        // Upper-cased only when it is not already (no copy for each call).
+        let method = method.utf8.contains { $0 >= 0x61 && $0 <= 0x7A } ? method.uppercased() : method
         var request = HttpClientRequest(method: method, url: url(for: path), clientBaseURL: baseURL)
-        request.fieldList = fieldList + callHeaders
-        let pairs = arguments.flatMap { key, argument in argument.values.map { (key, $0) } }
+        request.fieldList = callHeaders.isEmpty ? fieldList : fieldList + callHeaders
+        let pairs = arguments.isEmpty ? [] : arguments.flatMap { key, argument in argument.values.map { (key, $0) } }
         let place = try ArgumentPlacement.decide(method: method, hasBody: body != nil,
                                                  hasFiles: pairs.contains { $0.1.text == nil }, call: encoding,
-                                                 contentType: request.header("Content-Type"), client: argumentEncoding)
+                                                 contentType: request.headerFields[.contentType], client: argumentEncoding)
         switch place {
         case .query:
             var query: [UInt8] = []

@@ -7,12 +7,14 @@ import Foundation
 #endif
 
 /// The end of the middleware chain: one `HttpRequest` per request, sent with its `async`
-/// `HttpRequest.response(timeout:)`.
+/// `HttpRequest.response(timeout:progress:)`.
 enum Transport {
     static func send(_ request: HttpClientRequest, with client: HttpClient, progress: ProgressReporter?,
                      observation: CallObservation? = nil) async throws(HttpClientError) -> HttpClientResponse {
         observation?.sending(request, client: client)
-        let http = HttpRequest()
+        // A request nothing else sets up is the client's to use again (RequestPool).
+        let pooled = progress == nil && client.configure == nil && !(observation?.watchesRequests ?? false)
+        let http = pooled ? client.requestPool.take() : HttpRequest()
         // The client's credentials are for its own server: not for an absolute URL elsewhere.
         let ownServer = request.isToClientOrigin
         guard http.open(request.method, url: request.url, user: ownServer ? client.user : nil,
@@ -54,10 +56,15 @@ enum Transport {
             var counts = TransferCounts(body: request.body)
             let attempt = progress?.startAttempt() ?? 0
             progress?.report(counts.progress, attempt: attempt)
+            // The body sent, as the transfer counts it (the rest is counted here).
+            var sent: HttpRequest.ProgressHandler?
+            if let progress {
+                sent = { @Sendable (counts: HttpRequest.Progress) in progress.sent(counts, attempt: attempt) }
+            }
             let response: HttpResponse
             switch request.body {
-            case .none, .multipart: response = try await http.response()
-            case .data(let data): response = try await http.response(sending: data)
+            case .none, .multipart: response = try await http.response(progress: sent)
+            case .data(let data): response = try await http.response(sending: data, progress: sent)
             }
             let body: Data
             if let progress {
@@ -76,7 +83,9 @@ enum Transport {
             } else {
                 body = try await response.body.collect(upTo: client.maxResponseSize)
             }
-            return HttpClientResponse(status: response.status, headerFields: response.headerFields, body: body, isFromCache: response.isFromCache)
+            let made = HttpClientResponse(response, body: body)
+            if pooled { client.requestPool.giveBack(http) }
+            return made
         } catch {
             // HttpRequestError, or CancellationError.
             throw HttpClientError(wrapping: error)

@@ -5,7 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A response as ``HttpRequest/response(timeout:)`` returns it: at its head, with the body
+/// A response as ``HttpRequest/response(timeout:progress:)`` returns it: at its head, with the body
 /// still to come as an `AsyncSequence` of byte chunks.
 ///
 /// ```swift
@@ -48,6 +48,10 @@ public struct HttpResponse: Sendable {
 
     /// The body length the head announces (`Content-Length`), nil when it announces none.
     public var expectedContentLength: Int? { head.announcedLength }
+
+    /// The header fields, made into `HTTPFields` only when first asked for (the client layer's
+    /// responses, most of which are read for their status and body alone).
+    package var lazyHeaderFields: LazyHeaderFields { LazyHeaderFields(head) }
 
     init(head: ResponseHead, fromCache: Bool, stream: ResponseStream) {
         self.head = head
@@ -111,5 +115,33 @@ extension HttpResponse {
         let stream: ResponseStream
         init(_ stream: ResponseStream) { self.stream = stream }
         deinit { stream.cancel() }
+    }
+}
+
+/// A response head's fields, made into `HTTPFields` once, when first asked for; a field's value
+/// is read from the head without them.
+package final class LazyHeaderFields: Sendable {
+    private let head: ResponseHead
+    private let made = Locked<HTTPFields?>(nil)
+
+    init(_ head: ResponseHead) {
+        self.head = head
+    }
+
+    /// The fields, as ``HttpResponse/headerFields`` gives them.
+    package var fields: HTTPFields {
+        made.withLock { made in
+            if let fields = made { return fields }
+            let fields = head.headerFields
+            made = fields
+            return fields
+        }
+    }
+
+    /// The value of the fields named `name` (case aside) joined with ", ", as
+    /// ``HttpResponse/header(_:)`` gives it; nil for a name that is no token, which
+    /// ``fields`` never holds.
+    package func value(of name: String) -> String? {
+        HTTPField.Name(name) == nil ? nil : head.value(of: name)
     }
 }

@@ -68,6 +68,9 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
 
     private let state: Locked<State>
     private var transfer: Transfer!
+    /// Where the send's progress goes (``HttpRequest/response(timeout:progress:)``): set
+    /// before the transfer starts, read by the engine's callbacks only.
+    private var progress: ProgressFeed?
     private let runner: (any TransferRunner)?
 
     /// Async only: no synchronous send sleeps on a bit.
@@ -101,6 +104,11 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
     var announcedLength: Int? { state.withLock { $0.head?.announcedLength } }
 
     // MARK: Starting
+
+    /// Gives the send a progress feed, or none (before it starts).
+    func reportProgress(to feed: ProgressFeed?) {
+        progress = feed
+    }
 
     /// Gives the send an observer (before it starts): `.queued` now when it waits for a slot,
     /// `.started` as it starts.
@@ -304,11 +312,12 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
     // MARK: TransferOwner (the engine thread)
 
     func transferReceivedHead(_ transfer: Transfer, _ head: RecordedHead) {
-        let wakes = state.withLock { state in
+        let (wakes, announced) = state.withLock { state in
             state.head = ResponseHead(head, reusing: &state.headStorage)
             state.fromCache = transfer.answersFromCache
-            return state.decisions.headArrives()
+            return (state.decisions.headArrives(), progress.flatMap { state.head?.expectedBodyLength(decoded: $0.decodesBody) })
         }
+        progress?.headArrived(announcing: announced)
         if wakes { scheduleWake() }
     }
 
@@ -321,6 +330,7 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
             }
         }
         if wakes { scheduleWake() }
+        if disposition == .accepted { progress?.received(bytes.count) }
         return disposition
     }
 
@@ -328,7 +338,9 @@ final class ResponseStream: TransferOwner, QueueMember, @unchecked Sendable {
         state.withLock { $0.decisions.end == nil } ? .accepted : .refused
     }
 
-    func transferSent(_ transfer: Transfer, bytes: Int64, of total: Int64) {}
+    func transferSent(_ transfer: Transfer, bytes: Int64, of total: Int64) {
+        progress?.sent(bytes, of: total)
+    }
 
     func transferFinished(_ transfer: Transfer, failure: TransferFailure?, fallbackStatus: Int, record: SendRecord) {
         let wakes = state.withLock { state in

@@ -1,4 +1,8 @@
 extension HttpRequest {
+    /// Receives an `async` send's progress (``response(timeout:progress:)``): body bytes sent
+    /// and to send, received and to receive.
+    public typealias ProgressHandler = @Sendable (Progress) -> Void
+
     /// How far a send has come (``HttpRequest/getProgress()``): body bytes sent and to send,
     /// received and to receive; -1 where not known.
     public struct Progress: Sendable, Equatable, CustomStringConvertible {

@@ -79,12 +79,9 @@ struct ResponseHead: Sendable, Equatable {
 
     /// ``fields`` as `HTTPFields`, those whose name is no token left out.
     var headerFields: HTTPFields {
-        var result = HTTPFields()
-        for (name, value) in fields {
-            guard let name = HTTPField.Name(name) else { continue }
-            result.append(HTTPField(name: name, value: value))
-        }
-        return result
+        // Made whole from an array: appending one by one goes through HTTPFields'
+        // replaceSubrange for each field.
+        HTTPFields(fields.compactMap { name, value in HTTPField.Name(name).map { HTTPField(name: $0, value: value) } })
     }
 
     /// The fields, or only those named `name` (case-insensitive; the others never become
@@ -121,8 +118,7 @@ struct ResponseHead: Sendable, Equatable {
     /// The body length the head announces: its `Content-Length` when it is one number and
     /// no `Transfer-Encoding` overrides it; nil otherwise.
     var announcedLength: Int? {
-        guard value(of: "Transfer-Encoding") == nil else { return nil }
-        return Self.decimal(value(of: "Content-Length"))
+        withRecorded { $0.announcedLength }
     }
 
     /// A field value that is one decimal number (no sign, no list), else nil.
@@ -190,6 +186,23 @@ extension RecordedHead {
         return Set(values.split(separator: 0x2C).map { Array(MessageValidation.withoutOptionalWhiteSpace($0)) }).count > 1
     }
 
+    /// ``ResponseHead/announcedLength``, read in place: the value of the one `Content-Length`
+    /// field when it is one number (not folded, not a list, no second field) and there is no
+    /// `Transfer-Encoding`.
+    var announcedLength: Int? {
+        guard !hasField("Transfer-Encoding"), let bytes = fieldValueBytes("Content-Length", only: true) else { return nil }
+        var end = bytes.endIndex
+        while end > bytes.startIndex, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        let digits = bytes[..<end]
+        guard !digits.isEmpty, digits.count <= 18 else { return nil }
+        var length = 0
+        for byte in digits {
+            guard byte >= 0x30, byte <= 0x39 else { return nil }
+            length = length * 10 + Int(byte - 0x30)
+        }
+        return length
+    }
+
     /// Whether a field named `name` (case-insensitive) is among the head's lines, read in
     /// place.
     func hasField(_ name: String) -> Bool {
@@ -209,23 +222,32 @@ extension RecordedHead {
     /// at a time. A line is the field when the name, in any case, is followed at once by the
     /// colon (no white space may come between, RFC 9112 5.1); a line folded onto the one
     /// before starts with a space or tab, which no name does.
-    private func fieldValueBytes(_ name: String) -> Slice<UnsafeBufferPointer<UInt8>>? {
+    /// With `only`, nil also when the field is folded onto the next line or named twice (its
+    /// value is then not the one line's).
+    private func fieldValueBytes(_ name: String, only: Bool = false) -> Slice<UnsafeBufferPointer<UInt8>>? {
         guard let base = lines.baseAddress else { return nil }
         var name = name
         return name.withUTF8 { name -> Slice<UnsafeBufferPointer<UInt8>>? in
             let count = lines.count, width = name.count
             var start = 0
+            var found: Slice<UnsafeBufferPointer<UInt8>>?
+            var foundLast = false
             while start < count {
                 let end = memchr(base + start, 0x0A, count - start).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base } ?? count
+                if foundLast, base[start] == 0x20 || base[start] == 0x09 { return nil }  // folded onto it
+                foundLast = false
                 if end - start > width, base[start + width] == 0x3A,
                    MessageValidation.sameFieldName(UnsafeBufferPointer(start: base + start, count: width), name) {
+                    guard found == nil else { return nil }  // a second field (only)
                     var valueEnd = end
                     if valueEnd > start + width + 1, base[valueEnd - 1] == 0x0D { valueEnd -= 1 }
-                    return lines[(start + width + 1)..<valueEnd].drop { $0 == 0x20 || $0 == 0x09 }
+                    found = lines[(start + width + 1)..<valueEnd].drop { $0 == 0x20 || $0 == 0x09 }
+                    if !only { return found }
+                    foundLast = true
                 }
                 start = end + 1
             }
-            return nil
+            return found
         }
     }
 }

@@ -51,6 +51,15 @@ struct CallObservation: Sendable {
         #endif
     }
 
+    /// Whether ``watch(_:)`` sets a request up (its `onEvent`): such a request is not used again.
+    var watchesRequests: Bool {
+        #if Logging
+        log != nil
+        #else
+        false
+        #endif
+    }
+
     /// `http`, ready, is about to send: its events are watched (after those of an `onEvent`
     /// already set).
     func watch(_ http: HttpRequest) {

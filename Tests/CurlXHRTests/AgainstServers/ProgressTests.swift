@@ -111,4 +111,95 @@ import Testing
         #expect(seen.withLock { $0 }.contains { $0 > 0 && $0 < 6000 }, "partial counts while it ran")
         #expect(called.withLock { $0 } == 0, "no callbacks for a synchronous send")
     }
+
+    // MARK: async/await sends (response(…, progress:))
+
+    /// The reports of an `async` send, once the last one (with `done`'s counts) has run.
+    final class AwaitReports: Sendable {
+        let seen = Locked<[HttpRequest.Progress]>([])
+        let delay: Double
+        init(delay: Double = 0) { self.delay = delay }
+        var handler: HttpRequest.ProgressHandler {
+            { progress in
+                self.seen.withLock { $0.append(progress) }
+                if self.delay > 0 { Thread.sleep(forTimeInterval: self.delay) }
+            }
+        }
+        /// The reports, waiting (at most 5 s) for one that satisfies `done`.
+        func all(until done: (HttpRequest.Progress) -> Bool) -> [HttpRequest.Progress] {
+            for _ in 0..<500 where !(seen.withLock { $0.last.map(done) ?? false }) { Thread.sleep(forTimeInterval: 0.01) }
+            return seen.withLock { $0 }
+        }
+    }
+
+    @Test func anAwaitedUploadReportsTheBodyAsItGoesOut() async throws {
+        let size = 1_000_000
+        let request = HttpRequest()
+        #expect(request.open("POST", url: try env.faultURL + "/sink"))
+        #expect(request.setRateLimits(upload: 2_000_000))  // half a second: reports on the way
+        let reports = AwaitReports()
+        let response = try await request.response(sending: Data(count: size), progress: reports.handler)
+        let echo = try await response.body.collect(upTo: 1 << 20)
+        let all = reports.all { $0.bytesReceived == Int64(echo.count) && $0.bytesSent == Int64(size) }
+        #expect(all.first == HttpRequest.Progress(bytesSent: 0, bytesToSend: Int64(size), bytesReceived: 0, bytesToReceive: -1),
+                "the first report: nothing sent yet, the size known")
+        #expect(all.contains { $0.bytesSent > 0 && $0.bytesSent < Int64(size) }, "counts on the way: \(all)")
+        #expect(zip(all, all.dropFirst()).allSatisfy { $0.bytesSent <= $1.bytesSent && $0.bytesReceived <= $1.bytesReceived },
+                "never backwards: \(all)")
+        #expect(all.last == HttpRequest.Progress(bytesSent: Int64(size), bytesToSend: Int64(size),
+                                                 bytesReceived: Int64(echo.count), bytesToReceive: Int64(echo.count)))
+        #expect(request.getProgress().bytesSent == 0, "the request's own counts are its own sends'")
+    }
+
+    @Test func anAwaitedFormAndFileLearnTheirSizeFromLibcurl() async throws {
+        let path = try env.scratchPath("await-progress") + ".bin"
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(count: 600_000).write(to: URL(fileURLWithPath: path))
+        let form = HttpRequest()
+        #expect(form.open("POST", url: try env.faultURL + "/multipart"))
+        #expect(form.addPostFile(path, forKey: "file"))
+        #expect(form.setRateLimits(upload: 1_500_000))
+        let formReports = AwaitReports()
+        let formResponse = try await form.response(progress: formReports.handler)
+        _ = try await formResponse.body.collect(upTo: 1 << 20)
+        let formAll = formReports.all { $0.bytesToSend > 600_000 && $0.bytesSent == $0.bytesToSend }
+        #expect(formAll.first?.bytesToSend == -1, "a form's size is libcurl's to tell")
+        #expect(formAll.last.map { $0.bytesToSend > 600_000 && $0.bytesSent == $0.bytesToSend } == true, "\(formAll)")
+
+        let put = HttpRequest()
+        #expect(put.open("PUT", url: try env.faultURL + "/sink"))
+        let putReports = AwaitReports()
+        _ = try await put.response(sendingFile: path, progress: putReports.handler).body.collect(upTo: 1 << 20)
+        let putAll = putReports.all { $0.bytesSent == 600_000 }
+        #expect(putAll.allSatisfy { $0.bytesToSend == 600_000 } && putAll.last?.bytesSent == 600_000, "\(putAll)")
+    }
+
+    @Test func anAwaitedDownloadCountsItsBodyAndASlowHandlerGetsFewerReports() async throws {
+        let size = 3_000_000
+        let request = HttpRequest()
+        #expect(request.open("GET", url: try env.faultURL + "/bytes?n=\(size)"))
+        let reports = AwaitReports(delay: 0.05)
+        var chunks = 0
+        for try await _ in try await request.response(progress: reports.handler).body { chunks += 1 }
+        let all = reports.all { $0.bytesReceived == Int64(size) }
+        #expect(all.last == HttpRequest.Progress(bytesSent: 0, bytesToSend: 0, bytesReceived: Int64(size), bytesToReceive: Int64(size)))
+        #expect(all.dropFirst().allSatisfy { $0.bytesToReceive == Int64(size) }, "the Content-Length from the head on: \(all)")
+        #expect(all.count < chunks, "a busy handler's reports coalesce: \(all.count) reports, \(chunks) chunks")
+    }
+
+    @Test func aCancelledAwaitedUploadStopsReporting() async throws {
+        let request = HttpRequest()
+        #expect(request.open("POST", url: try env.faultURL + "/sink"))
+        #expect(request.setRateLimits(upload: 200_000))
+        let reports = AwaitReports()
+        let task = Task { try await request.response(sending: Data(count: 5_000_000), progress: reports.handler) }
+        for _ in 0..<500 where !(reports.seen.withLock { $0.contains { $0.bytesSent > 0 } }) { try await Task.sleep(for: .milliseconds(10)) }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await task.value }
+        try await Task.sleep(for: .milliseconds(300))
+        let settled = reports.seen.withLock { $0 }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(reports.seen.withLock { $0 } == settled, "no report after the transfer stopped")
+        #expect(settled.last.map { $0.bytesSent > 0 && $0.bytesSent < 5_000_000 } == true, "\(settled)")
+    }
 }

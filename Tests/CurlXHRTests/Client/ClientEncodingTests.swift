@@ -200,6 +200,15 @@ import Testing
         #expect(api.url(for: "HTTPS://other.example/x") == "HTTPS://other.example/x", "absolute URLs stay")
         let prefixed = HttpClient(baseURL: "http://127.0.0.1:8080/root", apiPath: "api")
         #expect(prefixed.url(for: "a?b=c") == "http://127.0.0.1:8080/root/api/a?b=c")
+        var changed = prefixed
+        changed.baseURL = "https://other.example/"
+        #expect(changed.url(for: "/x") == "https://other.example/api/x", "a new base URL is used")
+        changed.apiPath = ""
+        #expect(changed.url(for: "x") == "https://other.example/x", "a new API path too")
+        #expect(changed.url(for: "http:/x") == "https://other.example/http:/x", "not an absolute URL")
+        #expect(changed.url(for: "http\u{1A}//x") == "https://other.example/http\u{1A}//x")
+        #expect(changed.url(for: "hTtP://x") == "hTtP://x")
+        #expect(changed.url(for: "é/x") == "https://other.example/é/x")
     }
 
     @Test func credentialsAndConfigureReachTheRequest() async throws {

@@ -68,6 +68,38 @@ import Testing
         #expect(reports.onQueue)
     }
 
+    @Test func anUploadReportsTheBodyAsItGoesOut() async throws {
+        let reports = Reports()
+        var client = client
+        client.completionQueue = reports.queue
+        client.configure = { $0.setRateLimits(upload: 2_000_000) }  // half a second
+        let body = Pattern.bytes(Self.size)
+        let (echo, response) = try await echoed(client.invoke("POST", path: "echo", body: .data(body, contentType: "application/x-pattern"),
+                                                              as: Data.self, progress: reports.handler))
+        #expect(echo.bodyLength == Self.size)
+        let all = reports.all
+        Self.checkMonotonic(all, sent: Int64(Self.size), received: Int64(response.count))
+        #expect(all.contains { $0.bytesSent > 0 && $0.bytesSent < Int64(Self.size) && $0.bytesReceived == 0 },
+                "counts while the body goes out: \(all)")
+        #expect(reports.onQueue)
+    }
+
+    @Test func aFormWithAFileReportsItsSizeOnceLibcurlKnowsIt() async throws {
+        let path = try env.scratchPath("client-progress-form") + ".bin"
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Pattern.bytes(Self.size).write(to: URL(fileURLWithPath: path))
+        let reports = Reports()
+        var client = client
+        client.configure = { $0.setRateLimits(upload: 2_000_000) }
+        let _: Data = try await client.invoke("POST", path: "multipart", arguments: [("file", .file(path: path)), ("note", "x")],
+                                              progress: reports.handler)
+        let all = reports.all
+        #expect(all.first?.bytesToSend == -1, "not known before libcurl sizes the form")
+        #expect(all.contains { $0.bytesToSend > Int64(Self.size) && $0.bytesSent > 0 && $0.bytesSent < $0.bytesToSend },
+                "the form's size and counts on the way: \(all)")
+        #expect(zip(all, all.dropFirst()).allSatisfy { $0.bytesSent <= $1.bytesSent }, "never backwards")
+    }
+
     /// The echo, and its bytes as the call returned them.
     func echoed(_ data: Data) throws -> (EchoedRequest, Data) {
         (try JSONDecoder().decode(EchoedRequest.self, from: data), data)

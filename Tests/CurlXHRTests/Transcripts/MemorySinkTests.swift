@@ -76,6 +76,14 @@ import Testing
         #expect(head("Content-Length: -1\r\n").announcedLength == nil)
         #expect(head("Content-Length: 99999999999999999999999\r\n").announcedLength == nil)
         #expect(head("Transfer-Encoding: chunked\r\nContent-Length: 10\r\n").announcedLength == nil)
+        #expect(head("Content-Length: 10\r\nX: y\r\nContent-Length: 10\r\n").announcedLength == nil, "two fields")
+        #expect(head("Content-Length: 10\r\n 5\r\n").announcedLength == nil, "folded")
+        #expect(head("X: y\r\n 5\r\nContent-Length:  77 \r\nY: z\r\n").announcedLength == 77)
+        #expect(head("Content-Length: \r\n").announcedLength == nil)
+        #expect(head("Content-Length: 1 2\r\n").announcedLength == nil)
+        #expect(head("Content-Length\r\n").announcedLength == nil)
+        #expect(head("Content-Length: 999999999999999999\r\n").announcedLength == 999_999_999_999_999_999, "18 digits")
+        #expect(head("Content-Length: 0999\n").announcedLength == 999, "a bare LF")
     }
 
     /// `HttpResponse.headerFields`: the head's fields as `HTTPFields`, in order, repeats apart,

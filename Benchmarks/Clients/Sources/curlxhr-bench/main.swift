@@ -6,7 +6,8 @@
 //     re-sends the same object. Callbacks run on the library's default callback queue.
 // --mode async --await (client "curlxhr-await"): `concurrency` tasks, each with one HttpRequest
 //     that it opens and sends with `try await response()` in a loop, reading the body as an
-//     AsyncSequence (counting the bytes, keeping none).
+//     AsyncSequence (counting the bytes, keeping none). --header "NAME: VALUE" (repeatable): a
+//     field every request carries (client-bearer-c16's token).
 // --mode threads (client "curlxhr-sync"): `concurrency` threads, each with one HttpRequest
 //     opened with async: false, calling send() (which blocks until DONE) in a loop and then
 //     taking the whole body with getReceiveBuffer().
@@ -92,9 +93,13 @@ let (responseFile, postFiles, cacheFolder, usesAwait, sharedArguments): (String?
     return (file, postFiles, cacheFolder, usesAwait, rest)
 }()
 let options = {
-    var options = BenchOptions.parse(client: "curlxhr", sharedArguments)
+    var options = BenchOptions.parse(client: "curlxhr", sharedArguments, extraHeaders: true)
     if options.mode == .threads && options.client == "curlxhr" { options.client = "curlxhr-sync" }
     if usesAwait && options.client == "curlxhr" { options.client = "curlxhr-await" }
+    if !options.extraHeaders.isEmpty && !(usesAwait && options.mode == .async) {
+        writeError("--header is for --mode async --await\n")
+        exit(64)
+    }
     if !postFiles.isEmpty {
         guard options.postBytes == 0 else {
             writeError("--post-file and --post-bytes exclude each other (the form is the body)\n")
@@ -268,6 +273,7 @@ case .async where usesAwait:
                             continue
                         }
                         for (name, value) in benchRequestHeaders.prefix(options.headers) { request.setRequestHeader(name, value: value) }
+                        for (name, value) in options.extraHeaders { request.setRequestHeader(name, value: value) }
                         do {
                             let response = try await request.response()
                             var bytes = 0

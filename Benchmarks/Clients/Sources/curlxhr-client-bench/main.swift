@@ -78,8 +78,12 @@ if let caFile = options.caCertificateFile { HttpRequest.caCertificateFile = caFi
 let middlewares: [any HttpClientMiddleware] = tokenURL.map {
     [OAuth2Authorizer(OAuth2Configuration(tokenURL: $0, clientID: "bench", clientSecret: "s", grant: .clientCredentials))]
 } ?? []
-let client = HttpClient(baseURL: baseURL, headers: Array(benchRequestHeaders.prefix(options.headers)) + options.extraHeaders,
-                        middlewares: middlewares)
+var defaultFields = HTTPFields()
+for (name, value) in Array(benchRequestHeaders.prefix(options.headers)) + options.extraHeaders {
+    guard let name = HTTPField.Name(name) else { writeError("curlxhr-client-bench: '\(name)' is no field name\n"); exit(64) }
+    defaultFields.append(HTTPField(name: name, value: value))
+}
+let client = HttpClient(baseURL: baseURL, headerFields: defaultFields, middlewares: middlewares)
 let tally = Tally(options)
 
 await withTaskGroup(of: Void.self) { group in
