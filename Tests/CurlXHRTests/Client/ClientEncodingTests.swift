@@ -211,6 +211,32 @@ import Testing
         #expect(changed.url(for: "é/x") == "https://other.example/é/x")
     }
 
+    /// A client uses the requests of its finished calls again (RequestPool): nothing of a call
+    /// reaches the next one, whose method, headers, body, credentials and form are its own.
+    @Test func aCallCarriesNothingOfTheCallBefore() async throws {
+        let client = HttpClient(baseURL: try env.faultURL, user: "alice", password: "s3cret", auth: "basic")
+        let marked = HTTPFields([HTTPField(name: try #require(HTTPField.Name("X-Once")), value: "1")])
+        for round in 0..<3 {
+            let first: EchoedRequest = try await client.invoke("POST", path: "echo", body: .data(Data("abc".utf8), contentType: "text/plain"),
+                                                               headerFields: marked)
+            #expect(first.method == "POST" && first.header("X-Once") == "1" && first.body == "abc", "round \(round)")
+            #expect(first.header("Authorization") != nil, "the client's credentials on its own server")
+            let plain: EchoedRequest = try await client.invoke("GET", path: "echo", arguments: [("n", .int(round))])
+            #expect(plain.method == "GET" && plain.header("X-Once") == nil && plain.bodyLength == 0 && plain.header("Content-Type") == nil,
+                    "round \(round): \(plain.headers)")
+            #expect(plain.query == [["n", "\(round)"]])
+            // An absolute URL elsewhere: the request used again carries no credentials there.
+            let elsewhere = try env.faultURL.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+            let other: EchoedRequest = try await client.invoke("GET", path: elsewhere + "/echo")
+            #expect(other.header("Authorization") == nil, "round \(round): \(other.headers)")
+        }
+        let form: ReceivedForm = try await client.invoke("POST", path: "multipart", arguments: [("a", "1")], encoding: .multipart)
+        #expect(form.parts.map(\.name) == ["a"])
+        let after: EchoedRequest = try await client.invoke("PUT", path: "echo")
+        #expect(after.method == "PUT" && after.bodyLength == 0 && after.header("Content-Type") != "multipart/form-data",
+                "\(after.headers)")
+    }
+
     @Test func credentialsAndConfigureReachTheRequest() async throws {
         let client = HttpClient(baseURL: try env.faultURL, user: "alice", password: "s3cret", auth: "basic") { request in
             request.disableContentDecoding()
