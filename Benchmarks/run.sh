@@ -500,8 +500,7 @@ if [ $mode = instructions ]; then
   } > "$output"
   declare -A per_request
   for row in "libcurl threads libcurl-easy 0" "curlxhr-sync threads curlxhr-sync 0" "libcurl async libcurl-multi 0" \
-             "curlxhr async curlxhr 0" "curlxhr-await async curlxhr-await 0" "curlxhr-client async curlxhr-client 0" \
-             "libcurl threads libcurl-easy-headers 5" "curlxhr-sync threads curlxhr-sync-headers 5" \
+             "curlxhr async curlxhr 0" "curlxhr-await async curlxhr-await 0" "libcurl threads libcurl-easy-headers 5" "curlxhr-sync threads curlxhr-sync-headers 5" \
              "libcurl threads libcurl-easy-mtls 0" "curlxhr-sync threads curlxhr-sync-mtls 0"; do
     read -r client client_mode label headers <<< "$row"
     client_extra=(--headers "$headers")
@@ -518,8 +517,6 @@ if [ $mode = instructions ]; then
       curlxhr) text="CurlXHR async (callbacks on the default queue)"
         versus=$(python3 -c "print(f'{${per_request[$label]} / ${per_request[libcurl-multi]}:.2f}')") ;;
       curlxhr-await) text="CurlXHR async/await (\`response()\`, the body read as it arrives)"
-        versus=$(python3 -c "print(f'{${per_request[$label]} / ${per_request[libcurl-multi]}:.2f}')") ;;
-      curlxhr-client) text="CurlXHR client layer (\`HttpClient.invoke\` as \`Data\`: a request a call)"
         versus=$(python3 -c "print(f'{${per_request[$label]} / ${per_request[libcurl-multi]}:.2f}')") ;;
       libcurl-easy-headers) text="raw libcurl, curl_easy_perform, 5 request headers (one list, set once)"; versus="1.00" ;;
       curlxhr-sync-headers) text="CurlXHR sync, 5 request headers (\`setRequestHeader\` after each \`open\`)"
@@ -547,8 +544,7 @@ if [ $mode = profile ]; then
   # cache-hit-c1: sync GETs of /cached/100b answered from the cache (a new cache folder; the
   # client's untimed first request stores the response, every later one is a fresh hit).
   rows=("curlxhr-sync threads 1 $n sync-c1" "curlxhr async 64 $((n * 10)) async-c64"
-        "curlxhr-await async 64 $((n * 10)) await-c64" "curlxhr-client async 16 $((n * 10)) client-c16"
-        "curlxhr-cache-sync threads 1 $n cache-hit-c1")
+        "curlxhr-await async 64 $((n * 10)) await-c64" "curlxhr-cache-sync threads 1 $n cache-hit-c1")
   # The same work by raw libcurl, to compare with: BENCH_PROFILE_PEERS=1.
   [ "${BENCH_PROFILE_PEERS:-0}" = 1 ] && rows+=("libcurl threads 1 $n libcurl-easy-c1" "libcurl async 64 $((n * 10)) libcurl-multi-c64")
   for row in "${rows[@]}"; do

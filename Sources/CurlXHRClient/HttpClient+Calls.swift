@@ -72,14 +72,24 @@ extension HttpClient {
         }
         let reporter = (call.progress ?? onProgress).map { ProgressReporter($0, target: queue) }
         let observation = CallObservation(&request, client: self)
+        let outcome: Swift.Result<HttpClientResponse, HttpClientError>
+        #if Tracing
         let made = request
-        let outcome = await observation.run { () async -> Swift.Result<HttpClientResponse, HttpClientError> in
+        outcome = await observation.run { () async -> Swift.Result<HttpClientResponse, HttpClientError> in
             do throws(HttpClientError) {
                 return .success(try await send(made, progress: reporter, observation: observation))
             } catch {
                 return .failure(error)
             }
         }
+        #else
+        // No span to run in: the send itself, with no closure to make for each call.
+        do throws(HttpClientError) {
+            outcome = .success(try await send(request, progress: reporter, observation: observation))
+        } catch {
+            outcome = .failure(error)
+        }
+        #endif
         await reporter?.flush()
         observation.end(request, outcome)
         return Sent(request: request, outcome: outcome)

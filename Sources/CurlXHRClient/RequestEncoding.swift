@@ -102,7 +102,9 @@ enum ArgumentPlacement: Equatable {
     case query, form, multipart, json
 
     /// Methods whose arguments HTTP-RPC sends in a body.
-    static let bodyMethods: Set<String> = ["POST", "PUT", "PATCH"]
+    static func sendsArgumentsInBody(_ method: String) -> Bool {
+        method == "POST" || method == "PUT" || method == "PATCH"  // compared, not hashed
+    }
 
     /// - A call's own encoding wins, for any method; with a `body:` only `.automatic` and
     ///   `.query` are possible (the arguments then go in the query string).
@@ -119,13 +121,13 @@ enum ArgumentPlacement: Equatable {
                 throw .encoding(ClientProblem("the arguments cannot be encoded as \(call) in a call that has a body of its own"))
             }
             encoding = hasBody ? .query : call
-        } else if hasBody || !bodyMethods.contains(method) {
+        } else if hasBody || !sendsArgumentsInBody(method) {
             encoding = .query
         } else {
             encoding = named(by: contentType) ?? client
         }
         switch encoding {
-        case .automatic where hasBody || !bodyMethods.contains(method), .query:
+        case .automatic where hasBody || !sendsArgumentsInBody(method), .query:
             return .query  // a file here fails in makeRequest, naming it
         case .automatic, .form:
             return hasFiles ? .multipart : .form

@@ -16,7 +16,7 @@ enum Transport {
         let pooled = progress == nil && client.configure == nil && !(observation?.watchesRequests ?? false)
         let http = pooled ? client.requestPool.take() : HttpRequest()
         // The client's credentials are for its own server: not for an absolute URL elsewhere.
-        let ownServer = request.isToClientOrigin
+        let ownServer = (client.user != nil || client.password != nil || client.auth != nil) && request.isToClientOrigin
         guard http.open(request.method, url: request.url, user: ownServer ? client.user : nil,
                         password: ownServer ? client.password : nil, auth: ownServer ? client.auth : nil) else {
             throw refusal(of: http)
@@ -61,29 +61,34 @@ enum Transport {
             if let progress {
                 sent = { @Sendable (counts: HttpRequest.Progress) in progress.sent(counts, attempt: attempt) }
             }
-            let response: HttpResponse
-            switch request.body {
-            case .none, .multipart: response = try await http.response(progress: sent)
-            case .data(let data): response = try await http.response(sending: data, progress: sent)
-            }
-            let body: Data
-            if let progress {
-                counts.headArrived(method: request.method, status: response.status, contentLength: response.expectedContentLength,
-                                   contentEncoding: response.header("Content-Encoding"))
-                progress.report(counts.progress, attempt: attempt)
-                var collected = Data()
-                for try await chunk in response.body {
-                    collected.append(chunk)
-                    counts.received(chunk.count)
-                    progress.report(counts.progress, attempt: attempt)
+            // The response is let go of before the request goes back: a request whose last
+            // response nothing holds uses its response stream and transfer again.
+            let made: HttpClientResponse
+            do {
+                let response: HttpResponse
+                switch request.body {
+                case .none, .multipart: response = try await http.response(progress: sent)
+                case .data(let data): response = try await http.response(sending: data, progress: sent)
                 }
-                counts.bodyComplete()
-                progress.report(counts.progress, attempt: attempt)
-                body = collected
-            } else {
-                body = try await response.body.collect(upTo: client.maxResponseSize)
+                let body: Data
+                if let progress {
+                    counts.headArrived(method: request.method, status: response.status, contentLength: response.expectedContentLength,
+                                       contentEncoding: response.header("Content-Encoding"))
+                    progress.report(counts.progress, attempt: attempt)
+                    var collected = Data()
+                    for try await chunk in response.body {
+                        collected.append(chunk)
+                        counts.received(chunk.count)
+                        progress.report(counts.progress, attempt: attempt)
+                    }
+                    counts.bodyComplete()
+                    progress.report(counts.progress, attempt: attempt)
+                    body = collected
+                } else {
+                    body = try await response.body.collect(upTo: client.maxResponseSize)
+                }
+                made = HttpClientResponse(response, body: body)
             }
-            let made = HttpClientResponse(response, body: body)
             if pooled { client.requestPool.giveBack(http) }
             return made
         } catch {
