@@ -7,6 +7,7 @@
  *              PROXY_TLS_PIN PROXY_MTLS_PORT CLIENT_CERT CLIENT_KEY
  *              SOCKS_GSSAPI_PORT SOCKS_GSSAPI_NOMETHOD_PORT KRB5CCNAME
  * Prints one line per failed check and a last line "N passed, M failed". */
+#define _GNU_SOURCE /* setenv with -std=c11 */
 #include <curlxhr.h>
 #include <stdio.h>
 #include <stdlib.h>
