@@ -107,6 +107,7 @@ int main(int argc, char **argv)
   char socks_gssapi[128], socks_nomethod[128];
   snprintf(socks_gssapi, sizeof socks_gssapi, "socks5h://127.0.0.1:%s", argv[12]);
   snprintf(socks_nomethod, sizeof socks_nomethod, "socks5h://127.0.0.1:%s", argv[13]);
+  cxhr_request_destroy(request);
   request = cxhr_request_create();
   CHECK(cxhr_set_proxy(request, socks_gssapi, NULL, NULL, "NEGOTIATE"));
   CHECK(cxhr_set_proxy_service_name(request, "rcmd"));
