@@ -63,6 +63,11 @@ public func cxhr_set_service_name(_ handle: OpaquePointer?, _ name: UnsafePointe
 }
 
 @c @implementation
+public func cxhr_set_proxy_service_name(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> Bool {
+    CRequest.find(handle)?.call { $0.setProxyServiceName(name.map { String(cString: $0) }) } ?? false
+}
+
+@c @implementation
 public func cxhr_disable_connection_reuse(_ handle: OpaquePointer?) -> Bool {
     CRequest.find(handle)?.call { $0.disableConnectionReuse() } ?? false
 }

@@ -38,6 +38,10 @@ struct Fetch {
     var proxy: String?
     var proxyUser: String?
     var proxyAuth: String?
+    /// --socks5-gssapi: NEGOTIATE for the SOCKS5 proxy; --proxy-service-name (or
+    /// --socks5-gssapi-service) its Kerberos service.
+    var socks5GSSAPI = false
+    var proxyServiceName: String?
     /// --proxy-header, --noproxy, --proxy-cacert, --proxy-insecure.
     var proxyHeaders: [String] = []
     var noProxy: String?
@@ -395,7 +399,9 @@ struct Fetch {
         if let proxyPAC, proxy == nil { try check(request.setProxyAutoConfig(proxyPAC)) }
         if let proxy {
             let credentials = proxyUser.map(Self.split)
-            try check(request.setProxy(proxy, user: credentials?.user, password: credentials?.password, auth: proxyAuth))
+            try check(request.setProxy(proxy, user: credentials?.user, password: credentials?.password,
+                                       auth: socks5GSSAPI ? "NEGOTIATE" : proxyAuth))
+            if let proxyServiceName { try check(request.setProxyServiceName(proxyServiceName)) }
             for header in proxyHeaders {
                 switch HeaderArgument(header) {
                 case .value(let name, let value)?: try check(request.setProxyHeader(name, value: value))

@@ -85,6 +85,6 @@ enum FetchHelp {
           58  the client certificate (--cert, --key, --proxy-cert) could not be read or unlocked
           67  Kerberos tickets or an OAuth2 token could not be obtained
           90  the server's (the proxy's) public key is not one of --pinnedpubkey's (--proxy-pinnedpubkey's)
-          97  the SOCKS proxy refused the login or the connection
+          97  the SOCKS proxy refused the login (or the GSS-API handshake) or the connection
         """)
 }

@@ -1,12 +1,16 @@
 /* Checks the C interface's proxy calls: an https proxy (squid's TLS port) trusted by its own
  * CA file or not verified, its key pinned, SOCKS5 through dante with and without its login, the
  * bypass list, a proxy header, a client certificate shown to nginx's proxy that asks for one,
- * and bad input refused.
+ * SOCKS5 with Kerberos (GSS-API) through the test proxy with the tickets of KRB5CCNAME (and one
+ * of its ports that refuses GSS-API), and bad input refused.
  *   proxy_test HTTP_URL CA_FILE PROXY_TLS_PORT SOCKS_PORT SOCKS_AUTH_PORT SOCKS_USER SOCKS_PASSWORD
  *              PROXY_TLS_PIN PROXY_MTLS_PORT CLIENT_CERT CLIENT_KEY
+ *              SOCKS_GSSAPI_PORT SOCKS_GSSAPI_NOMETHOD_PORT KRB5CCNAME
  * Prints one line per failed check and a last line "N passed, M failed". */
+#define _GNU_SOURCE /* setenv with -std=c11 */
 #include <curlxhr.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -23,11 +27,14 @@ static int sent(cxhr_request *request)
 
 int main(int argc, char **argv)
 {
-  if(argc != 12) {
+  if(argc != 15) {
     fprintf(stderr, "usage: %s HTTP_URL CA_FILE PROXY_TLS_PORT SOCKS_PORT SOCKS_AUTH_PORT SOCKS_USER SOCKS_PASSWORD"
-                    " PROXY_TLS_PIN PROXY_MTLS_PORT CLIENT_CERT CLIENT_KEY\n", argv[0]);
+                    " PROXY_TLS_PIN PROXY_MTLS_PORT CLIENT_CERT CLIENT_KEY SOCKS_GSSAPI_PORT SOCKS_GSSAPI_NOMETHOD_PORT"
+                    " KRB5CCNAME\n", argv[0]);
     return 2;
   }
+  /* The tickets GSS-API uses: alice's, from the test KDC. */
+  setenv("KRB5CCNAME", argv[14], 1);
   snprintf(echo, sizeof echo, "%s/echo", argv[1]);
   const char *ca = argv[2], *user = argv[6], *password = argv[7], *pin = argv[8], *cert = argv[10], *key = argv[11];
   char https_proxy[128], socks[128], socks_login[128], certificate_proxy[128];
@@ -95,6 +102,29 @@ int main(int argc, char **argv)
   CHECK(cxhr_set_proxy_bypass(request, ""));
   CHECK(sent(request) == 0);
   CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_PROXY);
+
+  /* SOCKS5 with Kerberos (GSS-API): the library runs the handshake. */
+  char socks_gssapi[128], socks_nomethod[128];
+  snprintf(socks_gssapi, sizeof socks_gssapi, "socks5h://127.0.0.1:%s", argv[12]);
+  snprintf(socks_nomethod, sizeof socks_nomethod, "socks5h://127.0.0.1:%s", argv[13]);
+  cxhr_request_destroy(request);
+  request = cxhr_request_create();
+  CHECK(cxhr_set_proxy(request, socks_gssapi, NULL, NULL, "NEGOTIATE"));
+  CHECK(cxhr_set_proxy_service_name(request, "rcmd"));
+  CHECK(sent(request) == 200);
+  CHECK(cxhr_set_proxy_service_name(request, NULL));
+  CHECK(sent(request) == 200);
+  CHECK(cxhr_set_proxy(request, socks_nomethod, NULL, NULL, "NEGOTIATE"));
+  CHECK(sent(request) == 0);
+  CHECK(cxhr_get_failure_kind(request) == CXHR_FAILURE_PROXY);
+  CHECK(strstr(cxhr_get_status_text(request), "does not accept GSS-API") != NULL);
+  CHECK(!cxhr_set_proxy(request, "socks4://proxy:1080", NULL, NULL, "NEGOTIATE"));
+  CHECK(!cxhr_set_proxy_service_name(request, ""));
+  CHECK(!cxhr_set_proxy_service_name(request, "rcmd\r\n"));
+  CHECK(!cxhr_set_proxy_service_name(request, "rcmd/host"));
+  CHECK(!cxhr_set_proxy_service_name(NULL, "rcmd"));
+  cxhr_request_destroy(request);
+  request = cxhr_request_create();
 
   /* Refusals. */
   CHECK(!cxhr_set_proxy(NULL, socks, NULL, NULL, NULL));

@@ -494,12 +494,13 @@ static void pre_send_switch(program *p)
     return;
   }
   case 18: {
-    name = "set_service_name";
-    const char *service = PICK(p, "HTTP", "ALT", "HTTP/host", "a@b", "a b");
-    result = cxhr_set_service_name(handle, service);
+    bool proxy = next_byte(p) & 1;
+    name = proxy ? "set_proxy_service_name" : "set_service_name";
+    const char *service = PICK(p, "HTTP", "ALT", "rcmd", "HTTP/host", "a@b", "a b");
+    result = proxy ? cxhr_set_proxy_service_name(handle, service) : cxhr_set_service_name(handle, service);
     if(service && (!*service || has_control(service) || strpbrk(service, " /@")))
-      CHECK(!result, "set_service_name accepted '%s'", service);
-    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "set_service_name said true in state %d", (int)state);
+      CHECK(!result, "%s accepted '%s'", name, service);
+    CHECK(!result || allowed || cxhr_get_state(handle) == CXHR_DONE, "%s said true in state %d", name, (int)state);
     check_reason(s, result, name);
     return;
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the loopback test servers need: Debian packages (Apache with mod_auth_gssapi,
 # an MIT KDC, squid, nginx for HTTP/2 over TLS, brotli and zstd for the fault server's /encoded,
-# libpacparser for the PAC tests, …) and a Python virtual environment with PyPI's pyspnego, the NTLM acceptor of the NTLM server
+# libpacparser for the PAC tests, python3-gssapi for the SOCKS5 GSS-API proxy, …) and a Python virtual environment with PyPI's pyspnego, the NTLM acceptor of the NTLM server
 # and of squid's NTLM helper, hypercorn, the HTTP/2 server of the slow app (h2app.py), and
 # django-oauth-toolkit (with Django 5.2 and oauthlib), the OAuth2 server (oauth2server.py).
 #
@@ -27,7 +27,7 @@ fi
 
 packages=(apache2 apache2-utils libapache2-mod-auth-gssapi openssl python3 python3-venv python3-cryptography curl
           krb5-kdc krb5-admin-server krb5-user squid nginx python3-brotli python3-zstandard dante-server
-          libpacparser1 libpacparser-dev)
+          libpacparser1 libpacparser-dev python3-gssapi)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -21,6 +21,11 @@
 #                 password, client-credentials and refresh grants, rotating refresh tokens,
 #                 revocation), a bearer-token resource /api/me and /stats of what it answered.
 #                 Access tokens live 2 s (TESTENV_OAUTH2_ACCESS_TOKEN_SECONDS sets that).
+#   socksgss      a SOCKS5 proxy with Kerberos (GSS-API, RFC 1961; socksgss.py): the service
+#                 rcmd/127.0.0.1 and rcmd/localhost, alice allowed and carol (a principal of
+#                 the realm too) refused; TESTENV_SOCKS_GSSAPI_PORT, and one port for each of
+#                 its faults (TESTENV_SOCKS_GSSAPI_{CLOSE,GARBAGE,OVERSIZED,NOMETHOD,SILENT,
+#                 PROTECT}_PORT); it logs whom it let through to where (TESTENV_SOCKS_GSSAPI_LOG).
 #
 # DIR/testenv.env (sourceable) and DIR/testenv.json describe ports, URLs and files.
 # Ports are picked free; TESTENV_<NAME>_PORT pins one. Stop with stop.sh DIR.
@@ -29,7 +34,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-$(mktemp -d "${TMPDIR:-/tmp}/curlxhr-servers.XXXXXX")}
 export PATH="/usr/sbin:/sbin:$PATH"
-daemons=(krb5kdc apache faultserver ntlmserver squid nginx hypercorn oauth2 danted danted_login)
+daemons=(krb5kdc apache faultserver ntlmserver squid nginx hypercorn oauth2 danted danted_login socksgss)
 
 fail() { echo "ERROR: $*" >&2; exit 1; }
 
@@ -69,6 +74,8 @@ require /usr/lib/squid/digest_file_auth squid
 require htpasswd apache2-utils
 require nginx nginx
 require danted dante-server
+/usr/bin/python3 -c "import gssapi" 2>/dev/null \
+  || fail "python3-gssapi is missing: install the Debian package python3-gssapi (Tests/Servers/install-deps.sh)"
 [ -e /usr/lib/apache2/modules/mod_ssl.so ] || fail "mod_ssl is missing: install the Debian package apache2"
 [ -e /usr/lib/apache2/modules/mod_auth_gssapi.so ] || fail "mod_auth_gssapi is missing: install the Debian package libapache2-mod-auth-gssapi"
 venv=$(bash "$here/install-deps.sh" --venv-path)
@@ -98,6 +105,8 @@ fi
 # Digest, proxyuser for the proxies.
 user=alice password=alice-Secret-1
 user2=bob password2='b0b p@ss:w%rd/ü'
+# A principal of the realm the SOCKS5 GSS-API proxy refuses.
+refused_user=carol refused_password=carol-Secret-1
 proxy_user=proxyuser proxy_password=proxy-Secret-1
 realm=EXAMPLE.TEST digest_realm=testenv-digest ntlm_domain=TESTDOM
 # OAuth2 clients: one for the password grant, one for client credentials (both confidential).
@@ -109,7 +118,8 @@ oauth2_token_seconds=${TESTENV_OAUTH2_ACCESS_TOKEN_SECONDS:-2}
 
 # -- ports ---------------------------------------------------------------------------------
 port_names=(HTTP HTTPS HTTPS_H2 HTTPS_WRONGHOST HTTPS_SELFSIGNED FAULT KDC HTTP_NTLM PROXY PROXY_BASIC PROXY_DIGEST PROXY_NTLM
-            H2 SLOW_H2 OAUTH2 MTLS PROXY_TLS PROXY_MTLS SOCKS SOCKS_AUTH)
+            H2 SLOW_H2 OAUTH2 MTLS PROXY_TLS PROXY_MTLS SOCKS SOCKS_AUTH SOCKS_GSSAPI SOCKS_GSSAPI_CLOSE
+            SOCKS_GSSAPI_GARBAGE SOCKS_GSSAPI_OVERSIZED SOCKS_GSSAPI_NOMETHOD SOCKS_GSSAPI_SILENT SOCKS_GSSAPI_PROTECT)
 # Free on TCP, and on UDP too (the KDC listens on both).
 read -r -a picked <<<"$(/usr/bin/python3 - "${#port_names[@]}" <<'EOF'
 import socket, sys
@@ -271,6 +281,10 @@ addprinc -randkey HTTP/localhost@$realm
 addprinc -randkey HTTP/127.0.0.1@$realm
 addprinc -randkey ALT/localhost@$realm
 ktadd -k $dir/krb5/http.keytab HTTP/localhost@$realm HTTP/127.0.0.1@$realm ALT/localhost@$realm
+addprinc -pw $refused_password $refused_user@$realm
+addprinc -randkey rcmd/localhost@$realm
+addprinc -randkey rcmd/127.0.0.1@$realm
+ktadd -k $dir/krb5/socks.keytab rcmd/localhost@$realm rcmd/127.0.0.1@$realm
 EOF
 chmod 644 "$dir/krb5/http.keytab"  # a throwaway realm: Apache's workers must read it
 
@@ -552,6 +566,14 @@ start_daemon squid "$dir/logs/squid-stdout.log" squid -N -n "$squid_name" -f "$d
 start_daemon nginx "$dir/logs/nginx-stdout.log" nginx "${nginx_args[@]}"
 start_daemon danted "$dir/logs/danted-stdout.log" danted -f "$dir/dante/open.conf" -p "$dir/run/danted-own.pid"
 start_daemon danted_login "$dir/logs/danted-login-stdout.log" danted -f "$dir/dante/login.conf" -p "$dir/run/danted-login-own.pid"
+socks_gssapi_modes=()
+for mode in CLOSE GARBAGE OVERSIZED NOMETHOD SILENT PROTECT; do
+  socks_gssapi_modes+=("${mode,,}=${port[SOCKS_GSSAPI_$mode]}")
+done
+: >"$dir/logs/socksgss.log"
+start_daemon socksgss "$dir/logs/socksgss.log" env KRB5_CONFIG="$KRB5_CONFIG" KRB5_KTNAME="FILE:$dir/krb5/socks.keytab" \
+  KRB5RCACHEDIR="$dir/krb5/rcache" /usr/bin/python3 "$here/socksgss.py" --allow "$user@$realm" \
+  "normal=${port[SOCKS_GSSAPI]}" "${socks_gssapi_modes[@]}"
 start_daemon hypercorn "$dir/logs/hypercorn.log" "$venv/bin/python" "$here/h2app.py" "${port[SLOW_H2]}" \
   "$dir/tls/localhost.pem" "$dir/tls/localhost.key"
 wait_for_port apache "${port[HTTP]}" "$dir/logs/apache-error.log"
@@ -572,6 +594,8 @@ wait_for_port squid "${port[PROXY_TLS]}" "$dir/logs/squid-cache.log"
 wait_for_port danted "${port[SOCKS]}" "$dir/logs/danted.log"
 wait_for_port danted_login "${port[SOCKS_AUTH]}" "$dir/logs/danted.log"
 wait_for_port hypercorn "${port[SLOW_H2]}" "$dir/logs/hypercorn.log"
+wait_for_port socksgss "${port[SOCKS_GSSAPI]}" "$dir/logs/socksgss.log"
+wait_for_port socksgss "${port[SOCKS_GSSAPI_PROTECT]}" "$dir/logs/socksgss.log"
 wait "$oauth2_setup_job" \
   || { tail -n 20 "$dir/logs/oauth2-setup.log" >&2; bash "$here/stop.sh" "$dir" >/dev/null 2>&1
        fail "the OAuth2 server's database, user or clients could not be set up (see $dir/logs/oauth2-setup.log)"; }
@@ -652,6 +676,17 @@ declare -A values=(
   [TESTENV_SOCKS_AUTH_PORT]=${port[SOCKS_AUTH]}
   [TESTENV_SOCKS_USER]=$socks_user
   [TESTENV_SOCKS_PASSWORD]=$socks_password
+  [TESTENV_SOCKS_GSSAPI_PORT]=${port[SOCKS_GSSAPI]}
+  [TESTENV_SOCKS_GSSAPI_CLOSE_PORT]=${port[SOCKS_GSSAPI_CLOSE]}
+  [TESTENV_SOCKS_GSSAPI_GARBAGE_PORT]=${port[SOCKS_GSSAPI_GARBAGE]}
+  [TESTENV_SOCKS_GSSAPI_OVERSIZED_PORT]=${port[SOCKS_GSSAPI_OVERSIZED]}
+  [TESTENV_SOCKS_GSSAPI_NOMETHOD_PORT]=${port[SOCKS_GSSAPI_NOMETHOD]}
+  [TESTENV_SOCKS_GSSAPI_SILENT_PORT]=${port[SOCKS_GSSAPI_SILENT]}
+  [TESTENV_SOCKS_GSSAPI_PROTECT_PORT]=${port[SOCKS_GSSAPI_PROTECT]}
+  [TESTENV_SOCKS_GSSAPI_LOG]="$dir/logs/socksgss.log"
+  [TESTENV_SOCKS_GSSAPI_SERVICE]=rcmd
+  [TESTENV_KRB5_REFUSED_PRINCIPAL]="$refused_user@$realm"
+  [TESTENV_KRB5_REFUSED_PASSWORD]=$refused_password
   [TESTENV_H2_PORT]=${port[H2]}
   [TESTENV_H2_URL]="https://localhost:${port[H2]}"
   [TESTENV_H2_LOG]="$dir/logs/h2-access.log"

@@ -3,7 +3,7 @@
 # after 5 s. A zombie counts as stopped. Exits 0 when everything is down.
 set -euo pipefail
 dir=${1:?usage: stop.sh DIR}
-daemons=(danted danted_login oauth2 hypercorn nginx squid ntlmserver apache faultserver krb5kdc)
+daemons=(socksgss danted danted_login oauth2 hypercorn nginx squid ntlmserver apache faultserver krb5kdc)
 
 running() {  # running PID: exists and is not a zombie
   local state

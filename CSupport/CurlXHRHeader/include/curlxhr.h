@@ -173,9 +173,14 @@ CXHR_EXTERN bool cxhr_disable_http_proxy(cxhr_request *_Nullable request);
  * to the proxy), socks4://, socks4a://, socks5:// or socks5h:// (names resolved by the proxy);
  * port 1080 (443 for https) unless given. user and password (NULL: none, or those in the URL)
  * log in to an HTTP proxy with auth as cxhr_enable_http_proxy, to SOCKS5 with RFC 1929; SOCKS4
- * sends the user as its user id. A proxy that cannot be reached or refuses the login ends the
- * send with CXHR_FAILURE_PROXY. False for NULL, a URL that is not a proxy's, CR, LF, a SOCKS4
- * password, an auth SOCKS does not have, or a request in flight.
+ * sends the user as its user id. auth "NEGOTIATE" with socks5:// or socks5h:// is Kerberos
+ * (GSS-API, RFC 1961), which the library runs itself (libcurl 7.88 cannot): the credential
+ * cache's tickets when user is NULL, else tickets obtained for the principal user with
+ * password; no per-message protection; the service is rcmd/proxyhost unless
+ * cxhr_set_proxy_service_name names another. A proxy that cannot be reached or refuses the
+ * login (or breaks the GSS-API handshake) ends the send with CXHR_FAILURE_PROXY. False for
+ * NULL, a URL that is not a proxy's, CR, LF, a SOCKS4 password, an auth SOCKS does not have,
+ * or a request in flight.
  */
 CXHR_EXTERN bool cxhr_set_proxy(cxhr_request *_Nullable request, const char *_Nullable url, const char *_Nullable user,
                                 const char *_Nullable password, const char *_Nullable auth);
@@ -374,6 +379,14 @@ CXHR_EXTERN bool cxhr_set_interface(cxhr_request *_Nullable request, const char 
  * 255 bytes, or a request in flight.
  */
 CXHR_EXTERN bool cxhr_set_service_name(cxhr_request *_Nullable request, const char *_Nullable name);
+
+/*
+ * The Kerberos service of the proxy (curl's --proxy-service-name, --socks5-gssapi-service):
+ * "rcmd" for a SOCKS5 proxy's GSS-API and "HTTP" for an HTTP proxy's Negotiate by default,
+ * which NULL restores. False for an empty name, one with a space, '/', '@', CR or LF, one over
+ * 255 bytes, or a request in flight.
+ */
+CXHR_EXTERN bool cxhr_set_proxy_service_name(cxhr_request *_Nullable request, const char *_Nullable name);
 
 /*
  * Every send of the request opens a connection of its own and closes it when it ends (mesibo's

@@ -56,12 +56,20 @@ enum LibcurlSockets {
     /// 0.85 MiB with the scan, which `PrivateFiles.makeParentDirectories` caused too.)
     nonisolated(unsafe) private static var open: [UInt64] = []
 
-    /// libcurl's own `socket()` call, remembered.
-    static let openCallback: curl_opensocket_callback = { _, _, address in
+    /// libcurl's own `socket()` call, remembered; for a handle with a SOCKS5 proxy with
+    /// GSS-API (its tunnel is the callback's data), the tunnel's connection through the proxy,
+    /// with GSS-API pointed at the credential cache first.
+    static let openCallback: curl_opensocket_callback = { tunnel, _, address in
         guard let address else { return -1 }
-        // Not inherited by programs the application starts.
-        let descriptor = socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue),
+        let descriptor: Int32
+        if let tunnel {
+            TransferEngine.shared.selectCredentialCacheForChallenge()
+            descriptor = cxhr_socks_gss_open(OpaquePointer(tunnel), address)
+        } else {
+            // Not inherited by programs the application starts.
+            descriptor = socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue),
                                 address.pointee.protocol)
+        }
         if descriptor >= 0 {
             let word = Int(descriptor) >> 6
             while open.count <= word { open.append(0) }

@@ -20,6 +20,11 @@ final class EasyHandle {
     @exclusivity(unchecked) var proxyPins: OpaquePointer? {
         didSet { if oldValue != proxyPins { cxhr_proxy_pins_free(oldValue) } }
     }
+    /// The handshake with `profile`'s SOCKS5 proxy with GSS-API, owned here; libcurl's
+    /// open-socket callback is given it (``LibcurlSockets``).
+    @exclusivity(unchecked) var socksTunnel: OpaquePointer? {
+        didSet { if oldValue != socksTunnel { cxhr_socks_gss_free(oldValue) } }
+    }
     /// The `Content-Type` line `profile` adds to the request's own fields, for a redirect's
     /// next hop that keeps the body.
     @exclusivity(unchecked) var hopContentType: String?
@@ -64,6 +69,7 @@ final class EasyHandle {
         if let headerList { curl_slist_free_all(headerList) }
         optionLists.forEach { curl_slist_free_all($0) }
         cxhr_proxy_pins_free(proxyPins)
+        cxhr_socks_gss_free(socksTunnel)
         errorBuffer.deallocate()
     }
 
@@ -115,6 +121,7 @@ final class EasyHandle {
         optionLists.forEach { curl_slist_free_all($0) }
         optionLists.removeAll()
         proxyPins = nil
+        socksTunnel = nil
         hopContentType = nil
         url = nil
         parsedURL = nil

@@ -5,6 +5,8 @@ extension EasyProfile.Fields {
     func applyProxy(_ options: inout EasyOptions, handle: EasyHandle) {
         options.setProxyRoute(switches.proxy, switches: switches, environmentProxy: environmentProxy, handle: handle)
         guard let proxy = switches.proxy else { return }
+        if proxy.usesGSSAPI { return applyGSSAPITunnel(proxy, &options, handle: handle) }
+        if let service = switches.routing.proxyServiceName { options.set(CURLOPT_PROXY_SERVICE_NAME, service) }
         if let credentials = proxy.credentials {
             options.set(CURLOPT_PROXYUSERNAME, credentials.user)
             options.set(CURLOPT_PROXYPASSWORD, credentials.password)
@@ -22,6 +24,26 @@ extension EasyProfile.Fields {
             options.ownConnection()
         }
     }
+
+    /// A SOCKS5 proxy with GSS-API, whose handshake the library runs (``ProxySetting/usesGSSAPI``):
+    /// libcurl goes "directly" to the origin, each connection to the proxy's address (its
+    /// name resolved by libcurl, the first `CURLOPT_CONNECT_TO` entry matching any origin),
+    /// opened by the tunnel (`cxhr_socks_gss_open`, from ``LibcurlSockets``), which hands
+    /// libcurl a connection that leads to the origin. Each send's own: a tunnel carries the
+    /// identity it was made with.
+    private func applyGSSAPITunnel(_ proxy: ProxySetting, _ options: inout EasyOptions, handle: EasyHandle) {
+        let connect = Timeouts.milliseconds(switches.timeouts.connect)
+        let budget = connect > 0 ? connect : timeoutMilliseconds > 0 ? timeoutMilliseconds : 300_000
+        let service = switches.routing.proxyServiceName
+        guard let tunnel = cxhr_socks_gss_new(options.easy, proxy.host, service, proxy.scheme == .socks5h, budget) else {
+            return options.fail("out of memory for the SOCKS5 proxy's GSS-API handshake")
+        }
+        handle.socksTunnel = tunnel
+        let bracketed = proxy.host.contains(":") ? "[\(proxy.host)]" : proxy.host
+        options.set(CURLOPT_CONNECT_TO, lines: ["::\(bracketed):\(proxy.port)"], keptBy: handle)
+        options.check(cxhr_easy_set_socks_gss(options.easy, tunnel), "the SOCKS5 proxy's GSS-API handshake")
+        options.ownConnection()
+    }
 }
 
 extension EasyOptions {
@@ -29,11 +51,12 @@ extension EasyOptions {
     /// TLS of an https proxy (trust, client certificate, pins): for a transfer's setup, and for
     /// a PAC route taken on the way.
     mutating func setProxyRoute(_ proxy: ProxySetting?, switches: TransferSwitches, environmentProxy: Bool, handle: EasyHandle) {
-        guard let proxy else {
+        guard let proxy, !proxy.usesGSSAPI else {
             // "" stops libcurl from reading http_proxy and friends unless the application
             // opted in; the no-proxy list "" (which a direct transfer never consults) keeps it
             // from reading no_proxy and NO_PROXY for every transfer.
-            if !environmentProxy {
+            // A SOCKS5 proxy with GSS-API is the library's: libcurl goes direct.
+            if !environmentProxy || proxy != nil {
                 set(CURLOPT_PROXY, "")
                 set(CURLOPT_NOPROXY, "")
             }

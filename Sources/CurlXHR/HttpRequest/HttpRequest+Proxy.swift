@@ -19,11 +19,38 @@ extension HttpRequest {
     ///     takes it; for SOCKS5, its user name login (RFC 1929); for SOCKS4, the user id sent.
     ///   - password: the proxy's password (not for SOCKS4).
     ///   - auth: for an HTTP or HTTPS proxy, `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"`,
-    ///     `"NEGOTIATE"` or `"ANY"`; for SOCKS, `nil` or `"BASIC"` (libcurl 7.88 cannot do
-    ///     SOCKS5's GSS-API: `"NEGOTIATE"` is refused with the reason).
+    ///     `"NEGOTIATE"` or `"ANY"`; for SOCKS, `nil` or `"BASIC"` (a user name login), or
+    ///     for SOCKS5 `"NEGOTIATE"`: Kerberos through GSS-API (RFC 1961), with the tickets of
+    ///     the credential cache (no user) or, with a principal and password, tickets the
+    ///     library obtains as for a server's Negotiate.
     /// - Returns: `false` with ``lastError`` for a URL that is not a proxy's (another scheme,
     ///   a path, a bad host or port, CR, LF or NUL), credentials with CR, LF or NUL, a SOCKS4
-    ///   password, an authentication scheme SOCKS does not have, or a request in flight.
+    ///   password, an authentication scheme SOCKS does not have (`"NEGOTIATE"` for SOCKS4),
+    ///   or a request in flight.
+    ///
+    /// ## SOCKS5 with Kerberos (GSS-API)
+    ///
+    /// libcurl 7.88 offers GSS-API to a SOCKS5 proxy and then ends the handshake, so the
+    /// library runs it itself: it connects to the proxy (each of its addresses in turn, as
+    /// libcurl resolves them), offers GSS-API alone, authenticates to the service
+    /// `rcmd@proxyhost` (``setProxyServiceName(_:)`` names another) with mutual
+    /// authentication, agrees on no per-message protection (as curl and dante do: a proxy
+    /// that requires integrity or confidentiality protection is refused), and asks for the
+    /// origin: by name for `socks5h://`, by an address looked up here for `socks5://`.
+    /// libcurl then speaks HTTP, or TLS with the origin, over that connection. The
+    /// handshake runs on the library's engine thread, which it holds meanwhile (as libcurl's
+    /// own SOCKS handshake would), for at most the connect timeout (``setTimeouts(connect:headers:idle:total:)``;
+    /// else the send's timeout, else 300 s). Each send has a connection of its own, closed
+    /// after it: no other request is lent a tunnel made with this one's identity. With libcurl
+    /// 7.88, which cannot take a connected socket, the connection reaches libcurl through a
+    /// loopback relay of the request's own (a thread for each connection); the metrics' remote
+    /// address is the proxy's. The bypass list (``setProxyBypass(_:)``) is not applied to such
+    /// a proxy.
+    ///
+    /// A proxy that cannot be reached, refuses GSS-API or the principal, breaks or garbles
+    /// the handshake, or does not answer within that time ends the send in DONE with status
+    /// 0, ``getFailureKind()`` `.proxy` and a text naming the proxy and what failed (curl's
+    /// exits: 7 unreachable, 28 no answer in time, 97 the handshake); so do missing tickets.
     @discardableResult
     public func setProxy(_ url: String, user: String? = nil, password: String? = nil, auth: String? = nil) -> Bool {
         let parts: ProxySetting.Parts
@@ -33,14 +60,12 @@ extension HttpRequest {
         }
         let user = user ?? parts.user, password = password ?? parts.password
         if parts.scheme.isSOCKS {
-            if auth?.uppercased() == "NEGOTIATE" {
-                // Measured with curl 7.88.1 against an RFC 1961 server: libcurl ends its SOCKS5
-                // handshake as soon as the server picks GSS-API ("per-message authentication
-                // is not supported"), so it is refused here rather than failing every send.
-                return refuse(.invalidArgument, "SOCKS5 with Kerberos (GSS-API) is not available: libcurl 7.88 ends the handshake when the proxy picks GSS-API; give a user and password")
+            let negotiate = auth?.uppercased() == "NEGOTIATE"
+            if negotiate, parts.scheme != .socks5 && parts.scheme != .socks5h {
+                return refuse(.invalidArgument, "SOCKS4 has no Kerberos (GSS-API) authentication: use socks5:// or socks5h://")
             }
-            guard auth == nil || auth?.uppercased() == "BASIC" else {
-                return refuse(.invalidArgument, "a SOCKS proxy takes a user and password, not '\(MessageValidation.escaped(auth ?? ""))' authentication")
+            guard auth == nil || negotiate || auth?.uppercased() == "BASIC" else {
+                return refuse(.invalidArgument, "a SOCKS proxy takes a user and password or NEGOTIATE (SOCKS5's GSS-API), not '\(MessageValidation.escaped(auth ?? ""))' authentication")
             }
             if parts.scheme == .socks4 || parts.scheme == .socks4a, password != nil {
                 return refuse(.invalidArgument, "SOCKS4 has no password: give SOCKS4 a user id alone, or use socks5://")
@@ -57,6 +82,21 @@ extension HttpRequest {
             $0.proxy = proxy
             $0.proxyAutoConfig = nil
         }
+    }
+
+    /// The Kerberos service the proxy's ticket is for (curl's `--proxy-service-name` and
+    /// `--socks5-gssapi-service`, libcurl's `CURLOPT_PROXY_SERVICE_NAME`): the ticket is for
+    /// `NAME/proxyhost`. A SOCKS5 proxy with GSS-API uses `rcmd` by default, an HTTP proxy's
+    /// Negotiate `HTTP`; `nil` goes back to those.
+    /// - Parameter name: the service, as `rcmd`, or `nil`.
+    /// - Returns: `false` with ``lastError`` for an empty name, one with CR, LF, NUL, a space,
+    ///   '/' or '@', one over 255 bytes, or a request in flight.
+    @discardableResult
+    public func setProxyServiceName(_ name: String?) -> Bool {
+        if let name, let problem = RouteEntries.serviceNameProblem(name) {
+            return refuse(.invalidArgument, problem)
+        }
+        return changeSwitches { $0.routing.proxyServiceName = name }
     }
 
     /// Chooses each hop's proxy with the proxy auto-config (PAC) file at `location`: a path,

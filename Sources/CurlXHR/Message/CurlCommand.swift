@@ -285,6 +285,12 @@ struct CurlCommand {
         if let proxy = switches.proxy {
             add("-x", proxy.url, naming: "the proxy")
             if let credentials = proxy.credentials {
+                if proxy.usesGSSAPI {
+                    // curl 7.88 ends this handshake (xhr runs it): the command says what was asked.
+                    add("--socks5-gssapi")
+                    if !credentials.user.isEmpty { add("--proxy-user", userAndPassword(credentials)) }
+                    return addProxyDetails()
+                }
                 if !proxy.scheme.isSOCKS {
                     switch credentials.scheme {
                     case .basic: break
@@ -301,6 +307,12 @@ struct CurlCommand {
         } else if switches.proxyChosen {
             add("--noproxy", "*")
         }
+        addProxyDetails()
+    }
+
+    /// The proxy's bypass list, own fields, TLS and Kerberos service.
+    private mutating func addProxyDetails() {
+        if let service = switches.routing.proxyServiceName { add("--proxy-service-name", service, naming: "the proxy's service name") }
         if let bypass = switches.proxyBypass { add("--noproxy", bypass, naming: "the bypass list") }
         for field in switches.proxyHeaders { add("--proxy-header", Self.line(field), naming: "a proxy header") }
         let tls = switches.proxyTLS

@@ -64,6 +64,12 @@ final class ProxySetting: Sendable, Equatable {
     /// `host:port` as a user wrote it (with the scheme when not http), for texts.
     var name: String { scheme == .http ? url.dropFirst("http://".count).description : url }
 
+    /// A SOCKS5 proxy with Kerberos (GSS-API, RFC 1961): the library runs its handshake
+    /// (libcurl 7.88 cannot), and libcurl is handed the connection it leads to.
+    var usesGSSAPI: Bool {
+        (scheme == .socks5 || scheme == .socks5h) && credentials?.scheme == .negotiate
+    }
+
     /// The Negotiate user and password whose tickets must come from the KDC before sending.
     var ticketCredentials: Credentials? {
         credentials.flatMap { $0.scheme == .negotiate && !$0.user.isEmpty ? $0 : nil }

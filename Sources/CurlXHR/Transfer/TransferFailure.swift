@@ -44,6 +44,7 @@ extension Transfer {
     /// A failed transfer's kind and text: libcurl's detailed message, TLS failures starting
     /// with "SSL", failures to reach the proxy naming it.
     func failure(_ code: CURLcode) -> TransferFailure {
+        if let tunnelled = socksTunnelFailure(code) { return tunnelled }
         var failure = classified(code)
         failure.code = Int32(code.rawValue)
         if let pins = handle?.proxyPins, cxhr_proxy_pins_take_mismatch(pins) {
@@ -53,6 +54,32 @@ extension Transfer {
                                       code: Int32(CURLE_SSL_PINNEDPUBKEYNOTMATCH.rawValue))
         }
         return failure
+    }
+
+    /// How the handshake with a SOCKS5 proxy with GSS-API failed, which the library runs
+    /// (libcurl reports only that it could not connect): `.proxy`, with curl's codes for a
+    /// proxy that cannot be reached (7), one that does not answer in time (28) and a failed
+    /// handshake (97). libcurl resolves the proxy's name (the origin's is the proxy's to
+    /// resolve, or the tunnel's), so a name that does not resolve is the proxy's too.
+    private func socksTunnelFailure(_ code: CURLcode) -> TransferFailure? {
+        guard let proxy = switches.proxy, proxy.usesGSSAPI, let tunnel = handle?.socksTunnel, !hops.sawHead else { return nil }
+        var text = [CChar](repeating: 0, count: 512)
+        let kind = cxhr_socks_gss_take_failure(tunnel, &text, text.count)
+        let curlCode: CURLcode
+        switch Int(kind) {
+        case Int(CXHR_SOCKS_GSS_UNREACHABLE): curlCode = CURLE_COULDNT_CONNECT
+        case Int(CXHR_SOCKS_GSS_TIMEOUT): curlCode = CURLE_OPERATION_TIMEDOUT
+        case Int(CXHR_SOCKS_GSS_HANDSHAKE): curlCode = CURLE_PROXY
+        default:
+            guard code == CURLE_COULDNT_RESOLVE_HOST else { return nil }
+            var failure = classified(code)
+            failure.kind = .proxy
+            failure.text = "Proxy \(proxy.name) failed: \(failure.text)"
+            failure.code = Int32(CURLE_COULDNT_RESOLVE_PROXY.rawValue)
+            return failure
+        }
+        let detail = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return TransferFailure(kind: .proxy, text: "Proxy \(proxy.name) failed: \(detail)", code: Int32(curlCode.rawValue))
     }
 
     /// ``failure(_:)`` but for the code.

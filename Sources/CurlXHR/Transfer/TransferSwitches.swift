@@ -139,6 +139,9 @@ struct Routing: Sendable, Equatable {
     var interface: String?
     /// The Kerberos service Negotiate asks a ticket for (`setServiceName`); nil: libcurl's `HTTP`.
     var serviceName: String?
+    /// The Kerberos service of the proxy (`setProxyServiceName`): a SOCKS5 proxy's GSS-API
+    /// (nil: `rcmd`) and an HTTP proxy's Negotiate (nil: libcurl's `HTTP`).
+    var proxyServiceName: String?
     /// Each send opens a connection of its own and closes it after (`disableConnectionReuse`).
     var forbidReuse = false
 }

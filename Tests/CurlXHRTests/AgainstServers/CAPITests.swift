@@ -75,7 +75,8 @@ import Testing
         expectAllPassed(try run(program, [try env.httpURL] + (try ["TESTENV_CA_FILE", "TESTENV_PROXY_TLS_PORT", "TESTENV_SOCKS_PORT",
                                                                    "TESTENV_SOCKS_AUTH_PORT", "TESTENV_SOCKS_USER", "TESTENV_SOCKS_PASSWORD",
                                                                    "TESTENV_PROXY_TLS_PIN", "TESTENV_PROXY_MTLS_PORT", "TESTENV_CLIENT_CERT",
-                                                                   "TESTENV_CLIENT_KEY"].map { try env[$0] })))
+                                                                   "TESTENV_CLIENT_KEY", "TESTENV_SOCKS_GSSAPI_PORT",
+                                                                   "TESTENV_SOCKS_GSSAPI_NOMETHOD_PORT", "TESTENV_KRB5CCNAME"].map { try env[$0] })))
     }
 
     @Test func eventsTimesAndTraceFromC() throws {

@@ -142,7 +142,9 @@ import Testing
         #expect(!request.setProxy("socks4://proxy:1080", user: "u", password: "p"))
         #expect(request.lastError?.message.contains("SOCKS4") == true)
         #expect(!request.setProxy("socks5://proxy:1080", user: "u", password: "p", auth: "NTLM"))
-        #expect(!request.setProxy("socks5h://proxy:1080", user: "alice@EXAMPLE.TEST", password: "p", auth: "negotiate"))
+        // SOCKS5 with GSS-API is the library's (SocksGSSAPITests); SOCKS4 has none.
+        #expect(request.setProxy("socks5h://proxy:1080", user: "alice@EXAMPLE.TEST", password: "p", auth: "negotiate"))
+        #expect(!request.setProxy("socks4://proxy:1080", auth: "NEGOTIATE"))
         #expect(request.lastError?.message.contains("GSS-API") == true, "\(request.lastError?.message ?? "")")
         #expect(!request.setProxy("http://proxy:3128", user: "u\r\n", password: "p"))
         #expect(request.setProxy("socks4://proxy:1080", user: "u"))
