@@ -41,6 +41,14 @@ struct HeaderFieldList: Sendable {
         if let value { append(name, value: value) }
     }
 
+    /// Replaces every field named `name` with one of `value` (kept apart, as a refused field,
+    /// when `HTTPFields` cannot hold the value).
+    mutating func set(_ name: HTTPField.Name, value: String) {
+        if !refused.isEmpty { refused.removeAll { HeaderFieldNames.same($0.name, name.rawName) } }
+        fields[fields: name] = []
+        if HTTPField.isValidValue(value) { fields.append(HTTPField(name: name, value: value)) } else { refused.append((name.rawName, value)) }
+    }
+
     /// These fields, then `other`'s.
     static func + (list: HeaderFieldList, other: HeaderFieldList) -> HeaderFieldList {
         var joined = list

@@ -44,7 +44,10 @@ public struct HttpClientRequest: Sendable {
     /// The method, such as `GET` or `POST`.
     public var method: String
     /// The absolute URL, query included.
-    public var url: String
+    public var url: String { didSet { urlIsOnClientOrigin = false } }
+    /// ``url`` was made by the client from a path (``HttpClient/url(for:)``) and not changed
+    /// since: it is on the client's origin without comparing the two.
+    var urlIsOnClientOrigin = false
     /// The header fields in order: the client's, the call's, then the body's `Content-Type`.
     /// A repeated name is sent as one field with the values joined by ", ".
     public var headerFields: HTTPFields {
@@ -63,7 +66,8 @@ public struct HttpClientRequest: Sendable {
 
     /// Whether ``url`` has the scheme, host and port of ``clientBaseURL``.
     public var isToClientOrigin: Bool {
-        clientBaseURL.map { HTTPURL.sameOrigin(url, $0) } ?? false
+        if urlIsOnClientOrigin { return true }
+        return clientBaseURL.map { HTTPURL.sameOrigin(url, $0) } ?? false
     }
 
     /// A request body.
@@ -123,6 +127,11 @@ public struct HttpClientRequest: Sendable {
     /// removes them for `nil`. A name that is no token, or a value with CR, LF or NUL, fails
     /// the call when it is sent (as `HttpRequest.setRequestHeader(_:value:)` refuses it).
     public mutating func setHeader(_ name: String, value: String?) {
+        fieldList.set(name, value: value)
+    }
+
+    /// ``setHeader(_:value:)`` for a name known to be valid (no text to check and lower-case).
+    mutating func setField(_ name: HTTPField.Name, value: String) {
         fieldList.set(name, value: value)
     }
 }

@@ -92,6 +92,9 @@ extension HttpClient {
         case nil:
             break
         }
+        // A path (not an absolute URL) follows the base URL after a slash, and the query after
+        // it: the URL is on the client's origin.
+        request.urlIsOnClientOrigin = !Self.isAbsolute(path)
         return request
     }
 }

@@ -142,11 +142,11 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
         guard request.isToClientOrigin else { return try await next(request) }
         var request = request
         let first = try await token(refusing: nil)
-        request.setHeader("Authorization", value: header(for: first))
+        request.setField(.authorization, value: header(for: first))
         let response = try await next(request)
         guard response.status == 401, Self.challengesBearer(response) else { return response }
         let second = try await token(refusing: first.generation)
-        request.setHeader("Authorization", value: header(for: second))
+        request.setField(.authorization, value: header(for: second))
         return try await next(request)
     }
 

@@ -1,5 +1,5 @@
 import CurlXHR
-import CurlXHRClient
+@testable import CurlXHRClient
 import Foundation
 import Testing
 
@@ -235,6 +235,25 @@ import Testing
         let after: EchoedRequest = try await client.invoke("PUT", path: "echo")
         #expect(after.method == "PUT" && after.bodyLength == 0 && after.header("Content-Type") != "multipart/form-data",
                 "\(after.headers)")
+    }
+
+    /// A call's URL made from a path is on the client's origin (its credentials and token go
+    /// there) until a middleware changes it; an absolute URL is compared.
+    @Test func aCallsURLIsOnTheClientsOriginUntilChanged() throws {
+        let client = HttpClient(baseURL: "https://api.example.com:8443/root", apiPath: "v2")
+        func made(_ path: String) throws -> HttpClientRequest {
+            try client.makeRequest("GET", path: path, arguments: [("a", "b")], body: nil, encoding: nil, headers: HeaderFieldList(HTTPFields()))
+        }
+        var request = try made("@evil.example/x")
+        #expect(request.url == "https://api.example.com:8443/root/v2/@evil.example/x?a=b")
+        #expect(request.isToClientOrigin)
+        request.url = "https://evil.example/x"
+        #expect(!request.isToClientOrigin, "a middleware's new URL is compared")
+        request.url = "HTTPS://API.example.com:8443/other"
+        #expect(request.isToClientOrigin)
+        #expect(try !made("https://api.example.com:9443/x").isToClientOrigin, "another port")
+        #expect(try made("https://api.example.com:8443/y").isToClientOrigin)
+        #expect(try !made("http://api.example.com:8443/y").isToClientOrigin, "another scheme")
     }
 
     @Test func credentialsAndConfigureReachTheRequest() async throws {
