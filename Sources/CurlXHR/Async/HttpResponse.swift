@@ -96,16 +96,27 @@ extension HttpResponse {
         /// - Throws: ``HttpRequestError`` with the code ``HttpRequestError/Code/tooLarge``
         ///   (the transfer is stopped) when the body is larger, and what reading it throws.
         public func collect(upTo maxBytes: Int) async throws -> Data {
+            var chunks = makeAsyncIterator()
+            guard let first = try await chunks.next() else { return Data() }
+            guard first.count <= maxBytes else { throw tooLarge(maxBytes) }
+            // A body that came in one chunk (most small ones) is that chunk: no copy.
+            guard let second = try await chunks.next() else { return first }
             var data = Data()
             if let announced = reader.stream.announcedLength, announced <= maxBytes { data.reserveCapacity(announced) }
-            for try await chunk in self {
-                guard chunk.count <= maxBytes - data.count else {
-                    reader.stream.cancel()
-                    throw HttpRequestError(.tooLarge, "the body is larger than \(maxBytes) bytes")
-                }
+            data.append(first)
+            var next: Data? = second
+            while let chunk = next {
+                guard chunk.count <= maxBytes - data.count else { throw tooLarge(maxBytes) }
                 data.append(chunk)
+                next = try await chunks.next()
             }
             return data
+        }
+
+        /// Stops the transfer of a body beyond `maxBytes`: the error ``collect(upTo:)`` throws.
+        private func tooLarge(_ maxBytes: Int) -> HttpRequestError {
+            reader.stream.cancel()
+            return HttpRequestError(.tooLarge, "the body is larger than \(maxBytes) bytes")
         }
     }
 

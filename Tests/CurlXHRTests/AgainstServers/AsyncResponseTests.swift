@@ -284,6 +284,23 @@ import Testing
         #expect(try closedAt(key) != nil, "the transfer went on past the limit")
     }
 
+    @Test func collectKeepsItsLimitWhetherTheBodyCameInOneChunkOrMany() async throws {
+        let small = try await opened(try env.faultURL + "/bytes?n=100").response().body.collect(upTo: 100)
+        #expect(small.count == 100 && Self.isPattern(small), "a limit of exactly the body's size")
+        await #expect(throws: HttpRequestError.self) {
+            _ = try await self.opened(try self.env.faultURL + "/bytes?n=100").response().body.collect(upTo: 99)
+        }
+        #expect(try await opened(try env.faultURL + "/bytes?n=0").response().body.collect(upTo: 0).isEmpty)
+        let dripped = try await opened(try env.faultURL + "/drip?chunks=3&size=1000&interval_ms=20").response().body.collect(upTo: 3000)
+        #expect(dripped.count == 3000, "chunks that came apart, joined")
+        do {
+            _ = try await opened(try env.faultURL + "/drip?chunks=3&size=1000&interval_ms=20").response().body.collect(upTo: 2500)
+            Issue.record("collected more than the limit")
+        } catch let error as HttpRequestError {
+            #expect(error.code == .tooLarge && error.message.contains("2500"), "\(error)")
+        }
+    }
+
     @Test func theTotalTimeoutEndsASlowBody() async throws {
         let response = try await opened(try env.faultURL + "/drip?chunks=50&size=100&interval_ms=100").response(timeout: 0.5)
         do {
