@@ -66,7 +66,9 @@ public struct HttpClient: Sendable {
     public var middlewares: [any HttpClientMiddleware]
     /// Called with each call's `HttpRequest` once it is opened and has its headers and form,
     /// just before it is sent: set timeouts, a proxy, a CA file, retries, verification
-    /// switches, a queue…
+    /// switches, a queue… A client without it opens the requests of its finished calls again
+    /// for its next calls (their transfers and buffers kept); with it, each call has a new
+    /// `HttpRequest`, since what it sets may outlive `open`.
     public var configure: (@Sendable (HttpRequest) -> Void)?
     /// How calls use the process's HTTP cache (`HttpRequest.setCacheFolder(_:maxBytes:)`):
     /// `.default` stores and reuses what RFC 9111 allows; `[.readForced]` answers only from the

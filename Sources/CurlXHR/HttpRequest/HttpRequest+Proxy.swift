@@ -26,7 +26,8 @@ extension HttpRequest {
     /// - Returns: `false` with ``lastError`` for a URL that is not a proxy's (another scheme,
     ///   a path, a bad host or port, CR, LF or NUL), credentials with CR, LF or NUL, a SOCKS4
     ///   password, an authentication scheme SOCKS does not have (`"NEGOTIATE"` for SOCKS4),
-    ///   or a request in flight.
+    ///   SOCKS5 with `"NEGOTIATE"` while a bypass list is set (``setProxyBypass(_:)``), or a
+    ///   request in flight.
     ///
     /// ## SOCKS5 with Kerberos (GSS-API)
     ///
@@ -78,11 +79,17 @@ extension HttpRequest {
             credentials = parsed ?? (scheme == .negotiate ? Credentials(user: "", password: "", scheme: .negotiate) : nil)
         }
         let proxy = ProxySetting(scheme: parts.scheme, host: parts.host, port: parts.port, credentials: credentials)
+        if proxy.usesGSSAPI, withCore({ $0.switches.proxyBypass != nil }) {
+            return refuse(.invalidArgument, Self.bypassWithGSSAPI)
+        }
         return changeSwitches {
             $0.proxy = proxy
             $0.proxyAutoConfig = nil
         }
     }
+
+    /// Why a bypass list and a SOCKS5 proxy with GSS-API are not taken together.
+    static let bypassWithGSSAPI = "a proxy bypass list does not apply to a SOCKS5 proxy with GSS-API, whose tunnel the library makes for every host: remove the list (setProxyBypass(\"\")) or choose the proxy per host"
 
     /// The Kerberos service the proxy's ticket is for (curl's `--proxy-service-name` and
     /// `--socks5-gssapi-service`, libcurl's `CURLOPT_PROXY_SERVICE_NAME`): the ticket is for
@@ -162,11 +169,16 @@ extension HttpRequest {
     /// matching itself and its subdomains (`example.com` matches `www.example.com`; a
     /// leading dot is the same), `"*"` every host. `""` removes the list. The environment's
     /// `NO_PROXY` is never read for a proxy set on the request.
-    /// - Returns: `false` with ``lastError`` for CR, LF or NUL, or a request in flight.
+    /// - Returns: `false` with ``lastError`` for CR, LF or NUL, a request in flight, or a
+    ///   SOCKS5 proxy with GSS-API set (its tunnel is the library's, made for every host; and
+    ///   ``setProxy(_:user:password:auth:)`` refuses that proxy while a list is set).
     @discardableResult
     public func setProxyBypass(_ hosts: String) -> Bool {
         guard MessageValidation.isFieldValue(hosts) else {
             return refuse(.invalidArgument, "the proxy bypass list '\(MessageValidation.escaped(hosts))' contains CR, LF or NUL")
+        }
+        if !hosts.isEmpty, withCore({ $0.switches.proxy?.usesGSSAPI == true }) {
+            return refuse(.invalidArgument, Self.bypassWithGSSAPI)
         }
         return changeSwitches { $0.proxyBypass = hosts.isEmpty ? nil : hosts }
     }

@@ -197,6 +197,16 @@ extension AuthTests {
                 #expect(!request.setProxyServiceName(bad), "\(bad)")
                 #expect(request.lastError?.code == .invalidArgument)
             }
+            // A bypass list and the library's own tunnel are not taken together, in either order.
+            let bypassed = HttpRequest()
+            #expect(bypassed.setProxyBypass("localhost"))
+            #expect(!bypassed.setProxy("socks5h://proxy:1080", auth: "NEGOTIATE"))
+            #expect(bypassed.lastError?.message.contains("bypass") == true, "\(bypassed.lastError?.message ?? "")")
+            #expect(bypassed.setProxy("socks5h://proxy:1080"), "without GSS-API the list applies")
+            let tunnelled = HttpRequest()
+            #expect(tunnelled.setProxy("socks5h://proxy:1080", auth: "NEGOTIATE"))
+            #expect(!tunnelled.setProxyBypass("localhost") && tunnelled.lastError?.code == .invalidArgument)
+            #expect(tunnelled.setProxyBypass(""), "no list is no conflict")
             // curl's command for it: curl 7.88 ends that handshake, but the command says what was asked.
             #expect(request.open("GET", url: "http://example.com/", async: false))
             #expect(request.setProxy("socks5h://proxy:1080", auth: "NEGOTIATE") && request.setProxyServiceName("socks"))
