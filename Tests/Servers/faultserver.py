@@ -918,7 +918,9 @@ def trickle(handler, request):
         return closed()
     handler.send_head(200, "OK", [("Content-Type", "application/octet-stream")], n)
     handler.wfile.flush()
-    deadline = time.monotonic() + 300
+    # Long enough for a test starved under ThreadSanitizer (its suites share two pool
+    # threads with blocking tests: 358 s was seen) to look before the gate opens by itself.
+    deadline = time.monotonic() + 1200
     while not entry["open"] and time.monotonic() < deadline:  # gate=1: the body waits for /trickle-open
         if not pause(handler, 0.005):
             return closed()
