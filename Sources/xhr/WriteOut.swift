@@ -135,3 +135,59 @@ enum WriteOut {
         return String(httpVersion.dropFirst("HTTP/".count))
     }
 }
+
+/// What -w writes for one transfer of a fetch.
+extension Fetch {
+    /// -w's format: as given, or the file `@path` names.
+    func writeOutFormat(console: Console) throws -> String? {
+        guard let writeOut else { return nil }
+        guard writeOut.hasPrefix("@") else { return writeOut }
+        return String(decoding: try Self.contents(writeOut, console: console), as: UTF8.self)
+    }
+
+    /// -w's variables for `request`, as curl names and formats them.
+    func writeOutValues(_ request: HttpRequest, session: Session, url: String, outcome: Outcome?) -> [String: String] {
+        let metrics = request.getMetrics()
+        let status = Fixed.padded(String(request.getStatus()), to: 3, left: true, fill: "0")
+        // curl's average speeds: bytes a second over the whole transfer, whole bytes.
+        func speed(_ bytes: Int64) -> String {
+            guard let total = metrics.totalTime, total > 0 else { return "0" }
+            return String(Int64(Double(bytes) / total))
+        }
+        let sent = metrics.bytesSent ?? 0
+        var values: [String: String] = [
+            "http_code": status,
+            "response_code": status,
+            "http_version": WriteOut.version(metrics.httpVersion),
+            "content_type": request.getResponseHeader("Content-Type") ?? "",
+            "method": metrics.effectiveMethod ?? effectiveMethod,
+            "scheme": String(url.prefix { $0 != ":" }).uppercased(),
+            "url": url,
+            "url_effective": metrics.effectiveURL ?? url,
+            "num_redirects": String(metrics.redirectCount),
+            "num_retries": String(metrics.retryCount),
+            "num_connects": String(metrics.connectionsOpened),
+            "exitcode": String(outcome?.code ?? 0),
+            "errormsg": outcome?.message ?? "",
+            "time_namelookup": WriteOut.seconds(metrics.nameLookupTime),
+            "time_connect": WriteOut.seconds(metrics.connectTime),
+            "time_appconnect": WriteOut.seconds(metrics.tlsTime),
+            "time_pretransfer": WriteOut.seconds(metrics.preTransferTime),
+            "time_starttransfer": WriteOut.seconds(metrics.startTransferTime),
+            "time_redirect": WriteOut.seconds(metrics.redirectTime),
+            "time_total": WriteOut.seconds(metrics.totalTime),
+            "time_queue": WriteOut.seconds(metrics.queueTime),
+            "remote_ip": metrics.remoteAddress ?? "",
+            "remote_port": metrics.remotePort.map(String.init) ?? "",
+            "local_ip": metrics.localAddress ?? "",
+            "local_port": metrics.localPort.map(String.init) ?? "",
+            "size_download": String(session.written),
+            "size_upload": String(sent),
+            "size_header": String(metrics.headerBytes ?? 0),
+            "speed_download": speed(session.written),
+            "speed_upload": speed(sent),
+        ]
+        values["json"] = WriteOut.json(values)
+        return values
+    }
+}
