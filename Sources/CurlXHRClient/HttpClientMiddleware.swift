@@ -62,7 +62,7 @@ public struct HttpClientRequest: Sendable {
     /// The ``HttpClient/baseURL`` of the client making the call: the client's credentials (and
     /// an ``OAuth2Authorizer``'s token) go only to its scheme, host and port. `nil` for a
     /// request made elsewhere.
-    public var clientBaseURL: String?
+    public var clientBaseURL: String? { didSet { urlIsOnClientOrigin = false } }
 
     /// Whether ``url`` has the scheme, host and port of ``clientBaseURL``.
     public var isToClientOrigin: Bool {

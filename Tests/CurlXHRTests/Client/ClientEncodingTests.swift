@@ -254,6 +254,9 @@ import Testing
         #expect(try !made("https://api.example.com:9443/x").isToClientOrigin, "another port")
         #expect(try made("https://api.example.com:8443/y").isToClientOrigin)
         #expect(try !made("http://api.example.com:8443/y").isToClientOrigin, "another scheme")
+        var rebased = try made("x")
+        rebased.clientBaseURL = "https://other.example"
+        #expect(!rebased.isToClientOrigin, "a middleware's new base URL is compared")
     }
 
     @Test func credentialsAndConfigureReachTheRequest() async throws {
