@@ -27,11 +27,13 @@ struct HeaderFieldList: Sendable {
     }
 
     mutating func append(_ name: String, value: String) {
-        guard let fieldName = HTTPField.Name(name), HTTPField.isValidValue(value) else {
+        // HTTPField makes a value with bytes no field may hold into another: such a value is
+        // refused instead (checked once, by HTTPField).
+        guard let fieldName = HTTPField.Name(name), case let field = HTTPField(name: fieldName, value: value), field.value == value else {
             refused.append((name, value))
             return
         }
-        fields.append(HTTPField(name: fieldName, value: value))
+        fields.append(field)
     }
 
     /// Replaces every field named `name` (case aside) with one of `value`; `nil` removes them.
@@ -45,8 +47,9 @@ struct HeaderFieldList: Sendable {
     /// when `HTTPFields` cannot hold the value).
     mutating func set(_ name: HTTPField.Name, value: String) {
         if !refused.isEmpty { refused.removeAll { HeaderFieldNames.same($0.name, name.rawName) } }
-        fields[fields: name] = []
-        if HTTPField.isValidValue(value) { fields.append(HTTPField(name: name, value: value)) } else { refused.append((name.rawName, value)) }
+        if fields[name] != nil { fields[fields: name] = [] }
+        let field = HTTPField(name: name, value: value)
+        if field.value == value { fields.append(field) } else { refused.append((name.rawName, value)) }
     }
 
     /// These fields, then `other`'s.

@@ -65,7 +65,7 @@ extension HttpClient {
             // A serial queue of its own: tasks run on the global queues, one of which may be the
             // completion queue, while a new serial queue is none of them.
             DispatchQueue(label: "CurlXHRClient.decoding").async {
-                let result = client.finish(sent, decode: decode)
+                let result = Swift.Result { () throws(HttpClientError) in try client.decoded(sent, decode) }
                 queue.async { completion(result) }
             }
         }
@@ -111,6 +111,6 @@ extension HttpClient {
         let client = self
         // Not the completion queue: the calling thread, waiting here, may be one of its own.
         let sent = Blocking.run { await client.transfer(call, progressQueue: .global()) }
-        return try finish(sent, decode: decode).get()
+        return try decoded(sent, decode)
     }
 }

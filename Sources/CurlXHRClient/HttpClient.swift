@@ -113,6 +113,8 @@ public struct HttpClient: Sendable {
     var observability = ClientObservability()
     /// The requests this client's calls finished with, for its next calls.
     let requestPool = RequestPool()
+    /// The URLs of the last paths called, for the calls to come.
+    let madeURLs = MadeURLs()
 
     /// A client of the API at `baseURL` + `apiPath`.
     ///
@@ -153,13 +155,16 @@ public struct HttpClient: Sendable {
     /// when it names the scheme, host and port of ``baseURL``.
     public func url(for path: String) -> String {
         if Self.isAbsolute(path) { return path }
-        let rest = path.utf8.drop { $0 == UInt8(ascii: "/") }
-        guard !rest.isEmpty else { return urlPrefix }
-        var url = urlPrefix
-        url.reserveCapacity(url.utf8.count + 1 + rest.count)
-        url += "/"
-        url += Substring(rest)
-        return url
+        let prefix = urlPrefix
+        return madeURLs.url(prefix: prefix, path: path) {
+            let rest = path.utf8.drop { $0 == UInt8(ascii: "/") }
+            guard !rest.isEmpty else { return prefix }
+            var url = prefix
+            url.reserveCapacity(url.utf8.count + 1 + rest.count)
+            url += "/"
+            url += Substring(rest)
+            return url
+        }
     }
 
     /// `baseURL` and `apiPath` joined with one slash, without a slash at the end.
@@ -177,6 +182,8 @@ public struct HttpClient: Sendable {
     }
 
     static func isAbsolute(_ path: String) -> Bool {
+        // A path's first byte answers for most calls.
+        guard let first = path.utf8.first, first | 0x20 == UInt8(ascii: "h") else { return false }
         // Compared byte by byte, case aside: no lowercased copy for each call.
         func starts(with scheme: String) -> Bool {
             var bytes = path.utf8.makeIterator()
@@ -263,13 +270,14 @@ extension HttpClient {
     /// Runs `request` through the middlewares, outermost first, to the transfer.
     /// `progress` reports each transfer's counts.
     /// `observation` sees each send.
+    @inline(__always)
     func send(_ request: HttpClientRequest, progress: ProgressReporter? = nil,
               observation: CallObservation? = nil) async throws(HttpClientError) -> HttpClientResponse {
         // Without middlewares, straight to the transfer (no closure chain to call through).
-        if middlewares.isEmpty { return try await Transport.send(request, with: self, progress: progress, observation: observation) }
-        let client = self
+        let settings = Transport.Settings(self)
+        if middlewares.isEmpty { return try await Transport.send(request, with: settings, progress: progress, observation: observation) }
         var next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse = { request in
-            try await Transport.send(request, with: client, progress: progress, observation: observation)
+            try await Transport.send(request, with: settings, progress: progress, observation: observation)
         }
         for middleware in middlewares.reversed() {
             let inner = next

@@ -92,6 +92,15 @@ public struct HttpClientRequest: Sendable {
         case file(name: String, path: String, fileName: String?, contentType: String?)
     }
 
+    /// A request of the client's, with its fields as the client keeps them.
+    init(method: String, url: String, fieldList: HeaderFieldList, clientBaseURL: String?) {
+        self.method = method
+        self.url = url
+        self.fieldList = fieldList
+        body = .none
+        self.clientBaseURL = clientBaseURL
+    }
+
     /// A request of `method` to `url`, made by the client at `clientBaseURL`.
     public init(method: String, url: String, headerFields: HTTPFields = [:], body: Body = .none,
                 clientBaseURL: String? = nil) {
@@ -140,7 +149,9 @@ public struct HttpClientRequest: Sendable {
 public struct HttpClientResponse: Sendable {
     /// The HTTP status of the final response (after redirects and authentication rounds).
     public var status: Int
-    /// The header fields in arrival order.
+    /// The header fields in arrival order. For a response of the transfer they are made from
+    /// its head each time they are read: keep the value to read several fields
+    /// (``header(_:)`` reads one from the head).
     public var headerFields: HTTPFields {
         get {
             switch fieldStore {

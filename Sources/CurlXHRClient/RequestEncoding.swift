@@ -39,9 +39,9 @@ extension HttpClient {
     func makeRequest(_ method: String, path: String, arguments: [(String, Argument)], body: RequestBody?,
                      encoding: ArgumentEncoding?, headers callHeaders: HeaderFieldList) throws(HttpClientError) -> HttpClientRequest {
         // Upper-cased only when it is not already (no copy for each call).
-        let method = method.utf8.contains { $0 >= 0x61 && $0 <= 0x7A } ? method.uppercased() : method
-        var request = HttpClientRequest(method: method, url: url(for: path), clientBaseURL: baseURL)
-        request.fieldList = callHeaders.isEmpty ? fieldList : fieldList + callHeaders
+        let method = method == "GET" || !method.utf8.contains { $0 >= 0x61 && $0 <= 0x7A } ? method : method.uppercased()
+        var request = HttpClientRequest(method: method, url: url(for: path),
+                                        fieldList: callHeaders.isEmpty ? fieldList : fieldList + callHeaders, clientBaseURL: baseURL)
         let pairs = arguments.isEmpty ? [] : arguments.flatMap { key, argument in argument.values.map { (key, $0) } }
         let place = try ArgumentPlacement.decide(method: method, hasBody: body != nil,
                                                  hasFiles: pairs.contains { $0.1.text == nil }, call: encoding,
@@ -117,7 +117,7 @@ enum ArgumentPlacement: Equatable {
     ///   (`multipart/form-data`, `application/x-www-form-urlencoded`, JSON), else the client's.
     /// - Files make a form multipart; a file in JSON or the query string fails the call.
     static func decide(method: String, hasBody: Bool, hasFiles: Bool, call: HttpClient.ArgumentEncoding?,
-                       contentType: String?, client: HttpClient.ArgumentEncoding) throws(HttpClientError) -> ArgumentPlacement {
+                       contentType: @autoclosure () -> String?, client: HttpClient.ArgumentEncoding) throws(HttpClientError) -> ArgumentPlacement {
         let encoding: HttpClient.ArgumentEncoding
         if let call {
             if hasBody, call != .automatic, call != .query {
@@ -127,7 +127,7 @@ enum ArgumentPlacement: Equatable {
         } else if hasBody || !sendsArgumentsInBody(method) {
             encoding = .query
         } else {
-            encoding = named(by: contentType) ?? client
+            encoding = named(by: contentType()) ?? client
         }
         switch encoding {
         case .automatic where hasBody || !sendsArgumentsInBody(method), .query:

@@ -25,3 +25,25 @@ final class RequestPool: Sendable {
         }
     }
 }
+
+/// The URLs a client made for the last paths it called (its prefix, the base URL and API path,
+/// joined with each), shared by the copies of a client: a call to a path called before gets
+/// the same string again, with no join, and the request it opens, whose URL was that string,
+/// sees the same one.
+final class MadeURLs: Sendable {
+    /// At most this many paths are remembered (the last ones made).
+    static let capacity = 8
+
+    private let made = Locked<[(prefix: String, path: String, url: String)]>([])
+
+    /// The URL for `path` after `prefix`: the one made before, or `make()`'s.
+    func url(prefix: String, path: String, make: () -> String) -> String {
+        if let url = made.withLock({ made in made.first { $0.path == path && $0.prefix == prefix }?.url }) { return url }
+        let url = make()
+        made.withLock { made in
+            if made.count == Self.capacity { made.removeFirst() }
+            made.append((prefix, path, url))
+        }
+        return url
+    }
+}

@@ -129,25 +129,18 @@ extension HttpResponse {
     }
 }
 
-/// A response head's fields, made into `HTTPFields` once, when first asked for; a field's value
-/// is read from the head without them.
-package final class LazyHeaderFields: Sendable {
+/// A response head's fields, made into `HTTPFields` each time they are asked for (a value,
+/// with nothing to allocate for a response whose fields no one asks for); a field's value is
+/// read from the head without them.
+package struct LazyHeaderFields: Sendable {
     private let head: ResponseHead
-    private let made = Locked<HTTPFields?>(nil)
 
     init(_ head: ResponseHead) {
         self.head = head
     }
 
     /// The fields, as ``HttpResponse/headerFields`` gives them.
-    package var fields: HTTPFields {
-        made.withLock { made in
-            if let fields = made { return fields }
-            let fields = head.headerFields
-            made = fields
-            return fields
-        }
-    }
+    package var fields: HTTPFields { head.headerFields }
 
     /// The value of the fields named `name` (case aside) joined with ", ", as
     /// ``HttpResponse/header(_:)`` gives it; nil for a name that is no token, which

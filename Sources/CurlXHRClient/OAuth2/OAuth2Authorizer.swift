@@ -141,8 +141,11 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
                           next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse) async throws -> HttpClientResponse {
         guard request.isToClientOrigin else { return try await next(request) }
         var request = request
-        let first = try await token(refusing: nil)
-        request.setField(.authorization, value: header(for: first))
+        // A token at hand needs no wait (and no suspension point), and its field was made once.
+        let (waiter, decision, ready) = decide(refusing: nil)
+        let first: (token: OAuth2Token, generation: Int)
+        if case .send(let token, let generation) = decision { first = (token, generation) } else { first = try await wait(waiter, decision) }
+        request.setField(.authorization, value: ready ?? header(for: first))
         let response = try await next(request)
         guard response.status == 401, Self.challengesBearer(response) else { return response }
         let second = try await token(refusing: first.generation)
@@ -175,14 +178,30 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
 
     /// A token to send, and its generation (for ``TokenSchedule/refused(_:by:now:)``).
     private func token(refusing refused: Int?) async throws(OAuth2Error) -> (token: OAuth2Token, generation: Int) {
+        let (waiter, decision, _) = decide(refusing: refused)
+        if case .send(let token, let generation) = decision { return (token, generation) }
+        return try await wait(waiter, decision)
+    }
+
+    /// The schedule's decision for a call that needs a token (after a refusal of the
+    /// generation `refused`), with the call's waiter number, and the `Authorization` value
+    /// for a token to send when it was made already.
+    private func decide(refusing refused: Int?) -> (TokenSchedule.Waiter, TokenSchedule.Decision, String?) {
         let now = Date().timeIntervalSince1970
-        let (waiter, decision) = state.withLock { state in
+        return state.withLock { state in
             state.nextWaiter += 1
             let waiter = state.nextWaiter
             let decision = refused.map { state.schedule.refused($0, by: waiter, now: now) }
                 ?? state.schedule.tokenNeeded(by: waiter, now: now)
-            return (waiter, decision)
+            var ready: String?
+            if case .send(_, let generation) = decision, let header = state.header, header.generation == generation { ready = header.value }
+            return (waiter, decision, ready)
         }
+    }
+
+    /// Carries out `decision` for `waiter`: a token, a failure, or a wait for a fetch (started
+    /// here when the decision orders it).
+    private func wait(_ waiter: TokenSchedule.Waiter, _ decision: TokenSchedule.Decision) async throws(OAuth2Error) -> (token: OAuth2Token, generation: Int) {
         switch decision {
         case .send(let token, let generation):
             return (token, generation)

@@ -1,10 +1,12 @@
 import CurlXHR
 
 /// The logs, span and metrics of one call, each present only with its package trait (a
-/// package without them keeps none of this but the clock's start): made when the call's
-/// request is, ended when its transfer (middlewares included) is.
+/// package without them keeps none of this): made when the call's request is, ended when its
+/// transfer (middlewares included) is.
 struct CallObservation: Sendable {
+    #if Logging || Metrics
     let start = ContinuousClock.now
+    #endif
     #if Logging || Tracing
     let secrets = CallSecrets()
     #endif
@@ -45,9 +47,10 @@ struct CallObservation: Sendable {
     }
 
     /// A send of `request`, as the middlewares made it, is about to be made.
-    func sending(_ request: HttpClientRequest, client: HttpClient) {
+    /// `password`: the client's.
+    func sending(_ request: HttpClientRequest, password: String?) {
         #if Logging || Tracing
-        secrets.add(request, password: request.isToClientOrigin ? client.password : nil)
+        secrets.add(request, password: request.isToClientOrigin ? password : nil)
         #endif
     }
 

@@ -211,6 +211,27 @@ import Testing
         #expect(changed.url(for: "é/x") == "https://other.example/é/x")
     }
 
+    /// The URLs a client made are remembered for its next calls (MadeURLs), shared by its
+    /// copies: a copy with another base URL or API path never gets the other's, and a path
+    /// beyond the ones remembered is made again.
+    @Test func rememberedURLsFollowTheirClient() {
+        let first = HttpClient(baseURL: "https://a.example", apiPath: "v1")
+        #expect(first.url(for: "items") == "https://a.example/v1/items")
+        var second = first
+        second.baseURL = "https://b.example"
+        #expect(second.url(for: "items") == "https://b.example/v1/items")
+        #expect(first.url(for: "items") == "https://a.example/v1/items", "the first client's own again")
+        second.apiPath = "v2"
+        #expect(second.url(for: "items") == "https://b.example/v2/items")
+        for round in 0..<2 {
+            for n in 0..<(3 * MadeURLs.capacity) {
+                #expect(first.url(for: "p\(n)") == "https://a.example/v1/p\(n)", "round \(round)")
+                #expect(second.url(for: "p\(n)") == "https://b.example/v2/p\(n)", "round \(round)")
+            }
+        }
+        #expect(first.url(for: "items") == "https://a.example/v1/items")
+    }
+
     /// A client uses the requests of its finished calls again (RequestPool): nothing of a call
     /// reaches the next one, whose method, headers, body, credentials and form are its own.
     @Test func aCallCarriesNothingOfTheCallBefore() async throws {

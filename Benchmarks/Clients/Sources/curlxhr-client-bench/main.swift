@@ -31,6 +31,7 @@
 import BenchSupport
 import CurlXHR
 import CurlXHRClient
+import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -86,28 +87,35 @@ for (name, value) in Array(benchRequestHeaders.prefix(options.headers)) + option
 let client = HttpClient(baseURL: baseURL, headerFields: defaultFields, middlewares: middlewares)
 let tally = Tally(options)
 
-await withTaskGroup(of: Void.self) { group in
-    for _ in 0..<options.concurrency {
-        group.addTask {
-            while tally.claim() {
-                do {
-                    if let expectedItems {
-                        let items = try await client.invoke("GET", path: path, as: [JSONItem].self)
-                        let problem = jsonItemsProblem(items, expected: expectedItems)
-                        tally.finish(status: 200, bodyBytes: problem == nil ? options.expectBytes : 0, problem: problem)
-                    } else {
-                        // invoke throws for any status but 2xx; the bench server's paths answer 200 or
-                        // an error status.
-                        let body = try await client.invoke("GET", path: path, as: Data.self)
-                        tally.finish(status: 200, bodyBytes: body.count)
+// The calls run as tasks while the main thread waits on a semaphore (as curlxhr-bench's
+// --await does): no top-level `await`, so the main thread runs no executor of its own.
+let allDone = DispatchSemaphore(value: 0)
+Task.detached {
+    await withTaskGroup(of: Void.self) { group in
+        for _ in 0..<options.concurrency {
+            group.addTask {
+                while tally.claim() {
+                    do {
+                        if let expectedItems {
+                            let items = try await client.invoke("GET", path: path, as: [JSONItem].self)
+                            let problem = jsonItemsProblem(items, expected: expectedItems)
+                            tally.finish(status: 200, bodyBytes: problem == nil ? options.expectBytes : 0, problem: problem)
+                        } else {
+                            // invoke throws for any status but 2xx; the bench server's paths answer 200 or
+                            // an error status.
+                            let body = try await client.invoke("GET", path: path, as: Data.self)
+                            tally.finish(status: 200, bodyBytes: body.count)
+                        }
+                    } catch {
+                        var status = 0
+                        if case .status(let code, _)? = error as? HttpClientError { status = code }
+                        tally.finish(status: status, bodyBytes: 0, problem: "\(error)")
                     }
-                } catch {
-                    var status = 0
-                    if case .status(let code, _)? = error as? HttpClientError { status = code }
-                    tally.finish(status: status, bodyBytes: 0, problem: "\(error)")
                 }
             }
         }
     }
+    allDone.signal()
 }
+allDone.wait()
 tally.report()
