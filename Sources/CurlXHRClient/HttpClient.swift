@@ -279,12 +279,13 @@ extension HttpClient {
         var next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse = { request in
             try await Transport.send(request, with: settings, progress: progress, observation: observation)
         }
-        for middleware in middlewares.reversed() {
+        // The outermost middleware is called here, not through a closure of its own.
+        for middleware in middlewares.dropFirst().reversed() {
             let inner = next
             next = { request in try await middleware.intercept(request, next: inner) }
         }
         do {
-            return try await next(request)
+            return try await middlewares[0].intercept(request, next: next)
         } catch {
             throw HttpClientError(wrapping: error)
         }

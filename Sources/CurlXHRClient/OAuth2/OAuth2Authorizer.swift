@@ -141,11 +141,15 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
                           next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse) async throws -> HttpClientResponse {
         guard request.isToClientOrigin else { return try await next(request) }
         var request = request
-        // A token at hand needs no wait (and no suspension point), and its field was made once.
-        let (waiter, decision, ready) = decide(refusing: nil)
-        let first: (token: OAuth2Token, generation: Int)
-        if case .send(let token, let generation) = decision { first = (token, generation) } else { first = try await wait(waiter, decision) }
-        request.setField(.authorization, value: ready ?? header(for: first))
+        // A token at hand whose field was made already: no wait, no suspension point.
+        let first: (value: String, generation: Int)
+        if let ready = readyHeader() {
+            first = ready
+        } else {
+            let token = try await token(refusing: nil)
+            first = (header(for: token), token.generation)
+        }
+        request.setField(.authorization, value: first.value)
         let response = try await next(request)
         guard response.status == 401, Self.challengesBearer(response) else { return response }
         let second = try await token(refusing: first.generation)
@@ -178,24 +182,32 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
 
     /// A token to send, and its generation (for ``TokenSchedule/refused(_:by:now:)``).
     private func token(refusing refused: Int?) async throws(OAuth2Error) -> (token: OAuth2Token, generation: Int) {
-        let (waiter, decision, _) = decide(refusing: refused)
+        let (waiter, decision) = decide(refusing: refused)
         if case .send(let token, let generation) = decision { return (token, generation) }
         return try await wait(waiter, decision)
     }
 
     /// The schedule's decision for a call that needs a token (after a refusal of the
-    /// generation `refused`), with the call's waiter number, and the `Authorization` value
-    /// for a token to send when it was made already.
-    private func decide(refusing refused: Int?) -> (TokenSchedule.Waiter, TokenSchedule.Decision, String?) {
+    /// generation `refused`), with the call's waiter number.
+    private func decide(refusing refused: Int?) -> (TokenSchedule.Waiter, TokenSchedule.Decision) {
         let now = Date().timeIntervalSince1970
         return state.withLock { state in
             state.nextWaiter += 1
             let waiter = state.nextWaiter
             let decision = refused.map { state.schedule.refused($0, by: waiter, now: now) }
                 ?? state.schedule.tokenNeeded(by: waiter, now: now)
-            var ready: String?
-            if case .send(_, let generation) = decision, let header = state.header, header.generation == generation { ready = header.value }
-            return (waiter, decision, ready)
+            return (waiter, decision)
+        }
+    }
+
+    /// The `Authorization` value and generation of the token a call sends now without
+    /// waiting, when that value was made already (by ``header(for:)``).
+    private func readyHeader() -> (value: String, generation: Int)? {
+        let now = Date().timeIntervalSince1970
+        return state.withLock { state in
+            guard let generation = state.schedule.readyGeneration(now: now), let header = state.header,
+                  header.generation == generation else { return nil }
+            return (header.value, generation)
         }
     }
 

@@ -81,10 +81,17 @@ struct TokenSchedule: Sendable {
             waiters.append(waiter)
             return .wait(start: nil)
         }
-        if let token, !isRefused, !token.accessToken.isEmpty, !token.isDue(at: now, leeway: leeway) {
-            return .send(token, generation: generation)
-        }
+        if let token, readyGeneration(now: now) != nil { return .send(token, generation: generation) }
         return startFetch(for: waiter)
+    }
+
+    /// The generation of the token a call needing one at `now` is sent at once (as
+    /// ``tokenNeeded(by:now:)`` would decide, without a waiter); `nil` when that call would
+    /// wait or fail.
+    func readyGeneration(now: Double) -> Int? {
+        guard !isLoggedOut, running == nil, let token, !isRefused, !token.accessToken.isEmpty,
+              !token.isDue(at: now, leeway: leeway) else { return nil }
+        return generation
     }
 
     /// The server answered a call's request, sent with the token of `used`, with a 401 and a

@@ -34,16 +34,21 @@ import Testing
 
     @Test func twentyCallsAfterExpiryMakeOneRefreshAndAllSendItsToken() {
         var schedule = Schedule(stored: token("a1", refresh: "r1"), grant: .clientCredentials, leeway: 30)
+        // readyGeneration says, without a waiter, what tokenNeeded decides: send at once, or not.
+        #expect(schedule.readyGeneration(now: 10) == 0)
         let step1 = say(schedule.tokenNeeded(by: 1, now: 10))
         #expect(step1 == "send a1 (0)")
         // At 200 the token expired: the first call starts the refresh, nineteen wait for it.
+        #expect(schedule.readyGeneration(now: 200) == nil)
         let step2 = say(schedule.tokenNeeded(by: 2, now: 200))
         #expect(step2 == "wait, start fetch 1: refresh r1")
+        #expect(schedule.readyGeneration(now: 10) == nil, "a fetch runs: the calls wait for it")
         for waiter in 3...21 { let step3 = say(schedule.tokenNeeded(by: waiter, now: 200)); #expect(step3 == "wait") }
         #expect(schedule.fetches == 1)
         let woken = say(schedule.fetched(1, token: token("a2", refresh: "r2", expiresAt: 300)))
         #expect(woken == (2...21).map { "\($0): a2 (1)" })
         #expect(schedule.waiters.isEmpty && schedule.token?.refreshToken == "r2")
+        #expect(schedule.readyGeneration(now: 201) == 1)
         let step4 = say(schedule.tokenNeeded(by: 22, now: 201))
         #expect(step4 == "send a2 (1)")
     }
@@ -73,6 +78,7 @@ import Testing
         // All three come back with a 401: the first starts the refresh, the others wait for it.
         let step10 = say(schedule.refused(0, by: 1, now: 2))
         #expect(step10 == "wait, start fetch 1: refresh r1")
+        #expect(schedule.readyGeneration(now: 2) == nil, "a refused token is not ready")
         let step11 = say(schedule.refused(0, by: 2, now: 2))
         #expect(step11 == "wait")
         // A call needing a token now waits too: the refused one is not sent again.
@@ -175,6 +181,7 @@ import Testing
         let step36 = say(schedule.fetched(1, token: token("a2")))
         #expect(step36.isEmpty)
         #expect(schedule.token == nil)
+        #expect(schedule.readyGeneration(now: 2) == nil)
         let step37 = say(schedule.tokenNeeded(by: 2, now: 2))
         #expect(step37 == "fail: \(OAuth2Error.loggedOut)")
         let step38 = say(schedule.refused(0, by: 3, now: 2))
