@@ -93,12 +93,13 @@ public struct HttpClientRequest: Sendable {
     }
 
     /// A request of the client's, with its fields as the client keeps them.
-    init(method: String, url: String, fieldList: HeaderFieldList, clientBaseURL: String?) {
+    init(method: String, url: String, fieldList: HeaderFieldList, body: Body, clientBaseURL: String?, urlIsOnClientOrigin: Bool) {
         self.method = method
         self.url = url
         self.fieldList = fieldList
-        body = .none
+        self.body = body
         self.clientBaseURL = clientBaseURL
+        self.urlIsOnClientOrigin = urlIsOnClientOrigin
     }
 
     /// A request of `method` to `url`, made by the client at `clientBaseURL`.

@@ -40,12 +40,14 @@ extension HttpClient {
                      encoding: ArgumentEncoding?, headers callHeaders: HeaderFieldList) throws(HttpClientError) -> HttpClientRequest {
         // Upper-cased only when it is not already (no copy for each call).
         let method = method == "GET" || !method.utf8.contains { $0 >= 0x61 && $0 <= 0x7A } ? method : method.uppercased()
-        var request = HttpClientRequest(method: method, url: url(for: path),
-                                        fieldList: callHeaders.isEmpty ? fieldList : fieldList + callHeaders, clientBaseURL: baseURL)
+        // The parts are made first and the request once, at the end (no copies of it on the way).
+        var url = url(for: path)
+        var fields = callHeaders.isEmpty ? fieldList : fieldList + callHeaders
+        var made: HttpClientRequest.Body = .none
         let pairs = arguments.isEmpty ? [] : arguments.flatMap { key, argument in argument.values.map { (key, $0) } }
         let place = try ArgumentPlacement.decide(method: method, hasBody: body != nil,
                                                  hasFiles: pairs.contains { $0.1.text == nil }, call: encoding,
-                                                 contentType: request.headerFields[.contentType], client: argumentEncoding)
+                                                 contentType: fields.fields[.contentType], client: argumentEncoding)
         switch place {
         case .query:
             var query: [UInt8] = []
@@ -55,9 +57,9 @@ extension HttpClient {
                 }
                 FormEncoding.append(key, value: text, to: &query)
             }
-            if !query.isEmpty { request.url += (request.url.contains("?") ? "&" : "?") + String(decoding: query, as: UTF8.self) }
+            if !query.isEmpty { url += (url.contains("?") ? "&" : "?") + String(decoding: query, as: UTF8.self) }
         case .multipart:
-            request.body = .multipart(pairs.map { key, value in
+            made = .multipart(pairs.map { key, value in
                 switch value {
                 case .file(let path, let fileName, let contentType):
                     .file(name: key, path: path, fileName: fileName, contentType: contentType)
@@ -65,37 +67,37 @@ extension HttpClient {
                     .value(name: key, value: value.text ?? "")
                 }
             })
-            request.setHeader("Content-Type", value: nil)
+            fields.set("Content-Type", value: nil)
         case .form:
             var form: [UInt8] = []
             for (key, value) in pairs { FormEncoding.append(key, value: value.text ?? "", to: &form) }
-            request.body = .data(Data(form))
-            request.setHeader("Content-Type", value: "application/x-www-form-urlencoded")
+            made = .data(Data(form))
+            fields.set(.contentType, value: "application/x-www-form-urlencoded")
         case .json:
-            request.body = .data(try ArgumentPlacement.jsonObject(arguments))
+            made = .data(try ArgumentPlacement.jsonObject(arguments))
             // A JSON type of the caller's (`…+json`, a charset) stays.
-            if MediaType(request.header("Content-Type"))?.isJSON != true {
-                request.setHeader("Content-Type", value: "application/json")
+            if MediaType(fields.fields[.contentType])?.isJSON != true {
+                fields.set(.contentType, value: "application/json")
             }
         }
         switch body {
         case .json(let value)?:
             do {
-                request.body = .data(try encoder.encode(value))
+                made = .data(try encoder.encode(value))
             } catch {
                 throw .encoding(error)
             }
-            request.setHeader("Content-Type", value: "application/json")
+            fields.set(.contentType, value: "application/json")
         case .data(let data, let contentType)?:
-            request.body = .data(data)
-            request.setHeader("Content-Type", value: contentType)
+            made = .data(data)
+            fields.set("Content-Type", value: contentType)
         case nil:
             break
         }
         // A path (not an absolute URL) follows the base URL after a slash, and the query after
         // it: the URL is on the client's origin.
-        request.urlIsOnClientOrigin = !Self.isAbsolute(path)
-        return request
+        return HttpClientRequest(method: method, url: url, fieldList: fields, body: made, clientBaseURL: baseURL,
+                                 urlIsOnClientOrigin: !Self.isAbsolute(path))
     }
 }
 
