@@ -47,7 +47,7 @@ struct HeaderFieldList: Sendable {
     /// when `HTTPFields` cannot hold the value).
     mutating func set(_ name: HTTPField.Name, value: String) {
         if !refused.isEmpty { refused.removeAll { HeaderFieldNames.same($0.name, name.rawName) } }
-        if fields[name] != nil { fields[fields: name] = [] }
+        if !fields.isEmpty, fields[name] != nil { fields[fields: name] = [] }
         let field = HTTPField(name: name, value: value)
         if field.value == value { fields.append(field) } else { refused.append((name.rawName, value)) }
     }
