@@ -27,9 +27,7 @@ struct HeaderFieldList: Sendable {
     }
 
     mutating func append(_ name: String, value: String) {
-        // HTTPField makes a value with bytes no field may hold into another: such a value is
-        // refused instead (checked once, by HTTPField).
-        guard let fieldName = HTTPField.Name(name), case let field = HTTPField(name: fieldName, value: value), field.value == value else {
+        guard let fieldName = HTTPField.Name(name), let field = Self.field(fieldName, value) else {
             refused.append((name, value))
             return
         }
@@ -48,8 +46,14 @@ struct HeaderFieldList: Sendable {
     mutating func set(_ name: HTTPField.Name, value: String) {
         if !refused.isEmpty { refused.removeAll { HeaderFieldNames.same($0.name, name.rawName) } }
         if !fields.isEmpty, fields[name] != nil { fields[fields: name] = [] }
+        if let field = Self.field(name, value) { fields.append(field) } else { refused.append((name.rawName, value)) }
+    }
+
+    /// `name: value` as `HTTPFields` holds it, or nil for a value with bytes no field may hold
+    /// (which `HTTPField` would make into another): checked once, by `HTTPField` itself.
+    private static func field(_ name: HTTPField.Name, _ value: String) -> HTTPField? {
         let field = HTTPField(name: name, value: value)
-        if field.value == value { fields.append(field) } else { refused.append((name.rawName, value)) }
+        return field.value == value ? field : nil
     }
 
     /// These fields, then `other`'s.

@@ -8,10 +8,10 @@ import Glibc
 /// invisible to ThreadSanitizer: with a pthread mutex, `--sanitize=thread` sees the locking
 /// and reports only real races.
 package final class Locked<Value>: @unchecked Sendable {
-    @usableFromInline let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     /// The value, outside the object: the mutex already keeps accesses apart, so Swift's
     /// run-time exclusivity check of a stored property (on every lock) is left out.
-    @usableFromInline let value = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+    private let value = UnsafeMutablePointer<Value>.allocate(capacity: 1)
 
     package init(_ value: Value) {
         self.value.initialize(to: value)
@@ -25,8 +25,6 @@ package final class Locked<Value>: @unchecked Sendable {
         value.deallocate()
     }
 
-    /// Inlinable: specialised for its value in every module that uses it (the client's too).
-    @inlinable
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
