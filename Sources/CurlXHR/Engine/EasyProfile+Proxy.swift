@@ -76,12 +76,14 @@ extension EasyOptions {
             identity.apply(&self, certificate: CURLOPT_PROXY_SSLCERT, blob: CURLOPT_PROXY_SSLCERT_BLOB,
                            type: CURLOPT_PROXY_SSLCERTTYPE, key: CURLOPT_PROXY_SSLKEY, keyType: CURLOPT_PROXY_SSLKEYTYPE,
                            password: CURLOPT_PROXY_KEYPASSWD)
-            // libcurl 7.88 lends a connection to an https proxy, for a plain http request,
-            // without comparing the proxy's client certificates (its ConnectionExists compares
-            // the server's TLS settings there): one shown a certificate stays this request's,
-            // and so does its TLS session.
-            ownConnection(fullHandshake: true)
         }
+        // libcurl 7.88 lends a connection to an https proxy, for a plain http request, without
+        // comparing the proxy's TLS settings (its ConnectionExists compares the server's
+        // there): a connection to the proxy trusted by a CA file of the request's own, or not
+        // verified, or shown a client certificate, would be lent to a request that trusts the
+        // system's CAs alone. Such a connection stays this request's, and so does its TLS
+        // session; nor does it take one of the others'.
+        if tls.caFile != nil || !tls.verifyPeer || tls.clientIdentity != nil { ownConnection(fullHandshake: true) }
         if let pins = tls.pins { applyProxyPins(pins, handle: handle) }
     }
 

@@ -5,7 +5,7 @@ import Testing
 /// setProxy's kinds of proxy: squid's TLS port (an https proxy, its headers logged), dante for
 /// SOCKS4 and SOCKS5 (open, and with a user name login on another port); the bypass list and
 /// the proxy's own header fields.
-@Suite struct ProxyKindsTests {
+@Suite(.ownThreads) struct ProxyKindsTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 
@@ -37,6 +37,23 @@ import Testing
             let lines = log.split(separator: "\n").map(String.init).filter { $0.contains(marker) }
             if !lines.isEmpty || Date() > deadline { return lines }
             Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// A connection to the proxy that one request trusted (by a CA file of its own, or
+    /// without verifying it) is never lent to a request that trusts the system's CAs alone.
+    @Test func aProxyTrustedByOneRequestIsNotTrustedByTheNext() throws {
+        let proxy = "https://localhost:\(try port("PROXY_TLS"))", ca = try env.caFile
+        let url = try env.httpURL + "/echo"
+        let trusts: [(String, (HttpRequest) -> Bool)] = [("its CA file", { $0.setProxyCACertificateFile(ca) }),
+                                                         ("no verification", { $0.disableProxyPeerVerification() })]
+        for (name, trust) in trusts {
+            for _ in 0..<2 {
+                let (trusted, _) = try fetch(url) { #expect($0.setProxy(proxy) && trust($0)) }
+                #expect(trusted.getStatus() == 200, "\(name): \(trusted.getStatusText() ?? "")")
+                let (next, _) = try fetch(url) { #expect($0.setProxy(proxy)) }
+                #expect(next.getStatus() == 0 && next.getFailureKind() == .tls, "after \(name): \(next.getStatusText() ?? "")")
+            }
         }
     }
 
