@@ -10,8 +10,9 @@ cd "$(dirname "$0")/.."
 packages=(libcurl4-openssl-dev libssl-dev libkrb5-dev libsqlite3-dev libpsl-dev zlib1g-dev libbrotli-dev libzstd-dev
           libpacparser-dev patchelf pkg-config)
 # The tests also render the man page (man -l) and list the C library's symbols (nm), and
-# scripts/cache-tests.sh runs the RFC 9111 conformance suite under Node.js.
-if [ "${1:-}" != --build-only ]; then packages+=(man-db groff-base binutils nodejs); fi
+# scripts/cache-tests.sh runs the RFC 9111 conformance suite under Node.js; scripts/watch.sh
+# prints a hung test run's stacks with gdb.
+if [ "${1:-}" != --build-only ]; then packages+=(man-db groff-base binutils nodejs gdb); fi
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

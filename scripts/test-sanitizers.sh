@@ -21,8 +21,9 @@ swift build --build-tests --sanitize=thread --scratch-path .build-thread "${trai
 reports="$TESTENV_DIR/tsan-swift"
 rm -f "$reports".*
 status=0
+# A run that hangs fails after 40 minutes (it takes under 10), saying where it stood.
 CURLXHR_SANITIZER=thread TSAN_OPTIONS="log_path=$reports" \
-  swift test --skip-build --sanitize=thread --scratch-path .build-thread "${traits[@]}" || status=$?
+  bash scripts/watch.sh 2400 swift test --skip-build --sanitize=thread --scratch-path .build-thread "${traits[@]}" || status=$?
 if compgen -G "$reports.*" >/dev/null; then
   cat "$reports".* >&2
   echo "ERROR: ThreadSanitizer reported the races above in swift test" >&2

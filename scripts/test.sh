@@ -32,10 +32,13 @@ export TESTENV_DIR="$dir"
 # docs.sh), so that none builds the package again with other traits.
 export CURLXHR_TRAITS=Logging,Tracing,Metrics
 traits=(--traits "$CURLXHR_TRAITS")
+echo "== swift build --build-tests (at $SECONDS s)"
 swift build --build-tests "${traits[@]}"
 bash scripts/install-c.sh "$dir/prefix" debug >/dev/null
 export CURLXHR_PREFIX="$dir/prefix"
 if [ "$sanitizers" = 1 ]; then bash scripts/test-sanitizers.sh; fi
-swift test --skip-build "${traits[@]}" "$@"
+echo "== swift test (at $SECONDS s)"
+# A run that hangs fails after 15 minutes (it takes 2), saying where it stood (scripts/watch.sh).
+bash scripts/watch.sh 900 swift test --skip-build "${traits[@]}" "$@"
 # The whole run: also the public cache conformance suite, through the xhr built above.
 if [ $# -eq 0 ]; then XHR=.build/debug/xhr bash scripts/cache-tests.sh; fi

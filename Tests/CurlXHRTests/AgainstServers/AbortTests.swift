@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `abort()` and re-`open()` in every state, against the fault server's slow answers.
-@Suite struct AbortTests {
+@Suite(.ownThreads) struct AbortTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

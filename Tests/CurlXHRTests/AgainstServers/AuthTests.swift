@@ -4,7 +4,7 @@ import Testing
 
 /// Server authentication against Apache (Basic, Digest, Negotiate with an MIT KDC) and a
 /// password-verifying NTLM server. Serialized: the Kerberos ticket cache is process-wide.
-@Suite(.serialized) struct AuthTests {
+@Suite(.serialized, .ownThreads) struct AuthTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

@@ -7,7 +7,7 @@ import Testing
 ///
 /// `scripts/test.sh` installs the library under a temporary prefix and exports
 /// `CURLXHR_PREFIX`; `scripts/install-c.sh PREFIX` does the same by hand.
-@Suite struct CAPITests {
+@Suite(.ownThreads) struct CAPITests {
     let env: TestEnvironment
     let prefix: String
 

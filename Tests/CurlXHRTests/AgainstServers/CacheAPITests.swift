@@ -5,7 +5,7 @@ import Testing
 /// What a user of the request object sees of the cache: a hit reported exactly as a network
 /// response, for every front (delegate, synchronous, response file, async/await), large bodies
 /// streamed with backpressure, an abort in the middle, offline misses, and refusals.
-struct CacheAPITests {
+@Suite(.ownThreads) struct CacheAPITests {
     static let fresh = CacheFixture.h("Cache-Control", "max-age=600")
 
     static func pattern(_ count: Int) -> Data { Data((0..<count).map { UInt8($0 % 251) }) }

@@ -7,7 +7,7 @@ import Testing
 /// both fetched; a damaged index still lets requests through. Each step is a `curlxhr-probe`
 /// process of its own (`cache-get`, `cache-check`) on a folder of the test's, against the
 /// fault server's `/cache` resource, whose log shows what reached the network.
-@Suite(.serialized) struct CacheCrashTests {
+@Suite(.serialized, .ownThreads) struct CacheCrashTests {
     static let fresh = CacheFixture.h("Cache-Control", "max-age=600")
     static let bigSize = 104_857_600
     /// The SHA-256 of the 100 MiB pattern (byte i = i % 251), from sha256sum.

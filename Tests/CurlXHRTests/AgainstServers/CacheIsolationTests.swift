@@ -5,7 +5,7 @@ import Testing
 /// A response stored for one user is never served to another: `Vary` is matched against the
 /// fields the request really sent, the jar's cookies, credentials and the `Accept-Encoding`
 /// of decoding included.
-struct CacheIsolationTests {
+@Suite(.ownThreads) struct CacheIsolationTests {
     static let fresh = CacheFixture.h("Cache-Control", "public, max-age=600")
 
     /// A cookie of the jar sent only to this test's URLs (its own path).

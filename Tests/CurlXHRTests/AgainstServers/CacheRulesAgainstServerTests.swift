@@ -5,7 +5,7 @@ import Testing
 /// RFC 9111's rules, case by case, against the fault server's `/cache` resource, which serves
 /// the headers each case needs and logs every request it sees: a hit must send nothing, a
 /// revalidation exactly one conditional request.
-struct CacheRulesAgainstServerTests {
+@Suite(.ownThreads) struct CacheRulesAgainstServerTests {
     enum Sent: Sendable { case nothing, plain, conditional }
 
     struct Step: Sendable {

@@ -4,7 +4,7 @@ import Testing
 
 /// Where callbacks run: on the request's callback queue, one at a time with anything else on
 /// that queue, and without holding up the engine.
-@Suite struct CallbackQueueTests {
+@Suite(.ownThreads) struct CallbackQueueTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

@@ -4,7 +4,7 @@ import Testing
 
 /// TLS client certificates and pinned public keys against nginx's server that asks for a
 /// certificate from the test CA (`ssl_verify_client on`; /whoami answers its subject).
-@Suite struct ClientCertificateTests {
+@Suite(.ownThreads) struct ClientCertificateTests {
     let env: TestEnvironment
     let whoami: String
     init() throws {

@@ -5,7 +5,7 @@ import Testing
 /// `close()` closes the connections its request used, at once (GDHttpRequest: "Calling this
 /// function immediately after the transaction completes will ensure that connections are
 /// closed"), and only those.
-@Suite struct CloseTests {
+@Suite(.ownThreads) struct CloseTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 
@@ -146,7 +146,7 @@ import Testing
 }
 
 /// `abort()` and `open()` inside a callback change what the rest of that callback sees.
-@Suite struct CallbackStateChangeTests {
+@Suite(.ownThreads) struct CallbackStateChangeTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

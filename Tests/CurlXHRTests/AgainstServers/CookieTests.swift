@@ -4,7 +4,7 @@ import Testing
 
 /// Automatic in-memory cookies shared by every request of the process (libcurl's engine).
 /// Serialized because clearCookies empties the one jar.
-@Suite(.serialized) struct CookieTests {
+@Suite(.serialized, .ownThreads) struct CookieTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 
@@ -38,7 +38,7 @@ import Testing
         #expect(try cookieSent(to: try env.httpURL + "/echo", configure: noStore)?.contains(name) != true, "nothing is sent")
     }
 
-    @Test func clearCookiesEmptiesTheJar() throws {
+    @Test(.alone) func clearCookiesEmptiesTheJar() throws {
         let name = "e\(UUID().uuidString.prefix(8))"
         _ = fetchSync("GET", try env.httpURL + "/echo?set_cookie=\(name)=v;%20Path=/")
         #expect(try cookieSent(to: try env.httpURL + "/echo")?.contains(name) == true)
@@ -50,7 +50,7 @@ import Testing
 /// The persistent store: what reaches the file, what survives a process, and how processes
 /// and threads share it. Child processes (the probe) stand for "the next launch"; each has
 /// a store file of its own unless a test shares one on purpose.
-@Suite(.serialized) struct PersistentCookieTests {
+@Suite(.serialized, .ownThreads) struct PersistentCookieTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 
@@ -276,7 +276,7 @@ import Testing
 /// The Netscape line format and the checks of setCookie, without the jar. Found by the
 /// cookiefile fuzz target: they compared characters, and a combining mark after ".", "/",
 /// ";", "=" or "#" makes one character with it, while libcurl and servers see the byte.
-@Suite struct CookieFormatTests {
+@Suite(.ownThreads) struct CookieFormatTests {
     @Test func aCombiningMarkHidesNoSeparatorFromTheChecks() {
         let mark = "\u{301}"
         #expect(Cookie(name: "n", value: "x;\(mark) admin=1", domain: "example.com").problem != nil)

@@ -6,7 +6,7 @@ import Testing
 /// `sh` runs the command it gives (the password put back in place of `[redacted]`, here only)
 /// with the real `curl`, and with the `xhr` the package builds in its place; the echo saw the
 /// same method, URI, header fields (but `User-Agent`), user and body bytes all three times.
-@Suite struct CurlCommandReplayTests {
+@Suite(.ownThreads) struct CurlCommandReplayTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

@@ -5,7 +5,7 @@ import Testing
 /// The library's own decoding stage: every coding and stack of codings decoded, memory flat
 /// whatever the compression ratio while a consumer is behind, damaged bodies refused; and the
 /// response size limit, in memory, into a file, from C's and xhr's side.
-@Suite struct DecodingAndSizeLimitTests {
+@Suite(.ownThreads) struct DecodingAndSizeLimitTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

@@ -3,7 +3,7 @@ import Testing
 
 /// A program that exits with requests in flight exits cleanly, every time: no abort in the
 /// libraries' finalisers (libkrb5's, libgssapi's, OpenSSL's) while the engine thread works.
-@Suite struct ExitTests {
+@Suite(.ownThreads) struct ExitTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Network failures end in DONE with status 0 and a text; protocol details stay invisible.
-@Suite struct FailureTests {
+@Suite(.ownThreads) struct FailureTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 
@@ -127,7 +127,7 @@ import Testing
 }
 
 /// Redirects: followed by default with one HEADERS_RECEIVED, or returned as they are.
-@Suite struct RedirectTests {
+@Suite(.ownThreads) struct RedirectTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 
@@ -320,7 +320,7 @@ extension Dictionary {
 
 /// setIPVersion: the servers listen on 127.0.0.1 only, so IPv4 reaches them and IPv6 (`::1`,
 /// which `localhost` also names here) finds no one: the switch decides which is tried.
-@Suite struct IPVersionTests {
+@Suite(.ownThreads) struct IPVersionTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

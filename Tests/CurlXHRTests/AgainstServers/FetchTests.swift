@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Requests against Apache's echo CGI: what was sent, what came back, and every state seen.
-@Suite struct FetchTests {
+@Suite(.ownThreads) struct FetchTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

@@ -7,7 +7,7 @@ import Testing
 /// One test at a time. libcurl lets a request that may use HTTP/2 reuse an idle HTTP/1.1
 /// connection to the same host name and port: the HTTP/1.1 test uses the servers' other name
 /// (``http11Name(_:)``) and closes its connections when done.
-@Suite(.serialized) struct HTTP2Tests {
+@Suite(.serialized, .ownThreads) struct HTTP2Tests {
     @Test func twentyConcurrentRequestsShareOneHTTP2Connection() throws {
         let environment = try TestEnvironment.get()
         let (base, caFile, log) = (try environment.h2URL, try environment.caFile, try H2AccessLog())

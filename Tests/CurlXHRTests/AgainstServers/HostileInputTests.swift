@@ -5,7 +5,7 @@ import Testing
 /// What a hostile server or a careless caller sends never breaks an invariant: a response
 /// with trailers completes, a response with disagreeing lengths fails, and input that would
 /// split the request's head is refused before anything goes out.
-@Suite struct HostileInputTests {
+@Suite(.ownThreads) struct HostileInputTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

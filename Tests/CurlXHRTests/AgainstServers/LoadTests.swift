@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 /// Many requests at once, big bodies, and the engine's bookkeeping afterwards.
-@Suite struct LoadTests {
+@Suite(.ownThreads) struct LoadTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

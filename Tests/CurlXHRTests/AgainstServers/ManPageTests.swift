@@ -3,7 +3,7 @@ import Testing
 
 /// `docs/xhr.1`, the man page `scripts/install-c.sh` installs: `man -l` renders it without a
 /// warning, and it and README's copy list exactly the options `xhr fetch --help` lists.
-@Suite struct ManPageTests {
+@Suite(.ownThreads) struct ManPageTests {
     let page = TestEnvironment.packageRoot.appendingPathComponent("docs/xhr.1").path
 
     /// The long options of `--help`'s option lines ("  -X, --request <METHOD>",

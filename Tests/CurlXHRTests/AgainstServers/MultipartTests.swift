@@ -5,7 +5,7 @@ import Testing
 /// `addPostFile`: `multipart/form-data` built with libcurl's MIME API, files streamed from
 /// disk, checked part by part by the fault server's `/multipart` (name, file name, type, size,
 /// SHA-256 of each part as it arrived).
-@Suite struct MultipartTests {
+@Suite(.ownThreads) struct MultipartTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

@@ -4,7 +4,7 @@ import Testing
 
 /// What `onEvent` and `onTrace` report against real servers: each event sequence in order,
 /// once, `.done` last; the phase times and addresses of `Metrics`; no secret in the trace.
-@Suite struct ObservingTests {
+@Suite(.ownThreads) struct ObservingTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

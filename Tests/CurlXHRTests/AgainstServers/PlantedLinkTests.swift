@@ -8,7 +8,7 @@ import Testing
 /// file's `.part` and validator), a link is put where it goes, pointing to a victim, and the
 /// real operation runs. The victim stays as it was; the operation succeeds without following
 /// the link, or fails with a clear reason. And the cookie API refuses a public suffix.
-@Suite struct PlantedLinkTests {
+@Suite(.ownThreads) struct PlantedLinkTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

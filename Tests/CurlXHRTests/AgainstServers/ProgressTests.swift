@@ -4,7 +4,7 @@ import Testing
 
 /// `onProgress` and `getProgress()` against the fault server: totals from the head and the
 /// body, coalesced reports, and a last report with the final counts before DONE.
-@Suite struct ProgressTests {
+@Suite(.ownThreads) struct ProgressTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

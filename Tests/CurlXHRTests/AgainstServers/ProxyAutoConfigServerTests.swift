@@ -7,7 +7,7 @@ import Testing
 /// (its access log proves it) and dante (its log names the connection), the fallback past
 /// dead proxies, broken PAC files, the process-wide default and redirects. Serialized: one
 /// test sets the process-wide default (to a file that answers DIRECT for every URL but its own).
-@Suite(.serialized) struct ProxyAutoConfigServerTests {
+@Suite(.serialized, .ownThreads) struct ProxyAutoConfigServerTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 
@@ -188,7 +188,7 @@ import Testing
         #expect(try squidSaw("second-\(mark)").count == 1)
     }
 
-    @Test func theProcessWideDefaultYieldsToTheRequestsOwnChoice() throws {
+    @Test(.alone) func theProcessWideDefaultYieldsToTheRequestsOwnChoice() throws {
         let mark = Self.marker()
         // Every other URL goes DIRECT: tests running meanwhile are not disturbed.
         let pac = try pacFile("if (url.indexOf(\"\(mark)\") >= 0) return \"PROXY 127.0.0.1:1\"; return \"DIRECT\";")
@@ -207,7 +207,7 @@ import Testing
         expectOK(try fetch(url))
     }
 
-    @Test func thePACFetchGoesDirectNeverThroughPAC() throws {
+    @Test(.alone) func thePACFetchGoesDirectNeverThroughPAC() throws {
         let mark = Self.marker()
         // The PAC URL names the marker (its key): fetched through PAC, it would go to the dead proxy.
         let url = try pacURL(mark, "function FindProxyForURL(url, host) { if (url.indexOf(\"\(mark)\") >= 0) return \"PROXY 127.0.0.1:1\"; return \"DIRECT\"; }",

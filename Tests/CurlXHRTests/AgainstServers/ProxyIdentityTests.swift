@@ -5,7 +5,7 @@ import Testing
 /// An https proxy's key pinned (squid's TLS port, whose key is its own, not the server's) and
 /// a client certificate shown to a proxy that asks for one (nginx as a forward proxy that
 /// requires one from the test CA, passing requests to Apache).
-@Suite struct ProxyIdentityTests {
+@Suite(.ownThreads) struct ProxyIdentityTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

@@ -5,7 +5,7 @@ import Testing
 /// HTTP proxies: squid on loopback with an open port and Basic, Digest and NTLM ports (its
 /// NTLM helper verifies passwords), plus the fault server standing in as a proxy that
 /// records exactly what it received.
-@Suite struct ProxyTests {
+@Suite(.ownThreads) struct ProxyTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

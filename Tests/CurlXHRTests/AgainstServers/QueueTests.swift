@@ -4,7 +4,7 @@ import Testing
 
 /// ``RequestQueue`` against a real server that counts what reaches it (the slow hypercorn
 /// app): the limit holds at the server, the order follows priority, a full queue refuses.
-@Suite struct QueueTests {
+@Suite(.ownThreads) struct QueueTests {
     @Test func aQueueOfFourNeverHasMoreThanFourRequestsAtTheServer() throws {
         let server = try SlowServer()
         let queue = RequestQueue(maxSimultaneous: 4)

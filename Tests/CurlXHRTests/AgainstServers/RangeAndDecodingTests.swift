@@ -4,7 +4,7 @@ import Testing
 
 /// `setRange` and content decoding against the fault server's `/file` (ranges, a log of the
 /// requests it saw) and `/encoded` (gzip, deflate, br and zstd bodies of the pattern).
-@Suite struct RangeAndDecodingTests {
+@Suite(.ownThreads) struct RangeAndDecodingTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

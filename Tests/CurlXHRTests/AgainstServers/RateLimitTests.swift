@@ -8,7 +8,7 @@ import Testing
 /// each paced transfer takes about 4 s, so they are few. libcurl 7.88's own limit does not
 /// hold a loopback download (curl's `--limit-rate` took 0.13–0.3 s for the 2 MiB below).
 /// Serialized: the synchronous sends block the pool's threads the `async` body's task needs.
-@Suite(.serialized) struct RateLimitTests {
+@Suite(.serialized, .ownThreads) struct RateLimitTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

@@ -4,7 +4,7 @@ import Testing
 
 /// `setResponseFile` against the fault server's `/file` (ranges, If-Range, a connection cut
 /// after K bytes, a log of the requests it saw): bodies streamed to disk, resumed downloads.
-@Suite struct ResponseFileTests {
+@Suite(.ownThreads) struct ResponseFileTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

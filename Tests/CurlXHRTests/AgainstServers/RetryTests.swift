@@ -4,7 +4,7 @@ import Testing
 
 /// `setRetries` against the fault server's `/retry` (which counts the requests of each key):
 /// the expected number of requests, invisible to the ready states, a POST tried once.
-@Suite struct RetryTests {
+@Suite(.ownThreads) struct RetryTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

@@ -6,7 +6,7 @@ import Testing
 /// `disableConnectionReuse` and `sendWithFile(_:offset:length:timeout:)` against the fault
 /// server (TCP and its Unix sockets) and Apache (TLS); `setServiceName` is tested with the
 /// other Kerberos tests (`AuthTests`, which alone set the process-wide Kerberos cache).
-@Suite struct RoutingTests {
+@Suite(.ownThreads) struct RoutingTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

@@ -5,7 +5,7 @@ import Testing
 
 /// Tens of thousands of requests leave a process as they found it, and random call
 /// sequences from several threads never crash, hang or break a rule.
-@Suite struct SoakAndSequenceTests {
+@Suite(.ownThreads) struct SoakAndSequenceTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

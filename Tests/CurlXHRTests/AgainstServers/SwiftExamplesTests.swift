@@ -3,7 +3,7 @@ import Testing
 
 /// The Swift examples (examples/swift), built with the package, run against the loopback servers
 /// as their comments say to run them.
-@Suite struct SwiftExamplesTests {
+@Suite(.ownThreads) struct SwiftExamplesTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

@@ -4,7 +4,7 @@ import Testing
 
 /// TLS verification against Apache's three HTTPS listeners. Serialized: two tests change the
 /// process-wide CA setting.
-@Suite(.serialized) struct TLSTests {
+@Suite(.serialized, .ownThreads) struct TLSTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 
@@ -28,7 +28,7 @@ import Testing
         #expect(missing.lastError?.code == .fileUnreadable)
     }
 
-    @Test func privateCAVerifiesWhenConfiguredProcessWide() throws {
+    @Test(.alone) func privateCAVerifiesWhenConfiguredProcessWide() throws {
         defer { HttpRequest.caCertificateFile = nil }
         HttpRequest.caCertificateFile = try env.otherCAFile
         expectSSLFailure(fetchSync("GET", try env.httpsURL + "/echo").0)
@@ -145,7 +145,7 @@ final class TLSVersionServer {
 
 /// setTLSVersion against servers whose versions are known: the range asked for is the one
 /// negotiated, and a server below the minimum fails the handshake with curl's 35.
-@Suite struct TLSVersionTests {
+@Suite(.ownThreads) struct TLSVersionTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 
@@ -218,7 +218,7 @@ final class TLSVersionServer {
 
 /// setCACertificatePath: a folder made by `openssl rehash` holding the test CA (or another)
 /// against Apache's CA-signed listener, alone and with a CA file.
-@Suite struct CACertificatePathTests {
+@Suite(.ownThreads) struct CACertificatePathTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

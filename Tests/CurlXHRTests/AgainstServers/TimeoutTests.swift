@@ -6,7 +6,7 @@ import Testing
 /// ends the request within 250 ms of its setting, in DONE with status 0, failure kind
 /// `.timeout` and a text naming the phase; a request whose phases stay within their limits
 /// completes.
-@Suite struct TimeoutTests {
+@Suite(.ownThreads) struct TimeoutTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

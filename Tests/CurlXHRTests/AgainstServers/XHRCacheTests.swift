@@ -5,7 +5,7 @@ import Testing
 /// `xhr --cache DIR` (and --cache-max, --offline) run as a user runs it, against the fault
 /// server's `/cache` resource, which logs every request it sees under its key: what a run
 /// prints, and whether it reached the server. Each test has its own folder and keys.
-@Suite struct XHRCacheTests {
+@Suite(.ownThreads) struct XHRCacheTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

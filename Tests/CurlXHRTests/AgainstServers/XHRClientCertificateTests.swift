@@ -4,7 +4,7 @@ import Testing
 
 /// xhr's --cert, --cert-type, --key, --key-type, --pass and --pinnedpubkey against nginx's
 /// server that asks for a client certificate from the test CA (/whoami answers its subject).
-@Suite struct XHRClientCertificateTests {
+@Suite(.ownThreads) struct XHRClientCertificateTests {
     let env: TestEnvironment
     let whoami: String
     init() throws {

@@ -3,7 +3,7 @@ import Testing
 
 /// xhr's `-w` time and address variables, `%{json}`, and `--trace`, `--trace-ascii` and
 /// `--trace-time`, beside curl run on the same URLs.
-@Suite struct XHRObservingTests {
+@Suite(.ownThreads) struct XHRObservingTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

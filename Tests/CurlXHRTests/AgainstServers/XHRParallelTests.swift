@@ -3,7 +3,7 @@ import Testing
 @testable import CurlXHR
 
 /// `xhr` with several URLs, `-Z`, and the HTTP version options, against the HTTP/2 servers.
-@Suite struct XHRParallelTests {
+@Suite(.ownThreads) struct XHRParallelTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

@@ -5,7 +5,7 @@ import Testing
 /// xhr's routing options as curl's: --resolve, --connect-to, --unix-socket,
 /// --abstract-unix-socket, --interface and --service-name, with the same bodies and exit
 /// statuses as curl where curl has them.
-@Suite struct XHRRoutingTests {
+@Suite(.ownThreads) struct XHRRoutingTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

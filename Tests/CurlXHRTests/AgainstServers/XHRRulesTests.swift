@@ -6,7 +6,7 @@ import Testing
 /// XMLHttpRequest and Fetch rules hold: which 3xx are redirects, what a redirect does to the
 /// method, body and headers, which methods are upper-cased, how a non-ASCII URL goes out, a
 /// second open, and the default User-Agent. Checked against what the fault server received.
-@Suite struct XHRRulesTests {
+@Suite(.ownThreads) struct XHRRulesTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 
@@ -192,7 +192,7 @@ import Testing
 }
 
 /// The redirect rules as a pure value.
-@Suite struct RedirectStepTests {
+@Suite(.ownThreads) struct RedirectStepTests {
     @Test func methodsAndBodies() {
         #expect(RedirectStep(status: 301, method: "POST", crossOrigin: false) == RedirectStep(status: 302, method: "POST", crossOrigin: false))
         #expect(RedirectStep(status: 301, method: "POST", crossOrigin: false).method == "GET")

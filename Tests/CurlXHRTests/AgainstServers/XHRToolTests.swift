@@ -4,7 +4,7 @@ import Testing
 
 /// The `xhr` tool run as a user runs it: arguments in; standard output, standard error and
 /// the exit status out; against the loopback servers.
-@Suite struct XHRToolTests {
+@Suite(.ownThreads) struct XHRToolTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

@@ -5,7 +5,7 @@ import Testing
 /// ``CacheStore`` on disk: entries found by key and `Vary` values, replaced, evicted least
 /// recently used first at the size cap, and what a crashed writer leaves removed when the store
 /// opens; files private.
-@Suite struct CacheStoreTests {
+@Suite(.ownThreads) struct CacheStoreTests {
     let folder = NSTemporaryDirectory() + "curlxhr-cache-\(UUID().uuidString)"
 
     func entry(_ key: String, vary: [String] = [], values: [String?] = [], fields: CacheRules.Fields = [("Cache-Control", "max-age=60")],

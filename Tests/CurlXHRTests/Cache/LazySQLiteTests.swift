@@ -3,7 +3,7 @@ import Testing
 
 /// SQLite is the cache's index alone: a program that uses no cache never maps it (start-up is
 /// part of the product), and one that opens a cache loads it then, and works.
-@Suite struct LazySQLiteTests {
+@Suite(.ownThreads) struct LazySQLiteTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

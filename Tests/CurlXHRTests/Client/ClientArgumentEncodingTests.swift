@@ -5,7 +5,7 @@ import Testing
 
 /// HTTP-RPC's encodings chosen per client or per call: the decision alone (``ArgumentPlacement``),
 /// then what the fault server received.
-@Suite struct ClientArgumentEncodingTests {
+@Suite(.ownThreads) struct ClientArgumentEncodingTests {
     typealias Encoding = HttpClient.ArgumentEncoding
 
     static func place(_ method: String, body: Bool = false, files: Bool = false, call: Encoding? = nil,

@@ -5,7 +5,7 @@ import Testing
 
 /// Hermod's offline cache: a client whose calls are stored by the process's cache, then
 /// answered from it without the network (`cachePolicy = [.readForced]`).
-struct ClientCacheTests {
+@Suite(.ownThreads) struct ClientCacheTests {
     /// Notes whether each response came from the cache.
     final class Seen: HttpClientMiddleware, @unchecked Sendable {
         let fromCache = Locked([Bool]())

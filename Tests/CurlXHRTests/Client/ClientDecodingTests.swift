@@ -5,7 +5,7 @@ import Testing
 
 /// Responses decoded by their `Content-Type`, and the typed errors: statuses with their
 /// decoded bodies, failed transfers, bodies that do not decode.
-@Suite struct ClientDecodingTests {
+@Suite(.ownThreads) struct ClientDecodingTests {
     let env: TestEnvironment
     let client: HttpClient
     init() throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// FSNetworking's completion handlers (decoded off the completion queue, delivered on it) and
 /// the blocking calls of worker threads.
-@Suite struct ClientDispatchTests {
+@Suite(.ownThreads) struct ClientDispatchTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

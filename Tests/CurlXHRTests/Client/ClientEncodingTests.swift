@@ -6,7 +6,7 @@ import Testing
 /// `HttpClient`'s requests as the fault server received them: HTTP-RPC's rules for where the
 /// arguments go and how they are encoded, the bodies, and the base URL, API path, default
 /// headers, credentials and `configure`.
-@Suite struct ClientEncodingTests {
+@Suite(.ownThreads) struct ClientEncodingTests {
     let env: TestEnvironment
     let client: HttpClient
     init() throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// What a person printing an ``HttpClientError`` sees: the server's text with the status, on
 /// Linux too (`localizedDescription` through `LocalizedError`), safe for a terminal and short.
-@Suite struct ClientErrorDescriptionTests {
+@Suite(.ownThreads) struct ClientErrorDescriptionTests {
     let env: TestEnvironment
     let client: HttpClient
     init() throws { (env, client) = try faultServerClient() }

@@ -5,7 +5,7 @@ import Testing
 
 /// Hermod's `didReceiveErrorInResponse`: ``HttpClient/onFailure`` sees every failed call once,
 /// with the error its caller gets, decoding failures included, in every way of calling.
-@Suite struct ClientFailureHookTests {
+@Suite(.ownThreads) struct ClientFailureHookTests {
     let env: TestEnvironment
     let client: HttpClient
     init() throws { (env, client) = try faultServerClient() }

@@ -9,7 +9,7 @@ import Testing
 /// The `Logging` trait: each call's lines in swift-log, with its request id, its events in
 /// order and its end, never a secret — against the fault server, recorded by swift-log's
 /// `InMemoryLogHandler`.
-@Suite struct ClientLoggingTests {
+@Suite(.ownThreads) struct ClientLoggingTests {
     let env: TestEnvironment
     let client: HttpClient
     init() throws { (env, client) = try faultServerClient() }

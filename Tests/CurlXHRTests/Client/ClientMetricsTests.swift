@@ -9,7 +9,7 @@ import Testing
 /// The `Metrics` trait: each call counted by status class, timed, and in flight while it runs
 /// — against the fault server, recorded by swift-metrics' `TestMetrics` (a factory of the
 /// client's own, so that other suites' calls do not count).
-@Suite struct ClientMetricsTests {
+@Suite(.ownThreads) struct ClientMetricsTests {
     let env: TestEnvironment
     var client: HttpClient
     let metrics = TestMetrics()

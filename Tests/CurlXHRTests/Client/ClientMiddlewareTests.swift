@@ -6,7 +6,7 @@ import Testing
 
 /// Middleware around `HttpClient`'s calls: order, headers the server sees, a retry after a
 /// 401 with a refreshed token, short cuts and errors.
-@Suite struct ClientMiddlewareTests {
+@Suite(.ownThreads) struct ClientMiddlewareTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

@@ -5,7 +5,7 @@ import Testing
 
 /// FSNetworking's progress block for client calls: uploads and downloads of 1 MiB against the
 /// fault server report counts that never go down and end at the totals, on the queue promised.
-@Suite struct ClientProgressTests {
+@Suite(.ownThreads) struct ClientProgressTests {
     let env: TestEnvironment
     let client: HttpClient
     init() throws { (env, client) = try faultServerClient() }

@@ -38,7 +38,7 @@ struct W3CTestTracer: Tracer {
 
 /// The `Tracing` trait: one `.client` span per call with OpenTelemetry's HTTP attributes, its
 /// context in the `traceparent` the server receives, and its status — against the fault server.
-@Suite struct ClientTracingTests {
+@Suite(.ownThreads) struct ClientTracingTests {
     let env: TestEnvironment
     var client: HttpClient
     let tracer = W3CTestTracer()

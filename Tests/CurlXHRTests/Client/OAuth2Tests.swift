@@ -7,7 +7,7 @@ import Testing
 /// one token request for many calls, the stored token used after a restart, a revoked refresh
 /// token failing every waiting call, the token file's mode and its removal at logout. One test
 /// at a time: the server's counts are for the whole server.
-@Suite(.serialized) struct OAuth2Tests {
+@Suite(.serialized, .ownThreads) struct OAuth2Tests {
     let env: TestEnvironment
     let user: String
     let lifetime: Double

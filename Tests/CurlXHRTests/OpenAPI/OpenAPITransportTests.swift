@@ -8,7 +8,7 @@ import Testing
 /// The client generated from `Tests/OpenAPI/openapi.yaml` (in `Generated/`) running on
 /// ``CurlXHRTransport``: against the fault server directly, and through squid with NTLM proxy
 /// authentication.
-@Suite struct OpenAPITransportTests {
+@Suite(.ownThreads) struct OpenAPITransportTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

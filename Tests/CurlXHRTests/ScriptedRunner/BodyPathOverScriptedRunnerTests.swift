@@ -6,7 +6,7 @@ import Testing
 /// by a script: a 2xx body goes to the response file and the owner only counts it, another
 /// body goes to the owner, an abort closes the file at once, and both owners (a request and
 /// an `async` response) see the same.
-@Suite struct BodyPathOverScriptedRunnerTests {
+@Suite(.ownThreads) struct BodyPathOverScriptedRunnerTests {
     /// A folder of its own for a response file, removed by the caller.
     static func folder() throws -> String {
         let path = NSTemporaryDirectory() + "bodypath-\(UUID().uuidString)"

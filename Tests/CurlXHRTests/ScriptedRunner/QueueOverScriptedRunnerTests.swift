@@ -6,7 +6,7 @@ import Testing
 /// and what each reports, with no server. (QueueTests checks the same against a server.)
 /// Every test ends every send it made (the engine's count of transfers in flight, which
 /// LoadTests checks, counts scripted ones too).
-@Suite struct QueueOverScriptedRunnerTests {
+@Suite(.ownThreads) struct QueueOverScriptedRunnerTests {
     typealias State = HttpRequest.State
 
     /// An asynchronous request of its own runner, in `queue`, opened; callbacks recorded.

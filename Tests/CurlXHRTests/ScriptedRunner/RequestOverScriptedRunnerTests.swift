@@ -5,7 +5,7 @@ import Testing
 /// HttpRequest's own logic with the engine played by a script: delivery, abort in every
 /// state, re-open and backpressure, with no server. (The suites against real servers check
 /// the same request over libcurl.)
-@Suite struct RequestOverScriptedRunnerTests {
+@Suite(.ownThreads) struct RequestOverScriptedRunnerTests {
     typealias State = HttpRequest.State
 
     /// An asynchronous request over `runner` whose callbacks run on a queue the test holds

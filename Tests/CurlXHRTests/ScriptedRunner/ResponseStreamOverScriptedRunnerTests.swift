@@ -4,7 +4,7 @@ import Testing
 
 /// `async` responses with no server: the scripted runner plays the engine, event by event,
 /// and records what the stream asks of it (start, cancel, resume).
-@Suite struct ResponseStreamOverScriptedRunnerTests {
+@Suite(.ownThreads) struct ResponseStreamOverScriptedRunnerTests {
     func opened(_ runner: ScriptedRunner, configure: (HttpRequest) -> Void = { _ in }) -> HttpRequest {
         let request = HttpRequest(runner: runner)
         #expect(request.open("GET", url: "http://example.invalid/"))

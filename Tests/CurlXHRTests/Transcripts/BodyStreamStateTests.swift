@@ -4,7 +4,7 @@ import Testing
 
 /// ``BodyStreamState`` as transcripts: events of the transfer and of the consumer, one by one,
 /// and what each decides. Waiters are numbers.
-@Suite struct BodyStreamStateTests {
+@Suite(.ownThreads) struct BodyStreamStateTests {
     typealias State = BodyStreamState<Int, Int>
 
     func chunk(_ count: Int) -> Data { Data(repeating: 7, count: count) }

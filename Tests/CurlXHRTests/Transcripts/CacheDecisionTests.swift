@@ -3,7 +3,7 @@ import Testing
 
 /// The cache's decisions for one send, event by event, without a store or a network: the
 /// plan from the request, its policy and what is stored; then what a final head does.
-struct CacheDecisionTests {
+@Suite(.ownThreads) struct CacheDecisionTests {
     static let now = 1_800_000_000.0
     static let date = "Fri, 15 Jan 2027 08:00:00 GMT"  // now
 

@@ -2,7 +2,7 @@
 import Testing
 
 /// The memo of fresh responses, event by event: what it answers, until when, and what empties it.
-struct CacheMemoTests {
+@Suite(.ownThreads) struct CacheMemoTests {
     static func item(freshUntil: Double, age: Double = 0, asOf: Double = 100) -> CacheMemo.Item {
         let entry = CacheStore.Entry(key: "http://h/a", stored: CacheRules.Stored(status: 200, fields: [("ETag", "\"a\""), ("Age", "9")],
                                                                                 requestTime: asOf, responseTime: asOf))

@@ -3,7 +3,7 @@ import Testing
 
 /// RFC 9111's rules (``CacheRules``, ``CacheControl``, ``CacheKeys``) as tables: each row a
 /// stored response, a request and a time, and what the rules decide.
-@Suite struct CacheRulesTests {
+@Suite(.ownThreads) struct CacheRulesTests {
     typealias Fields = CacheRules.Fields
     /// Tue, 14 Nov 2023 22:13:20 GMT.
     static let t0 = 1_700_000_000.0

@@ -5,7 +5,7 @@ import Testing
 /// ``CurlCommand``, the pure renderer behind ``HttpRequest/curlCommand()``: what a request
 /// and its switches become, word for word; and what `sh` makes of the line: the words curl
 /// would get and the bytes on its standard input, hostile input included.
-@Suite struct CurlCommandTests {
+@Suite(.ownThreads) struct CurlCommandTests {
     private func message(_ method: String = "GET", _ url: String = "https://example.com/a?b=c",
                          credentials: Credentials? = nil, headers: [(String, String)] = []) -> RequestMessage {
         var message = RequestMessage(method: method, url: url, credentials: credentials)

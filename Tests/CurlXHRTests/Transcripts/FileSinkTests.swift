@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// What a response file does with each answer, decided before a byte is written.
-@Suite struct FileSinkTests {
+@Suite(.ownThreads) struct FileSinkTests {
     let v1 = "\"v1\""
     @Test func aFreshDownloadWritesA2xxBodyAndLeavesOthersToTheBuffer() {
         #expect(FileSink.plan(status: 200, contentRange: nil, validator: v1, resumeOffset: 0, expected: v1) == .file(append: false))

@@ -4,7 +4,7 @@ import Testing
 @testable import CurlXHR
 
 /// The memory sink, write by write: what the caller takes, what stays, how buffers are sized.
-@Suite struct MemorySinkTests {
+@Suite(.ownThreads) struct MemorySinkTests {
     static func write(_ sink: inout MemorySink, _ text: String, announced: Int? = nil) {
         Array(text.utf8).withUnsafeBytes { sink.write($0, announcedLength: announced) }
     }

@@ -1,7 +1,7 @@
 import Testing
 @testable import CurlXHR
 
-@Suite struct MessageTests {
+@Suite(.ownThreads) struct MessageTests {
     @Test func formEncodingEscapesUTF8AndSpaces() {
         #expect(FormEncoding.encode("a b&c=d") == "a+b%26c%3Dd")
         #expect(FormEncoding.encode("grüße €") == "gr%C3%BC%C3%9Fe+%E2%82%AC")

@@ -3,7 +3,7 @@ import Testing
 
 /// The headers and idle clocks as a transcript: what the engine observes round by round, at
 /// which millisecond, and what the clock decides.
-@Suite struct PhaseClockTests {
+@Suite(.ownThreads) struct PhaseClockTests {
     typealias Seen = PhaseClock.Observation
 
     func seen(_ bytes: Int64, sent: Bool = false, heads: Int = 0, reported: Bool = false) -> Seen {

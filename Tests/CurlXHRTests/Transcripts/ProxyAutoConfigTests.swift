@@ -3,7 +3,7 @@ import Testing
 
 /// PAC's decisions without I/O: FindProxyForURL's answers read into routes, a PAC file's
 /// freshness event by event, and the fallback from route to route in a send's hops.
-@Suite struct PACAnswerTests {
+@Suite(.ownThreads) struct PACAnswerTests {
     func routes(_ answer: String) -> [String]? {
         try? PACAnswer.parse(answer).get().map { route in
             route.proxy.map { "\($0.scheme.rawValue) \($0.host) \($0.port)" } ?? "direct"
@@ -53,7 +53,7 @@ import Testing
     }
 }
 
-@Suite struct PACSourceTests {
+@Suite(.ownThreads) struct PACSourceTests {
     static let stamp = PACSource.FileStamp(modified: 100, modifiedNanoseconds: 0, size: 10, inode: 7)
 
     @Test func aFileIsReadAgainWhenItChanges() {
@@ -124,7 +124,7 @@ import Testing
 
 /// The fallback as the hops decide it: the next route after a proxy that cannot be reached,
 /// the last failure when none is left; a redirect's hop takes the routes of its own URL.
-@Suite struct ProxyFallbackTests {
+@Suite(.ownThreads) struct ProxyFallbackTests {
     static let a = ProxySetting(host: "a", port: 1), b = ProxySetting(scheme: .socks5, host: "b", port: 2)
     static let unreachable = TransferFailure(kind: .proxy, text: "Proxy a:1 failed: Connection refused", beforeResponse: true)
 

@@ -2,7 +2,7 @@ import Testing
 @testable import CurlXHR
 
 /// A ``RequestQueue``'s decisions, event by event, with no request and no server.
-@Suite struct QueueBookTests {
+@Suite(.ownThreads) struct QueueBookTests {
     typealias Book = QueueBook<String>
 
     @Test func slotsFillThenRequestsWaitAndEachEndStartsTheNext() {

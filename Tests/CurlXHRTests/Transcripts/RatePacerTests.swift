@@ -3,7 +3,7 @@ import Testing
 
 /// A body's pace as ``RatePacer`` decides it, event by event, without I/O: each transcript is
 /// the pieces libcurl offers at moments (milliseconds) and what the pacer must answer.
-@Suite struct RatePacerTests {
+@Suite(.ownThreads) struct RatePacerTests {
     typealias Decision = RatePacer.Decision
 
     /// One event of a transcript and the answer it must give.

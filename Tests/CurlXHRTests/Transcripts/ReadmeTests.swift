@@ -5,7 +5,7 @@ import Testing
 /// repeating them: what a reader follows from it must be there. Its links lead to files that
 /// exist, every DocC article is listed and every one it lists is in its catalog, its code
 /// calls only public API that exists, and its two commands are the scripts of the package.
-@Suite struct ReadmeTests {
+@Suite(.ownThreads) struct ReadmeTests {
     static let root = TestEnvironment.packageRoot
 
     static func read(_ path: String) throws -> String {

@@ -3,7 +3,7 @@ import Testing
 
 /// When ready states are reported, event by event: what ``ReportScheduler`` answers to each
 /// event a request feeds it, with no thread and no queue.
-@Suite struct ReportSchedulerTests {
+@Suite(.ownThreads) struct ReportSchedulerTests {
     typealias State = HttpRequest.State
 
     /// Takes every waiting batch as a delivery run does, as (state, open) pairs.

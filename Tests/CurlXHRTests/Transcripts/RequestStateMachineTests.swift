@@ -2,7 +2,7 @@ import Testing
 @testable import CurlXHR
 
 /// The GDHttpRequest ready-state table, checked pair by pair without I/O.
-@Suite struct RequestStateMachineTests {
+@Suite(.ownThreads) struct RequestStateMachineTests {
     typealias Machine = RequestStateMachine
     typealias State = HttpRequest.State
 
@@ -148,7 +148,7 @@ import Testing
 
 /// A request sent into a queue with no free slot: OPENED and waiting, until its slot comes
 /// or it is stopped.
-@Suite struct WaitingRequestStateMachineTests {
+@Suite(.ownThreads) struct WaitingRequestStateMachineTests {
     typealias Machine = RequestStateMachine
 
     static func waiting() -> Machine {

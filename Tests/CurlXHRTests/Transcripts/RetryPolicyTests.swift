@@ -2,7 +2,7 @@
 import Testing
 
 /// When a send is tried again, decision by decision.
-@Suite struct RetryPolicyTests {
+@Suite(.ownThreads) struct RetryPolicyTests {
     let policy = RetryPolicy(count: 3, backoff: 0.5)
 
     @Test func aRetryWaitsTheBackoffDoubledEachTimeWithJitter() {

@@ -3,7 +3,7 @@ import Testing
 
 /// The routing switches' parsing, without a network: what is accepted, what is refused and
 /// why, and what libcurl is handed.
-@Suite struct RouteEntriesTests {
+@Suite(.ownThreads) struct RouteEntriesTests {
     private func resolveProblem(_ entries: [String]) -> String? {
         if case .failure(let problem) = RouteEntries.resolve(entries) { return problem.message }
         return nil

@@ -3,7 +3,7 @@ import Testing
 
 /// ``TokenSchedule`` as transcripts: calls needing a token, 401s, fetch ends, cancellations and
 /// a logout, one by one, and what each decides. Waiters are numbers; time is seconds.
-@Suite struct TokenScheduleTests {
+@Suite(.ownThreads) struct TokenScheduleTests {
     typealias Schedule = TokenSchedule
 
     func token(_ name: String, refresh: String? = nil, expiresAt: Double? = 100, lifetime: Double? = 100) -> OAuth2Token {

@@ -2,7 +2,7 @@
 import Testing
 
 /// ``TraceRedaction``: what a trace entry shows of each secret, entry by entry.
-@Suite struct TraceRedactionTests {
+@Suite(.ownThreads) struct TraceRedactionTests {
     func redacted(_ kind: HttpRequest.TraceEntry.Kind, _ text: String, secrets: [String] = []) -> String {
         let bytes = Array(text.utf8)
         return String(decoding: bytes.withUnsafeBytes { TraceRedaction.redacted(kind, $0, secrets: secrets) }, as: UTF8.self)

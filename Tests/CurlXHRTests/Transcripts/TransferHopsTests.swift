@@ -4,7 +4,7 @@ import Testing
 /// A send's hops and attempts as ``TransferHops`` decides them, event by event, without I/O:
 /// each transcript is the heads, bodies and attempt ends a server and libcurl would produce,
 /// and the actions the transfer must carry out.
-@Suite struct TransferHopsTests {
+@Suite(.ownThreads) struct TransferHopsTests {
     typealias Hops = TransferHops
     typealias Head = TransferHops.Head
 

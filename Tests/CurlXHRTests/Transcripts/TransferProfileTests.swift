@@ -9,7 +9,7 @@ import Foundation
 /// The engine finds the kept option profile for a transfer with `Transfer.matches`, field by
 /// field, without building the transfer's own profile: it must agree with comparing built
 /// profiles for every kind of difference.
-@Suite struct TransferProfileTests {
+@Suite(.ownThreads) struct TransferProfileTests {
     /// Transfers that differ from the first in one input each.
     static func variants() -> [(String, Transfer)] {
         let request = HttpRequest()

@@ -4,7 +4,7 @@ import Testing
 /// docs/UNSAFE.md lists every place under Sources/ where Swift's checks are off: for each file
 /// and marker, the number of lines that hold it. A marker added or removed without its line
 /// in the inventory fails here.
-@Suite struct UnsafeInventoryTests {
+@Suite(.ownThreads) struct UnsafeInventoryTests {
     static let markers = ["@exclusivity(unchecked)", "@unchecked Sendable", "nonisolated(unsafe)", "withUnsafeContinuation",
                           "withUnsafeThrowingContinuation", "Unmanaged", "unsafeDowncast", "_withUnsafeGuaranteedRef",
                           "unowned(unsafe)", "unsafeBitCast", "@_unsafeInheritExecutor"]

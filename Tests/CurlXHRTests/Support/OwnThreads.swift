@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+
+/// Runs each test of a suite on threads of its own, never on Swift's cooperative pool, with
+/// at most ``width`` tests at once.
+///
+/// The pool has one thread per core (two on a small machine), and Swift Testing runs every
+/// test function there, synchronous ones too. A test that blocks (a synchronous send, a
+/// sleep, a wait for a process) holds one of those threads: two of them stalled every other
+/// test, and the library's own tasks (a `Task.detached` of `invokeSync` or of an OAuth2
+/// token fetch), for seconds. Here a test's body runs on ``TestThreads``, so blocking holds
+/// its own thread alone, and the pool stays free for the tasks the library starts.
+struct OwnThreads: SuiteTrait, TestTrait, TestScoping {
+    /// How many tests run at once: the loopback servers and two cores take this many
+    /// without a test's timing moving (`CURLXHR_TEST_WIDTH` sets another).
+    static let width = ProcessInfo.processInfo.environment["CURLXHR_TEST_WIDTH"].flatMap { Int($0) }.map { max(1, $0) } ?? 6
+    private static let gate = Gate(width)
+
+    var isRecursive: Bool { true }
+
+    /// A serialized suite holds one place for all its tests (which run one after another, so
+    /// none waits in line again after the one before); every other test holds its own.
+    @TaskLocal private static var inSerializedSuite = false
+
+    func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        if test.isSuite { return test.traits.contains { $0 is ParallelizationTrait } ? self : nil }
+        return testCase == nil ? nil : self
+    }
+
+    func provideScope(for test: Test, testCase: Test.Case?,
+                      performing function: @Sendable () async throws -> Void) async throws {
+        @Sendable func onThreads() async throws {
+            try await withTaskExecutorPreference(TestThreads.shared) { try await function() }
+        }
+        if test.isSuite {
+            try await Self.gate.holding(1) { try await Self.$inSerializedSuite.withValue(true) { try await function() } }
+        } else if test.traits.contains(where: { $0 is Alone }) {
+            // Every place: nothing else runs. A serialized suite gives its own place back
+            // meanwhile, so that no one waits holding a place (and none waits for ever).
+            if Self.inSerializedSuite { await Self.gate.leave(1) }
+            do {
+                try await Self.gate.holding(Self.width, onThreads)
+            } catch {
+                if Self.inSerializedSuite { await Self.gate.enter(1) }
+                throw error
+            }
+            if Self.inSerializedSuite { await Self.gate.enter(1) }
+        } else if Self.inSerializedSuite {
+            try await onThreads()
+        } else {
+            try await Self.gate.holding(1, onThreads)
+        }
+    }
+
+    /// `width` places, taken in turn: each waiter holds none while it waits.
+    private actor Gate {
+        private var free: Int
+        private var waiting: [(places: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        init(_ width: Int) { free = width }
+
+        func enter(_ places: Int) async {
+            if waiting.isEmpty, free >= places {
+                free -= places
+                return
+            }
+            await withCheckedContinuation { waiting.append((places, $0)) }
+        }
+
+        func leave(_ places: Int) {
+            free += places
+            while let first = waiting.first, free >= first.places {
+                waiting.removeFirst()
+                free -= first.places
+                first.continuation.resume()
+            }
+        }
+
+        nonisolated func holding(_ places: Int, _ body: @Sendable () async throws -> Void) async throws {
+            await enter(places)
+            do {
+                try await body()
+            } catch {
+                await leave(places)
+                throw error
+            }
+            await leave(places)
+        }
+    }
+}
+
+/// A test that changes what every request of the process uses (a process-wide setting, the
+/// one cookie jar): with ``OwnThreads``, it runs while no other test does.
+struct Alone: TestTrait {}
+
+extension Trait where Self == Alone {
+    static var alone: Self { Alone() }
+}
+
+extension Trait where Self == OwnThreads {
+    /// Each test on threads of its own: see ``OwnThreads``.
+    static var ownThreads: Self { OwnThreads() }
+}
+
+/// A task executor whose jobs run on plain threads: an idle one when there is one, else a
+/// new one. A thread idle for 10 s ends.
+final class TestThreads: TaskExecutor, @unchecked Sendable {
+    static let shared = TestThreads()
+    private let lock = NSLock()
+    /// Threads waiting for a job, each on its own semaphore; guarded by `lock`.
+    private var idle: [Worker] = []
+
+    /// One thread: the job it is handed, and the semaphore it waits on for it.
+    private final class Worker: @unchecked Sendable {
+        let handed = DispatchSemaphore(value: 0)
+        /// Set before `handed` is signalled, read after.
+        var job: UnownedJob?
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        lock.lock()
+        let worker = idle.popLast()
+        lock.unlock()
+        if let worker {
+            worker.job = job
+            worker.handed.signal()
+            return
+        }
+        let thread = Thread { self.work(first: job) }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+
+    private func work(first: UnownedJob) {
+        let worker = Worker()
+        var job = first
+        while true {
+            job.runSynchronously(on: asUnownedTaskExecutor())
+            lock.lock()
+            idle.append(worker)
+            lock.unlock()
+            if worker.handed.wait(timeout: .now() + 10) == .timedOut {
+                lock.lock()
+                let unclaimed = idle.firstIndex { $0 === worker }.map { idle.remove(at: $0) } != nil
+                lock.unlock()
+                if unclaimed { return }
+                worker.handed.wait()  // claimed as the wait ended: its job is on the way
+            }
+            job = worker.job!
+            worker.job = nil
+        }
+    }
+}
