@@ -91,7 +91,9 @@ import Testing
                     $0.enableHttpProxy(host: "127.0.0.1", port: proxyPort, user: try? self.proxyUser, password: "wrong-password", auth: auth)
                     if origin.hasPrefix("https") { $0.setCACertificateFile(try! self.env.caFile) }
                 }
-                #expect(wrong.request.getStatus() == 407, "\(context) wrong: \(wrong.request.getStatusText() ?? "")", sourceLocation: sourceLocation)
+                let letThroughAs = (try? Echo(wrong.body))?.header("X-Squid-User") ?? "-"
+                #expect(wrong.request.getStatus() == 407, "\(context) wrong: \(wrong.request.getStatusText() ?? ""), let through as \(letThroughAs)",
+                        sourceLocation: sourceLocation)
                 #expect(wrong.request.getState() == .done, sourceLocation: sourceLocation)
                 if async { #expect(wrong.states.last == .done, sourceLocation: sourceLocation) }
                 let none = fetch(url, async: async, sourceLocation: sourceLocation) {

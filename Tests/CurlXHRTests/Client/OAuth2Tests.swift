@@ -73,13 +73,16 @@ import Testing
         Thread.sleep(forTimeInterval: lifetime + 0.3)
     }
 
-    /// Makes `count` calls at once; each one's result.
-    func concurrentCalls(_ count: Int, _ client: HttpClient, path: String = "api/me") async -> [Result<Me, HttpClientError>] {
-        await withTaskGroup(of: (Int, Result<Me, HttpClientError>).self) { group in
+    /// Makes `count` calls at once; each one's result. With `delay`, the server holds each
+    /// call that long before it checks the token.
+    func concurrentCalls(_ count: Int, _ client: HttpClient, path: String = "api/me",
+                         delay milliseconds: Int? = nil) async -> [Result<Me, HttpClientError>] {
+        let arguments: [(String, HttpClient.Argument)] = milliseconds.map { [("delay_ms", .int($0))] } ?? []
+        return await withTaskGroup(of: (Int, Result<Me, HttpClientError>).self) { group in
             for index in 0..<count {
                 group.addTask {
                     do throws(HttpClientError) {
-                        return (index, .success(try await client.invoke("GET", path: path, as: Me.self)))
+                        return (index, .success(try await client.invoke("GET", path: path, arguments: arguments, as: Me.self)))
                     } catch {
                         return (index, .failure(error))
                     }
@@ -129,7 +132,8 @@ import Testing
 
         let authorizer = OAuth2Authorizer(try passwordGrant(storage: .file(path), renewedLifetime: 120))
         try resetStats()
-        let results = await concurrentCalls(12, try client(authorizer))
+        // Held by the server for 1.5 s: all twelve are sent before the first refusal comes back.
+        let results = await concurrentCalls(12, try client(authorizer), delay: 1500)
         let after = try stats()
         #expect(results.allSatisfy { (try? $0.get().user) == user }, "\(results)")
         // Every call was refused once; one refresh served them all, and each was sent again.

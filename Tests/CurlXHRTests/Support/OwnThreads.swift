@@ -32,7 +32,9 @@ struct OwnThreads: SuiteTrait, TestTrait, TestScoping {
         @Sendable func onThreads() async throws {
             try await withTaskExecutorPreference(TestThreads.shared) { try await function() }
         }
-        if test.isSuite {
+        if test.isSuite, Self.inSerializedSuite {
+            try await function()  // a serialized suite inside one: the outer one's place
+        } else if test.isSuite {
             try await Self.gate.holding(1) { try await Self.$inSerializedSuite.withValue(true) { try await function() } }
         } else if test.traits.contains(where: { $0 is Alone }) {
             // Every place: nothing else runs. A serialized suite gives its own place back
