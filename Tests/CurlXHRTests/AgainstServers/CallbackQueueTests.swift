@@ -57,11 +57,6 @@ import Testing
             running.withLock { $0 -= 1 }
         }
         let requests = (0..<8).map { _ in HttpRequest() }
-        let recorders = requests.map { request in
-            let recorder = Recorder { _, _ in occupy() }
-            request.delegate = recorder
-            return recorder
-        }
         let url = try env.httpURL + "/files/10k"
         let stop = Locked(false)
         let submitter = Thread {
@@ -72,6 +67,12 @@ import Testing
         }
         submitter.start()
         for _ in 0..<5 {
+            // A recorder for each round: one says DONE once, for that round's send.
+            let recorders = requests.map { request in
+                let recorder = Recorder { _, _ in occupy() }
+                request.delegate = recorder
+                return recorder
+            }
             for request in requests {
                 #expect(request.open("GET", url: url, async: true))
                 #expect(request.send())
