@@ -122,7 +122,7 @@ import Testing
     /// Responses that end in one round of the engine wake their tasks together, from two
     /// jobs of the pool taking turns on one list: each task gets its own response, once,
     /// round after round (each request's stream reused from one response to the next).
-    @Test(.timeLimit(.minutes(5))) func tasksWokenTogetherGetTheirOwnResponses() async throws {
+    @Test func tasksWokenTogetherGetTheirOwnResponses() async throws {
         struct Echo: Decodable { var target: String }
         let (tasks, rounds) = (48, 8)
         let base = try env.faultURL

@@ -3,8 +3,9 @@ import Foundation
 import Testing
 
 /// Where callbacks run: on the request's callback queue, one at a time with anything else on
-/// that queue, and without holding up the engine.
-@Suite(.ownThreads) struct CallbackQueueTests {
+/// that queue, and without holding up the engine. Serialized: one test floods the default
+/// queue, which would hold up the reports another one counts.
+@Suite(.serialized, .ownThreads) struct CallbackQueueTests {
     let env: TestEnvironment
     init() throws { env = try TestEnvironment.get() }
 

@@ -72,7 +72,7 @@ import Testing
     /// woken for would sit until `curl_multi_poll` times out (1 s); one at a time on loopback a
     /// request takes milliseconds. Chains of requests, each sent from the previous one's DONE
     /// callback or right after a synchronous send returns, hit every moment of the loop.
-    @Test func requestsPostedAtAnyMomentOfTheLoopAreNeverLeftWaiting() throws {
+    @Test(.alone) func requestsPostedAtAnyMomentOfTheLoopAreNeverLeftWaiting() throws {
         let url = try env.httpURL + "/files/100b"
         let slowest = Locked(0.0)
         let failures = Atomic<Int>(0)

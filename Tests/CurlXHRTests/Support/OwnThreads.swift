@@ -54,26 +54,42 @@ struct OwnThreads: SuiteTrait, TestTrait, TestScoping {
         }
     }
 
-    /// `width` places, taken in turn: each waiter holds none while it waits.
+    /// `width` places, taken in turn; a waiter for every place (``Alone``) lets the others
+    /// pass, and goes once all are free (at the latest when the others are done). Each
+    /// waiter holds none while it waits.
     private actor Gate {
+        private let width: Int
         private var free: Int
-        private var waiting: [(places: Int, continuation: CheckedContinuation<Void, Never>)] = []
-        init(_ width: Int) { free = width }
+        private var waiting: [CheckedContinuation<Void, Never>] = []
+        private var waitingAlone: [CheckedContinuation<Void, Never>] = []
+        init(_ width: Int) {
+            self.width = width
+            free = width
+        }
 
         func enter(_ places: Int) async {
-            if waiting.isEmpty, free >= places {
+            if places >= width {
+                if free == width {
+                    free = 0
+                    return
+                }
+                await withCheckedContinuation { waitingAlone.append($0) }
+            } else if waiting.isEmpty, free >= places {
                 free -= places
-                return
+            } else {
+                await withCheckedContinuation { waiting.append($0) }
             }
-            await withCheckedContinuation { waiting.append((places, $0)) }
         }
 
         func leave(_ places: Int) {
             free += places
-            while let first = waiting.first, free >= first.places {
-                waiting.removeFirst()
-                free -= first.places
-                first.continuation.resume()
+            while free > 0, !waiting.isEmpty {
+                free -= 1
+                waiting.removeFirst().resume()
+            }
+            if free == width, !waitingAlone.isEmpty {
+                free = 0
+                waitingAlone.removeFirst().resume()
             }
         }
 
@@ -91,7 +107,8 @@ struct OwnThreads: SuiteTrait, TestTrait, TestScoping {
 }
 
 /// A test that changes what every request of the process uses (a process-wide setting, the
-/// one cookie jar): with ``OwnThreads``, it runs while no other test does.
+/// one cookie jar), or that measures a latency the other tests' load would move: with
+/// ``OwnThreads``, it runs while no other test does.
 struct Alone: TestTrait {}
 
 extension Trait where Self == Alone {
