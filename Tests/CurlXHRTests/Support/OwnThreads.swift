@@ -35,22 +35,29 @@ struct OwnThreads: SuiteTrait, TestTrait, TestScoping {
         if test.isSuite, Self.inSerializedSuite {
             try await function()  // a serialized suite inside one: the outer one's place
         } else if test.isSuite {
-            try await Self.gate.holding(1) { try await Self.$inSerializedSuite.withValue(true) { try await function() } }
+            try await Self.gate.holding { try await Self.$inSerializedSuite.withValue(true) { try await function() } }
         } else if test.traits.contains(where: { $0 is Alone }) {
             // Every place: nothing else runs. A serialized suite gives its own place back
             // meanwhile, so that no one waits holding a place (and none waits for ever).
-            if Self.inSerializedSuite { await Self.gate.leave(1) }
-            do {
-                try await Self.gate.holding(Self.width, onThreads)
-            } catch {
-                if Self.inSerializedSuite { await Self.gate.enter(1) }
-                throw error
-            }
-            if Self.inSerializedSuite { await Self.gate.enter(1) }
+            let inSuite = Self.inSerializedSuite
+            if inSuite { await Self.gate.leave() }
+            let outcome = await Self.outcome { try await Self.gate.holding(alone: true, onThreads) }
+            if inSuite { await Self.gate.enter() }
+            try outcome.get()
         } else if Self.inSerializedSuite {
             try await onThreads()
         } else {
-            try await Self.gate.holding(1, onThreads)
+            try await Self.gate.holding(onThreads)
+        }
+    }
+
+    /// What `body` did: run to the end, or threw.
+    static func outcome(_ body: () async throws -> Void) async -> Result<Void, any Error> {
+        do {
+            try await body()
+            return .success(())
+        } catch {
+            return .failure(error)
         }
     }
 
@@ -67,22 +74,22 @@ struct OwnThreads: SuiteTrait, TestTrait, TestScoping {
             free = width
         }
 
-        func enter(_ places: Int) async {
-            if places >= width {
+        func enter(alone: Bool = false) async {
+            if alone || width == 1 {
                 if free == width {
                     free = 0
                     return
                 }
                 await withCheckedContinuation { waitingAlone.append($0) }
-            } else if waiting.isEmpty, free >= places {
-                free -= places
+            } else if waiting.isEmpty, free > 0 {
+                free -= 1
             } else {
                 await withCheckedContinuation { waiting.append($0) }
             }
         }
 
-        func leave(_ places: Int) {
-            free += places
+        func leave(alone: Bool = false) {
+            free += alone ? width : 1
             while free > 0, !waiting.isEmpty {
                 free -= 1
                 waiting.removeFirst().resume()
@@ -93,15 +100,11 @@ struct OwnThreads: SuiteTrait, TestTrait, TestScoping {
             }
         }
 
-        nonisolated func holding(_ places: Int, _ body: @Sendable () async throws -> Void) async throws {
-            await enter(places)
-            do {
-                try await body()
-            } catch {
-                await leave(places)
-                throw error
-            }
-            await leave(places)
+        nonisolated func holding(alone: Bool = false, _ body: @Sendable () async throws -> Void) async throws {
+            await enter(alone: alone)
+            let outcome = await OwnThreads.outcome(body)
+            await leave(alone: alone)
+            try outcome.get()
         }
     }
 }
