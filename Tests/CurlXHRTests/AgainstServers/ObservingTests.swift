@@ -270,6 +270,7 @@ import Testing
         let request = HttpRequest()
         #expect(request.open("GET", url: try env.faultURL + "/redirect/chain?n=1"))
         log.attach(request)
+        request.close()  // connections of its own (one kept from another test may be dead)
         let response = try await request.response()
         _ = try await response.body.collect(upTo: 1 << 20)
         await log.waitForDoneAsync()
