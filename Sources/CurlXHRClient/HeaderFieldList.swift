@@ -44,9 +44,29 @@ struct HeaderFieldList: Sendable {
     /// Replaces every field named `name` with one of `value` (kept apart, as a refused field,
     /// when `HTTPFields` cannot hold the value).
     mutating func set(_ name: HTTPField.Name, value: String) {
-        if !refused.isEmpty { refused.removeAll { HeaderFieldNames.same($0.name, name.rawName) } }
-        if !fields.isEmpty, fields[name] != nil { fields[fields: name] = [] }
-        if let field = Self.field(name, value) { fields.append(field) } else { refused.append((name.rawName, value)) }
+        set(Entry(name, value))
+    }
+
+    /// Replaces every field of `entry`'s name with it.
+    mutating func set(_ entry: Entry) {
+        if !refused.isEmpty { refused.removeAll { HeaderFieldNames.same($0.name, entry.name.rawName) } }
+        if !fields.isEmpty, fields[entry.name] != nil { fields[fields: entry.name] = [] }
+        if let field = entry.field { fields.append(field) } else { refused.append((entry.name.rawName, entry.value)) }
+    }
+
+    /// `name: value` checked once, to be set on many requests' lists (an OAuth2 token's
+    /// `Authorization`): the field, or nil when `HTTPFields` cannot hold the value. A class:
+    /// handing it to a call retains one object.
+    final class Entry: Sendable {
+        let name: HTTPField.Name
+        let value: String
+        let field: HTTPField?
+
+        init(_ name: HTTPField.Name, _ value: String) {
+            self.name = name
+            self.value = value
+            field = HeaderFieldList.field(name, value)
+        }
     }
 
     /// `name: value` as `HTTPFields` holds it, or nil for a value with bytes no field may hold

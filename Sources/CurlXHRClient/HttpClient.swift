@@ -63,7 +63,11 @@ public struct HttpClient: Sendable {
     public var completionQueue: DispatchQueue
     /// Run around every call, in order: the first is the outermost (it sees the request first
     /// and the response last).
-    public var middlewares: [any HttpClientMiddleware]
+    public var middlewares: [any HttpClientMiddleware] {
+        didSet { soleAuthorizer = Self.soleAuthorizer(middlewares) }
+    }
+    /// The only middleware, when it is an ``OAuth2Authorizer`` (found once, not for each call).
+    private var soleAuthorizer: OAuth2Authorizer?
     /// Called with each call's `HttpRequest` once it is opened and has its headers and form,
     /// just before it is sent: set timeouts, a proxy, a CA file, retries, verification
     /// switches, a queue… A client without it opens the requests of its finished calls again
@@ -146,7 +150,12 @@ public struct HttpClient: Sendable {
         self.decoder = decoder
         self.completionQueue = completionQueue
         self.middlewares = middlewares
+        soleAuthorizer = Self.soleAuthorizer(middlewares)
         self.configure = configure
+    }
+
+    private static func soleAuthorizer(_ middlewares: [any HttpClientMiddleware]) -> OAuth2Authorizer? {
+        middlewares.count == 1 ? middlewares[0] as? OAuth2Authorizer : nil
     }
 
     /// The URL of `path`: ``baseURL``, ``apiPath`` and `path` joined with one slash between
@@ -273,12 +282,34 @@ extension HttpClient {
     @inline(__always)
     func send(_ request: HttpClientRequest, progress: ProgressReporter? = nil,
               observation: CallObservation? = nil) async throws(HttpClientError) -> HttpClientResponse {
-        // Without middlewares, straight to the transfer (no closure chain to call through).
         let settings = Transport.Settings(self)
-        if middlewares.isEmpty { return try await Transport.send(request, with: settings, progress: progress, observation: observation) }
-        var next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse = { request in
-            try await Transport.send(request, with: settings, progress: progress, observation: observation)
+        // Without middlewares, straight to the transfer (no closure chain to call through); so
+        // too with an OAuth2Authorizer alone that has a token at hand: what its intercept does,
+        // without its frames and a closure for each call (a 401 goes on as there). One call of
+        // the transfer here, so that it stays inlined.
+        var request = request
+        var sentWith: Int?
+        if !middlewares.isEmpty {
+            guard let ready = soleAuthorizer?.readyField(for: request) else {
+                return try await intercepted(request, next: Transport.link(settings, progress, observation))
+            }
+            request.setField(ready.entry)
+            sentWith = ready.generation
         }
+        let response = try await Transport.send(request, with: settings, progress: progress, observation: observation)
+        guard let sentWith, response.status == 401, let authorizer = soleAuthorizer else { return response }
+        do {
+            return try await authorizer.answer(response, to: request, sentWith: sentWith, next: Transport.link(settings, progress, observation))
+        } catch {
+            throw HttpClientError(wrapping: error)
+        }
+    }
+
+    /// `request` through every middleware, the outermost first, and `next` last.
+    @inline(__always)
+    private func intercepted(_ request: HttpClientRequest,
+                             next: @escaping @Sendable (HttpClientRequest) async throws -> HttpClientResponse) async throws(HttpClientError) -> HttpClientResponse {
+        var next = next
         // The outermost middleware is called here, not through a closure of its own.
         for middleware in middlewares.dropFirst().reversed() {
             let inner = next

@@ -140,9 +140,9 @@ public struct HttpClientRequest: Sendable {
         fieldList.set(name, value: value)
     }
 
-    /// ``setHeader(_:value:)`` for a name known to be valid (no text to check and lower-case).
-    mutating func setField(_ name: HTTPField.Name, value: String) {
-        fieldList.set(name, value: value)
+    /// ``setHeader(_:value:)`` for a field checked already.
+    mutating func setField(_ entry: HeaderFieldList.Entry) {
+        fieldList.set(entry)
     }
 }
 

@@ -50,10 +50,9 @@ enum Transport {
         for (name, value) in request.fieldList.refused {
             guard http.setRequestHeader(name, value: value) else { throw refusal(of: http) }
         }
-        for field in request.headerFields {
-            // The boundary is libcurl's: a Content-Type of the caller's would lose it.
-            if isMultipart, field.name == .contentType { continue }
-            guard http.setRequestHeader(field.name.rawName, value: field.value) else { throw refusal(of: http) }
+        // The boundary is libcurl's: a Content-Type of the caller's would lose it.
+        guard request.headerFields.isEmpty || http.addRequestFields(request.headerFields, leavingOut: isMultipart ? .contentType : nil) else {
+            throw refusal(of: http)
         }
         if case .multipart(let parts) = request.body {
             for part in parts {
@@ -118,6 +117,12 @@ enum Transport {
             // HttpRequestError, or CancellationError.
             throw HttpClientError(wrapping: error)
         }
+    }
+
+    /// The middleware chain's last link: ``send(_:with:progress:observation:)``.
+    static func link(_ client: Settings, _ progress: ProgressReporter?,
+                     _ observation: CallObservation?) -> @Sendable (HttpClientRequest) async throws -> HttpClientResponse {
+        { request in try await send(request, with: client, progress: progress, observation: observation) }
     }
 
     static func refusal(of request: HttpRequest) -> HttpClientError {

@@ -69,9 +69,8 @@ public struct CurlXHRTransport: ClientTransport {
         try Self.check(xhr.open(request.method.rawValue, url: Self.url(baseURL, request.path ?? ""),
                                 user: credentials?.user, password: credentials?.password,
                                 auth: credentials?.scheme.rawValue), xhr)
-        for field in request.headerFields where !Self.derivedFieldNames.contains(field.name) {
-            try Self.check(xhr.setRequestHeader(field.name.rawName, value: field.value), xhr)
-        }
+        // Content-Length and Transfer-Encoding: CurlXHR derives them from the body itself.
+        try Self.check(xhr.addRequestFields(request.headerFields, leavingOutDerived: true), xhr)
         try configuration.apply(to: xhr)
 
         let response: HttpResponse
@@ -85,9 +84,6 @@ public struct CurlXHRTransport: ClientTransport {
     }
 
     // MARK: Converting
-
-    /// Fields CurlXHR derives from the body itself and refuses to take from the caller.
-    static let derivedFieldNames: Set<HTTPField.Name> = [.contentLength, .transferEncoding]
 
     /// The base URL with `path` (a path and query, as the generated client sets it) appended
     /// to its path; when the two do not combine as URL components, the plain concatenation,

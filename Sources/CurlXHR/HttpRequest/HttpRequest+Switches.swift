@@ -361,6 +361,32 @@ extension HttpRequest {
         return changeMessage(.setRequestHeader) { $0.setHeader(name, value: trimmed) }
     }
 
+    /// Adds the fields `HTTPFields` holds (token names, values without CR, LF or NUL: nothing
+    /// to check again), each as ``setRequestHeader(_:value:)`` adds it, in one step: for the
+    /// layers that keep their fields as `HTTPFields` (the client, the OpenAPI transport).
+    /// `leavingOut`: a name not sent. `Content-Length` and `Transfer-Encoding` are refused, as
+    /// `setRequestHeader` refuses them (the fields before it are added, as they would be one
+    /// by one), or left out with `leavingOutDerived`. OPENED only.
+    package func addRequestFields(_ fields: HTTPFields, leavingOut left: HTTPField.Name? = nil,
+                                  leavingOutDerived: Bool = false) -> Bool {
+        var refused: HTTPField.Name?
+        let added = changeMessage(.setRequestHeader) { message in
+            for field in fields {
+                // Compared as text only when the length matches.
+                let length = field.name.canonicalName.utf8.count
+                if length == 14 || length == 17, field.name == .contentLength || field.name == .transferEncoding {
+                    if leavingOutDerived { continue }
+                    refused = field.name
+                    return
+                }
+                if let left, field.name == left { continue }
+                message.setHeader(field.name.rawName, value: MessageValidation.trimmedFieldValue(field.value))
+            }
+        }
+        if let refused { return refuse(.invalidArgument, "\(refused.rawName) is set by the library from the body") }
+        return added
+    }
+
     /// Leaves a header field out of the request: one set with ``setRequestHeader(_:value:)``,
     /// and one libcurl adds of its own (`Host`, `Accept`, `User-Agent`, `Accept-Encoding`…), as
     /// curl's `-H 'Name:'`. A later `setRequestHeader` of the name sends it again. OPENED only.

@@ -49,7 +49,7 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
         /// Outcomes that came before their call started to wait.
         var early: [Int: TokenSchedule.Outcome] = [:]
         /// `Bearer <token>` of a generation, made once for all its calls.
-        var header: (generation: Int, value: String)?
+        var header: (generation: Int, entry: HeaderFieldList.Entry)?
     }
 
     /// An authorizer for `configuration`; with ``OAuth2Configuration/Storage/file(_:)``, the
@@ -142,28 +142,41 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
         guard request.isToClientOrigin else { return try await next(request) }
         var request = request
         // A token at hand whose field was made already: no wait, no suspension point.
-        let first: (value: String, generation: Int)
+        let first: (entry: HeaderFieldList.Entry, generation: Int)
         if let ready = readyHeader() {
             first = ready
         } else {
             let token = try await token(refusing: nil)
             first = (header(for: token), token.generation)
         }
-        request.setField(.authorization, value: first.value)
-        let response = try await next(request)
+        request.setField(first.entry)
+        return try await answer(try await next(request), to: request, sentWith: first.generation, next: next)
+    }
+
+    /// The token's field and generation when a call to the client's origin can have it now,
+    /// without waiting: the client's pipeline then sends the call itself, without the frames of
+    /// ``intercept(_:next:)`` (nil: it calls `intercept`).
+    func readyField(for request: HttpClientRequest) -> (entry: HeaderFieldList.Entry, generation: Int)? {
+        request.isToClientOrigin ? readyHeader() : nil
+    }
+
+    /// `response` to `request`, sent with the token of `generation`: itself, or, after a 401
+    /// with a Bearer challenge, the response to the request sent once more with a new token.
+    func answer(_ response: HttpClientResponse, to request: HttpClientRequest, sentWith generation: Int,
+                next: @Sendable (HttpClientRequest) async throws -> HttpClientResponse) async throws -> HttpClientResponse {
         guard response.status == 401, Self.challengesBearer(response) else { return response }
-        let second = try await token(refusing: first.generation)
-        request.setField(.authorization, value: header(for: second))
+        var request = request
+        request.setField(header(for: try await token(refusing: generation)))
         return try await next(request)
     }
 
-    /// `Bearer <token>`, kept for the token's generation.
-    private func header(for token: (token: OAuth2Token, generation: Int)) -> String {
+    /// `Authorization: Bearer <token>`, checked once and kept for the token's generation.
+    private func header(for token: (token: OAuth2Token, generation: Int)) -> HeaderFieldList.Entry {
         state.withLock { state in
-            if let header = state.header, header.generation == token.generation { return header.value }
-            let value = "Bearer " + token.token.accessToken
-            state.header = (token.generation, value)
-            return value
+            if let header = state.header, header.generation == token.generation { return header.entry }
+            let entry = HeaderFieldList.Entry(.authorization, "Bearer " + token.token.accessToken)
+            state.header = (token.generation, entry)
+            return entry
         }
     }
 
@@ -202,12 +215,12 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
 
     /// The `Authorization` value and generation of the token a call sends now without
     /// waiting, when that value was made already (by ``header(for:)``).
-    private func readyHeader() -> (value: String, generation: Int)? {
+    private func readyHeader() -> (entry: HeaderFieldList.Entry, generation: Int)? {
         let now = Date().timeIntervalSince1970
         return state.withLock { state in
             guard let generation = state.schedule.readyGeneration(now: now), let header = state.header,
                   header.generation == generation else { return nil }
-            return (header.value, generation)
+            return (header.entry, generation)
         }
     }
 

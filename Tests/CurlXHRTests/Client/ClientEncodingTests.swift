@@ -190,6 +190,28 @@ import Testing
         #expect(posted.header("X-Api-Key") == "key-1")
     }
 
+    /// The client's and the call's fields reach the server as `setRequestHeader` sends them:
+    /// a repeated name as one field joined by ", ", a value without its outer white space; and
+    /// `Content-Length` or `Transfer-Encoding` fail the call, with the reason.
+    @Test func fieldsGoAsTheCoreSendsThemAndTheBodysOwnAreRefused() async throws {
+        let tag = try #require(HTTPField.Name("X-Tag"))
+        let client = HttpClient(baseURL: try env.faultURL, headerFields: [tag: "a"])
+        let echo: EchoedRequest = try await client.invoke("GET", path: "echo",
+                                                          headerFields: [tag: "b", try #require(HTTPField.Name("X-Pad")): " padded\t"])
+        #expect(echo.headers(named: "X-Tag") == ["a, b"] && echo.headers(named: "X-Pad") == ["padded"], "\(echo.headers)")
+        for (name, value) in [(HTTPField.Name.contentLength, "3"), (.transferEncoding, "chunked")] {
+            let refused = await clientError {
+                try await client.invoke("POST", path: "echo", body: .data(Data("abc".utf8), contentType: "text/plain"),
+                                        headerFields: [name: value])
+            }
+            guard case .transfer(let error)? = refused, error.code == .invalidArgument else {
+                Issue.record("\(name): \(String(describing: refused))")
+                continue
+            }
+            #expect(error.message == "\(name.rawName) is set by the library from the body")
+        }
+    }
+
     @Test func urlsJoinWithOneSlash() {
         let plain = HttpClient(baseURL: "https://api.example.com")
         #expect(plain.url(for: "items") == "https://api.example.com/items")

@@ -141,6 +141,30 @@ import Testing
         #expect(after.token_posts == 1 && after.grants["refresh_token"] == 1, "\(after)")
     }
 
+    /// A call refused with a Bearer challenge while the token is at hand (sent without the
+    /// middleware chain, the authorizer being the client's one middleware) gets one new token
+    /// and is sent once more, and no more: the fault server's `/bearer` takes only the token
+    /// its query names, and says which tokens each try carried.
+    @Test func aCallRefusedWithTheTokenAtHandIsSentOnceMoreWithANewToken() async throws {
+        struct Attempts: Decodable { var attempts: [String?] }
+        let authorizer = OAuth2Authorizer(try passwordGrant())
+        let client = HttpClient(baseURL: try env.faultURL, middlewares: [authorizer])
+        let token = try await authorizer.accessToken()
+        let key = "oauth2-\(UUID().uuidString)"
+        // Taken: the token's field is made, and at hand for the next call.
+        let taken: Attempts = try await client.invoke("GET", path: "bearer", arguments: [("token", .string(token)), ("key", .string(key + "-taken"))])
+        #expect(taken.attempts == ["Bearer \(token)"])
+        let refused = await clientError {
+            try await client.invoke("GET", path: "bearer", arguments: [("token", "another"), ("key", .string(key))])
+        }
+        guard case .status(code: 401, _)? = refused else { Issue.record("\(String(describing: refused))"); return }
+        let renewed = try #require(authorizer.currentToken?.accessToken)
+        #expect(renewed != token)
+        let probe = HttpClient(baseURL: try env.faultURL, headerFields: [.authorization: "Bearer probe"])
+        let seen: Attempts = try await probe.invoke("GET", path: "bearer", arguments: [("token", "probe"), ("key", .string(key))])
+        #expect(seen.attempts == ["Bearer \(token)", "Bearer \(renewed)", "Bearer probe"])
+    }
+
     @Test func aRestartUsesTheStoredTokenWithoutANewGrant() async throws {
         let path = try env.scratchPath("oauth2-restart") + "/tokens.json"
         try resetStats()
@@ -391,6 +415,25 @@ import Testing
                 continue
             }
             #expect(reason.lowercased().contains("timeout") || reason.contains("timed out"), "\(reason)")
+        }
+    }
+
+    /// A token endpoint that lies, giving a token with CR and LF in it: the field is never
+    /// sent (no header injected); every call fails with the reason, and again with the same
+    /// token.
+    @Test func aTokenWithCRLFIsNeverSentAsAField() async throws {
+        var configuration = try passwordGrant()
+        let token = #"{"access_token":"t1\r\nX-Injected: 1","token_type":"Bearer","expires_in":3600}"#
+        configuration.tokenURL = try env.faultURL + "/respond?type=application/json&body="
+            + token.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let client = try client(OAuth2Authorizer(configuration))
+        for _ in 0..<2 {
+            let failure = await clientError { () async throws -> EchoedRequest in try await client.invoke("GET", path: "echo") }
+            guard case .transfer(let error)? = failure, error.code == .invalidArgument else {
+                Issue.record("\(String(describing: failure))")
+                continue
+            }
+            #expect(error.message.contains("CR, LF or NUL"), "\(error.message)")
         }
     }
 

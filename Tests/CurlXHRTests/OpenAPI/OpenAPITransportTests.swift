@@ -143,6 +143,25 @@ import Testing
         #expect(headBody == nil)
     }
 
+    /// The caller's fields go as `setRequestHeader` sends them (a repeated name joined by
+    /// ", "); a `Content-Length` or `Transfer-Encoding` of the caller's is left out and the
+    /// body's own length sent.
+    @Test func theCallersFieldsGoAndTheBodysLengthIsTheLibrarys() async throws {
+        let transport = CurlXHRTransport(configuration: .init(timeouts: .init(total: 20)))
+        let base = try #require(URL(string: try env.faultURL))
+        let tag = try #require(HTTPField.Name("X-Tag"))
+        let request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/echo/fields",
+                                  headerFields: [tag: "a", tag: "b", .contentLength: "999", .transferEncoding: "chunked",
+                                                 .contentType: "text/plain"])
+        let (response, body) = try await transport.send(request, body: HTTPBody("hello"), baseURL: base, operationID: "raw")
+        #expect(response.status == .ok)
+        let received = try #require(body)
+        let echo = try JSONDecoder().decode(Components.Schemas.EchoedRequest.self, from: try await Data(collecting: received, upTo: 1 << 20))
+        #expect(echo.bodyLength == 5 && header("Content-Length", in: echo) == "5", "\(echo.headers)")
+        #expect(header("Transfer-Encoding", in: echo) == nil)
+        #expect(header("X-Tag", in: echo) == "a, b", "\(echo.headers)")
+    }
+
     // MARK: Through squid with NTLM proxy authentication
 
     @Test func callsSucceedThroughTheNTLMProxy() async throws {
