@@ -285,21 +285,23 @@ extension HttpClient {
         let settings = Transport.Settings(self)
         // Without middlewares, straight to the transfer (no closure chain to call through); so
         // too with an OAuth2Authorizer alone that has a token at hand: what its intercept does,
-        // without its frames and a closure for each call (a 401 goes on as there). One call of
-        // the transfer here, so that it stays inlined.
-        var request = request
-        var sentWith: Int?
+        // without its frames and a closure for each call (a 401 goes on as there), the token's
+        // field sent beside the request (no copy of it). One call of the transfer here, so
+        // that it stays inlined.
+        var added: HeaderFieldList.Entry?
+        var generation = 0
         if !middlewares.isEmpty {
-            guard let ready = soleAuthorizer?.readyField(for: request) else {
+            guard let ready = soleAuthorizer?.readyField(for: request), ready.entry.field != nil,
+                  request.fieldList.refused.isEmpty else {
                 return try await intercepted(request, next: Transport.link(settings, progress, observation))
             }
-            request.setField(ready.entry)
-            sentWith = ready.generation
+            (added, generation) = (ready.entry, ready.generation)
         }
-        let response = try await Transport.send(request, with: settings, progress: progress, observation: observation)
-        guard let sentWith, response.status == 401, let authorizer = soleAuthorizer else { return response }
+        let response = try await Transport.send(request, adding: added, with: settings, progress: progress, observation: observation)
+        guard added != nil, response.status == 401, let authorizer = soleAuthorizer else { return response }
         do {
-            return try await authorizer.answer(response, to: request, sentWith: sentWith, next: Transport.link(settings, progress, observation))
+            return try await authorizer.answer(response, to: request, sentWith: generation,
+                                               next: Transport.link(settings, progress, observation))
         } catch {
             throw HttpClientError(wrapping: error)
         }

@@ -31,10 +31,12 @@ enum Transport {
         }
     }
 
+    /// `adding`: a field sent in place of the request's of its name (an OAuth2 token's), as if
+    /// set on the request, without a copy of it.
     @inline(__always)  // one task frame less for each call
-    static func send(_ request: HttpClientRequest, with client: Settings, progress: ProgressReporter?,
+    static func send(_ request: HttpClientRequest, adding added: HeaderFieldList.Entry? = nil, with client: Settings, progress: ProgressReporter?,
                      observation: CallObservation? = nil) async throws(HttpClientError) -> HttpClientResponse {
-        observation?.sending(request, password: client.password)
+        observation?.sending(request, adding: added, password: client.password)
         // A request nothing else sets up is the client's to use again (RequestPool).
         let pooled = progress == nil && client.configure == nil && !(observation?.watchesRequests ?? false)
         let http = pooled ? client.requestPool.take() : HttpRequest()
@@ -51,7 +53,8 @@ enum Transport {
             guard http.setRequestHeader(name, value: value) else { throw refusal(of: http) }
         }
         // The boundary is libcurl's: a Content-Type of the caller's would lose it.
-        guard request.headerFields.isEmpty || http.addRequestFields(request.headerFields, leavingOut: isMultipart ? .contentType : nil) else {
+        guard (request.headerFields.isEmpty && added == nil)
+                || http.addRequestFields(request.headerFields, leavingOut: isMultipart ? .contentType : nil, last: added?.field) else {
             throw refusal(of: http)
         }
         if case .multipart(let parts) = request.body {

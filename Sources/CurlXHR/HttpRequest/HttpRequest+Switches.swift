@@ -364,14 +364,16 @@ extension HttpRequest {
     /// Adds the fields `HTTPFields` holds (token names, values without CR, LF or NUL: nothing
     /// to check again), each as ``setRequestHeader(_:value:)`` adds it, in one step: for the
     /// layers that keep their fields as `HTTPFields` (the client, the OpenAPI transport).
-    /// `leavingOut`: a name not sent. `Content-Length` and `Transfer-Encoding` are refused, as
+    /// `leavingOut`: a name not sent; `last`: a field added after the others, in place of
+    /// theirs of its name. `Content-Length` and `Transfer-Encoding` are refused, as
     /// `setRequestHeader` refuses them (the fields before it are added, as they would be one
     /// by one), or left out with `leavingOutDerived`. OPENED only.
     package func addRequestFields(_ fields: HTTPFields, leavingOut left: HTTPField.Name? = nil,
-                                  leavingOutDerived: Bool = false) -> Bool {
+                                  leavingOutDerived: Bool = false, last: HTTPField? = nil) -> Bool {
         var refused: HTTPField.Name?
         let added = changeMessage(.setRequestHeader) { message in
-            for field in fields {
+            // An empty list's loop would still make and drop its indices.
+            if !fields.isEmpty { for field in fields {
                 // Compared as text only when the length matches.
                 let length = field.name.canonicalName.utf8.count
                 if length == 14 || length == 17, field.name == .contentLength || field.name == .transferEncoding {
@@ -380,8 +382,10 @@ extension HttpRequest {
                     return
                 }
                 if let left, field.name == left { continue }
+                if let last, field.name == last.name { continue }
                 message.setHeader(field.name.rawName, value: MessageValidation.trimmedFieldValue(field.value))
-            }
+            } }
+            if let last { message.setHeader(last.name.rawName, value: MessageValidation.trimmedFieldValue(last.value)) }
         }
         if let refused { return refuse(.invalidArgument, "\(refused.rawName) is set by the library from the body") }
         return added

@@ -46,11 +46,11 @@ struct CallObservation: Sendable {
         #endif
     }
 
-    /// A send of `request`, as the middlewares made it, is about to be made.
-    /// `password`: the client's.
-    func sending(_ request: HttpClientRequest, password: String?) {
+    /// A send of `request`, as the middlewares made it, is about to be made, with `added` in
+    /// place of its field of that name. `password`: the client's.
+    func sending(_ request: HttpClientRequest, adding added: HeaderFieldList.Entry?, password: String?) {
         #if Logging || Tracing
-        secrets.add(request, password: request.isToClientOrigin ? password : nil)
+        secrets.add(request, adding: added?.field, password: request.isToClientOrigin ? password : nil)
         #endif
     }
 

@@ -13,13 +13,16 @@ import Foundation
 final class CallSecrets: Sendable {
     private let secrets = Locked<[String]>([])
 
-    /// Adds the secrets of `request` (and `password`, the client's when it goes with the request).
-    func add(_ request: HttpClientRequest, password: String?) {
+    /// Adds the secrets of `request` and of `added`, a field sent with it (and `password`, the
+    /// client's when it goes with the request).
+    func add(_ request: HttpClientRequest, adding added: HTTPField? = nil, password: String?) {
         var found: [String] = []
         if let password { found.append(password) }
         if let password = Redaction.password(in: request.url) { found.append(password) }
         for name in Redaction.secretFields {
-            for value in request.headerFields[values: name] {
+            var values = request.headerFields[values: name]
+            if let added, added.name == name { values.append(added.value) }
+            for value in values {
                 found.append(value)
                 // "Bearer TOKEN", "Basic CREDENTIALS": the credentials alone too.
                 if let space = value.firstIndex(of: " ") { found.append(String(value[value.index(after: space)...])) }

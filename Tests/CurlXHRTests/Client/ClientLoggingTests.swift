@@ -133,6 +133,25 @@ import Testing
         #expect(texts.contains { $0.contains("http://REDACTED:REDACTED@127.0.0.1:1/x?access_token=REDACTED") }, "\(texts)")
     }
 
+    /// An OAuth2 token is a secret of each call that sends it, whichever way it goes: set on
+    /// the request by the authorizer's intercept (the first call), or sent beside it when the
+    /// authorizer is the client's one middleware and has it at hand (the next): a URL that
+    /// carries it is logged with `[redacted]`.
+    @Test func anOAuth2TokenIsNeverLoggedWhicheverWayItIsSent() async throws {
+        let authorizer = OAuth2Authorizer(OAuth2Configuration(
+            tokenURL: try env.oauth2TokenURL, clientID: try env.oauth2PasswordClientID, clientSecret: try env.oauth2PasswordClientSecret,
+            grant: .password(username: try env["TESTENV_USER"], password: try env["TESTENV_PASSWORD"])))
+        let (client, handler) = Self.logged(HttpClient(baseURL: try env.faultURL, middlewares: [authorizer]))
+        let token = try await authorizer.accessToken()
+        for _ in 0..<2 {
+            let echo: EchoedRequest = try await client.invoke("GET", path: "echo", arguments: [("t", .string(token))])
+            #expect(echo.header("Authorization") == "Bearer \(token)")
+        }
+        let texts = Self.texts(try await Self.entriesAfterDone(handler))
+        #expect(texts.filter { $0.contains("/echo?t=[redacted]") }.count >= 2, "\(texts)")
+        #expect(!texts.contains { $0.contains(token) }, "\(texts.filter { $0.contains(token) })")
+    }
+
     @Test func aHeaderWithCRLFIsRefusedAndItsValueNeverLogged() async throws {
         /// Sets a field HTTPFields cannot hold: the transfer refuses it.
         struct Smuggler: HttpClientMiddleware {
