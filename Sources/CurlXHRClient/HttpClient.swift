@@ -276,9 +276,10 @@ public struct HttpClient: Sendable {
 extension HttpClient {
     // MARK: The pipeline
 
-    /// Runs `request` through the middlewares, outermost first, to the transfer.
-    /// `progress` reports each transfer's counts.
-    /// `observation` sees each send.
+    /// Runs `request` through the middlewares, outermost first, to the transfer; an
+    /// `OAuth2Authorizer` that is the only middleware and has its token at hand is not called
+    /// through `intercept` (it does the same without the frames). `progress` reports each
+    /// transfer's counts. `observation` sees each send.
     @inline(__always)
     func send(_ request: HttpClientRequest, progress: ProgressReporter? = nil,
               observation: CallObservation? = nil) async throws(HttpClientError) -> HttpClientResponse {

@@ -122,7 +122,7 @@ enum Transport {
         }
     }
 
-    /// The middleware chain's last link: ``send(_:with:progress:observation:)``.
+    /// The middleware chain's last link: ``send(_:adding:with:progress:observation:)``.
     static func link(_ client: Settings, _ progress: ProgressReporter?,
                      _ observation: CallObservation?) -> @Sendable (HttpClientRequest) async throws -> HttpClientResponse {
         { request in try await send(request, with: client, progress: progress, observation: observation) }

@@ -365,7 +365,7 @@ extension HttpRequest {
     /// to check again), each as ``setRequestHeader(_:value:)`` adds it, in one step: for the
     /// layers that keep their fields as `HTTPFields` (the client, the OpenAPI transport).
     /// `leavingOut`: a name not sent; `last`: a field added after the others, in place of
-    /// theirs of its name. `Content-Length` and `Transfer-Encoding` are refused, as
+    /// theirs of its name (the caller's to keep from `Content-Length` and `Transfer-Encoding`). `Content-Length` and `Transfer-Encoding` are refused, as
     /// `setRequestHeader` refuses them (the fields before it are added, as they would be one
     /// by one), or left out with `leavingOutDerived`. OPENED only.
     package func addRequestFields(_ fields: HTTPFields, leavingOut left: HTTPField.Name? = nil,

@@ -213,8 +213,8 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
         }
     }
 
-    /// The `Authorization` value and generation of the token a call sends now without
-    /// waiting, when that value was made already (by ``header(for:)``).
+    /// The `Authorization` field and generation of the token a call sends now without
+    /// waiting, when that field was made already (by ``header(for:)``).
     private func readyHeader() -> (entry: HeaderFieldList.Entry, generation: Int)? {
         let now = Date().timeIntervalSince1970
         return state.withLock { state in

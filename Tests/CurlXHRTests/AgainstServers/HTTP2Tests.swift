@@ -31,8 +31,10 @@ import Testing
         for (request, _) in requests {
             #expect(request.getStatus() == 200 && request.getMetrics().httpVersion == "HTTP/2")
         }
-        // Twenty one-second answers, all at the server at once: about 1 s, not 20.
-        #expect(seconds < 1.8, "took \(seconds) s")
+        // Twenty one-second answers, all at the server at once: about 1 s, not 20 (a bound well
+        // above 1 s: beside five other tests a run here took 1.86 s; one at a time would take 20,
+        // and the server's count of requests in flight says the rest).
+        #expect(seconds < 5, "took \(seconds) s")
         let stats = try server.stats()
         #expect(stats.max_in_flight == 20 && stats.http_versions == ["2"])
         // Should it fail: each request's connect time (about 0 for a request that found the

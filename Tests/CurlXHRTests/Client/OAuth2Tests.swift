@@ -1,5 +1,5 @@
 import CurlXHR
-import CurlXHRClient
+@testable import CurlXHRClient
 import Foundation
 import Testing
 
@@ -147,13 +147,29 @@ import Testing
     /// its query names, and says which tokens each try carried.
     @Test func aCallRefusedWithTheTokenAtHandIsSentOnceMoreWithANewToken() async throws {
         struct Attempts: Decodable { var attempts: [String?] }
-        let authorizer = OAuth2Authorizer(try passwordGrant())
+        // A token this side takes for valid for an hour (the fault server checks it, not the
+        // OAuth2 server): at hand for every call, however slow the machine.
+        let path = try env.scratchPath("oauth2-at-hand") + "/tokens.json"
+        _ = try await OAuth2Authorizer(try passwordGrant(storage: .file(path))).accessToken()
+        try sayTheStoredTokenExpiresInAnHour(path)
+        let authorizer = OAuth2Authorizer(try passwordGrant(storage: .file(path), renewedLifetime: 120))
         let client = HttpClient(baseURL: try env.faultURL, middlewares: [authorizer])
         let token = try await authorizer.accessToken()
         let key = "oauth2-\(UUID().uuidString)"
-        // Taken: the token's field is made, and at hand for the next call.
+        // Taken: the token's field is made, and at hand for the next calls.
         let taken: Attempts = try await client.invoke("GET", path: "bearer", arguments: [("token", .string(token)), ("key", .string(key + "-taken"))])
         #expect(taken.attempts == ["Bearer \(token)"])
+        var toOwnOrigin = HttpClientRequest(method: "GET", url: try env.faultURL + "/bearer")
+        toOwnOrigin.clientBaseURL = try env.faultURL
+        #expect(authorizer.readyField(for: toOwnOrigin) != nil, "the next calls go without the middleware chain")
+        // A call's own Authorization gives way to the token's (not joined with it).
+        let replaced: Attempts = try await client.invoke("GET", path: "bearer", arguments: [("token", .string(token)), ("key", .string(key + "-own"))],
+                                                         headerFields: [.authorization: "Basic eDp5"])
+        #expect(replaced.attempts == ["Bearer \(token)"])
+        // Another origin (the same server named otherwise) gets no token, at hand as it is.
+        let otherOrigin = try env.faultURL.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        let elsewhere: EchoedRequest = try await client.invoke("GET", path: otherOrigin + "/echo")
+        #expect(elsewhere.header("Authorization") == nil)
         let refused = await clientError {
             try await client.invoke("GET", path: "bearer", arguments: [("token", "another"), ("key", .string(key))])
         }
