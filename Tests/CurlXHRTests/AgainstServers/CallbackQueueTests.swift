@@ -33,7 +33,9 @@ import Testing
     @Test func callbacksRunOnTheDefaultQueue() throws {
         HttpRequest.defaultCallbackQueue.setSpecific(key: Self.queueName, value: "default")
         let seen = try queueNamesSeen { _ in }
-        #expect(seen.states.filter { $0 == .loading }.count >= 2 && seen.states.last == .done, "\(seen.states)")
+        // LOADING at least once: the default queue is shared with every other test, and the
+        // reports of a queue that is behind are merged (ReportScheduler), so it may come once.
+        #expect(seen.states.contains(.loading) && seen.states.last == .done, "\(seen.states)")
         #expect(seen.names.count == seen.states.count)
         #expect(seen.names.allSatisfy { $0 == "default" }, "\(seen.names)")
     }
