@@ -22,7 +22,9 @@ default SOCKS service), the realm's configuration KRB5_CONFIG's. Every mode list
              client that sends its request unwrapped cannot go on with.
 
 Each connection's outcome is one line on stdout: "accepted PRINCIPAL connect HOST:PORT",
-"refused PRINCIPAL", "closed PRINCIPAL HOST:PORT", or "failed MODE: WHY".
+"refused PRINCIPAL", "closed PRINCIPAL HOST:PORT", or "failed MODE: WHY". An "accepted" or
+"refused" line is written before the client is answered, so a client that has its answer
+finds the line.
 Standard library only, but for Debian's python3-gssapi.
 """
 import os
@@ -96,15 +98,19 @@ def authenticate(conn, mode):
         token = receive_message(conn, 1)
         output = context.step(token)
         if context.complete and str(context.initiator_name) not in allowed:
-            send_message_abort(conn)
-            raise PermissionError(str(context.initiator_name))
+            raise Refused(str(context.initiator_name), bytes([1, 0xFF]))
         if output:
             send_message(conn, 1, output)
     return context, str(context.initiator_name)
 
 
-def send_message_abort(conn):
-    conn.sendall(bytes([1, 0xFF]))
+class Refused(Exception):
+    """A refusal: logged first, then `answer` is sent, so a client that has read the answer
+    finds the line in the log."""
+
+    def __init__(self, why, answer):
+        super().__init__(why)
+        self.answer = answer
 
 
 def serve_socks_request(conn, principal):
@@ -124,8 +130,8 @@ def serve_socks_request(conn, principal):
     (port,) = struct.unpack("!H", receive(conn, 2))
     # Loopback targets only: this proxy is a test's.
     if host not in ("127.0.0.1", "localhost", "::1"):
-        conn.sendall(bytes([5, 2, 0, 1, 0, 0, 0, 0, 0, 0]))
-        raise PermissionError(f"{principal} asked for {host}:{port}, not a loopback target")
+        raise Refused(f"{principal} asked for {host}:{port}, not a loopback target",
+                      bytes([5, 2, 0, 1, 0, 0, 0, 0, 0, 0]))
     try:
         target = socket.create_connection((host, port), timeout=10)
     except OSError as error:
@@ -133,8 +139,8 @@ def serve_socks_request(conn, principal):
         raise ConnectionError(f"{host}:{port}: {error}")
     target.settimeout(None)
     bound_host, bound_port = target.getsockname()[:2]
-    conn.sendall(bytes([5, 0, 0, 1]) + socket.inet_aton(bound_host) + struct.pack("!H", bound_port))
     log(f"accepted {principal} connect {host}:{port}")
+    conn.sendall(bytes([5, 0, 0, 1]) + socket.inet_aton(bound_host) + struct.pack("!H", bound_port))
     try:
         relay(conn, target)
     finally:
@@ -157,8 +163,7 @@ class Handler(socketserver.BaseRequestHandler):
                     pass
                 return
             if 1 not in methods:
-                conn.sendall(bytes([5, 0xFF]))
-                raise PermissionError(f"the client offered methods {list(methods)}, not GSS-API")
+                raise Refused(f"the client offered methods {list(methods)}, not GSS-API", bytes([5, 0xFF]))
             conn.sendall(bytes([5, 1]))
             if mode in ("close", "garbage", "oversized"):
                 receive_message(conn, 1)
@@ -178,8 +183,12 @@ class Handler(socketserver.BaseRequestHandler):
                 log(f"failed protect: {principal} was answered level 1")
                 return
             serve_socks_request(conn, principal)
-        except PermissionError as refused:
+        except Refused as refused:
             log(f"refused {refused}")
+            try:
+                conn.sendall(refused.answer)
+            except OSError:
+                pass
         except (EOFError, ValueError, ConnectionError, OSError, gssapi.exceptions.GSSError) as error:
             log(f"failed {mode}: {error}")
 
