@@ -27,7 +27,8 @@
 #   --instructions  instead of the timed runs: user-space instructions per small GET, one at
 #                   a time, of raw libcurl, xhr-in-swift and CurlXHR (sync, async with callbacks,
 #                   async/await, the client layer's invoke; and sync with five request headers,
-#                   --headers 5), with callgrind.
+#                   --headers 5), with callgrind; then the client layer against the core 16 in
+#                   flight, with and without the OAuth2 bearer token (client-c16, client-bearer-c16).
 #   --profile       instead of the timed runs: callgrind profiles of CurlXHR (2000 sync GETs
 #                   one at a time; async with callbacks and with async/await, 64 in flight;
 #                   2000 sync GETs answered from the HTTP cache, cache-hit-c1), annotated, in
@@ -481,6 +482,21 @@ callgrind_run() {
   sed -n 's/^summary: //p' "$out"
 }
 
+# The bearer workloads: curlxhr-client's HttpClient has an OAuth2Authorizer for the client
+# credentials grant at nginx's /token (one token request a run; its calls then carry the
+# token); curlxhr-client-header's has the same `Authorization` field as a default header, and
+# raw libcurl and AsyncHTTPClient set it on every request. /100b-bearer answers 401 to any
+# request without it, so a row with 0 errors sent it every time.
+bearer_options() {  # workload client -> sets bearer_option (empty outside client-bearer-*)
+  bearer_option=()
+  case $1 in client-bearer-*) ;; *) return 0 ;; esac
+  case $2 in
+    curlxhr-client) bearer_option=(--oauth2 "$base/token") ;;
+    curlxhr-client-header|curlxhr-await|ahc|libcurl) bearer_option=(--header "Authorization: Bearer $bearer_token") ;;
+    *) echo "run.sh: $2 cannot send a bearer token" >&2; exit 1 ;;
+  esac
+}
+
 if [ $mode = instructions ]; then
   # Instructions of the whole client process (every thread, user space: the client, the
   # library, libcurl, libc, the Swift runtime) for n1 and for n2 small GETs one at a time;
@@ -534,6 +550,46 @@ if [ $mode = instructions ]; then
     echo "| $text | ${per_request[$label]} | $versus |" >> "$output"
     log "$label: ${per_request[$label]} instructions per request"
   done
+  # The client layer against the core's response(), 16 in flight, as the client-c16 and
+  # client-bearer-c16 workloads run them (the bearer one: the OAuth2 executor's token, and the
+  # same token as a static field of the client).
+  m1=1000
+  m2=3000
+  [ $smoke -eq 1 ] && { m1=100; m2=300; }
+  {
+    echo
+    echo "The client layer against the core it is built on, 16 in flight (the client-c16 and"
+    echo "client-bearer-c16 workloads; (instructions of $m2 requests − of $m1) ÷ $((m2 - m1))):"
+    echo
+    echo "| workload | curlxhr-await | curlxhr-client | await ÷ client | curlxhr-client-header | await ÷ client-header |"
+    echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+  } >> "$output"
+  callgrind_base=
+  for workload in client-c16 client-bearer-c16; do
+    callgrind_path=100b
+    [ $workload = client-bearer-c16 ] && callgrind_path=100b-bearer
+    declare -A c16=()
+    for label in curlxhr-await curlxhr-client curlxhr-client-header; do
+      [ $workload = client-c16 ] && [ $label = curlxhr-client-header ] && continue
+      bearer_options "$workload" "$label"
+      client_extra=(--headers 0 ${bearer_option[@]+"${bearer_option[@]}"})
+      a=$(callgrind_run "$label" async 16 "$m1" "$server_dir/cg.out")
+      b=$(callgrind_run "$label" async 16 "$m2" "$server_dir/cg.out")
+      c16[$label]=$(( (b - a) / (m2 - m1) ))
+      log "$workload $label: ${c16[$label]} instructions per request"
+    done
+    ratio=$(python3 -c "print(f'{${c16[curlxhr-await]} / ${c16[curlxhr-client]}:.3f}')")
+    header="–"
+    header_ratio="–"
+    if [ -n "${c16[curlxhr-client-header]:-}" ]; then
+      header=${c16[curlxhr-client-header]}
+      header_ratio=$(python3 -c "print(f'{${c16[curlxhr-await]} / $header:.3f}')")
+    fi
+    echo "| $workload | ${c16[curlxhr-await]} | ${c16[curlxhr-client]} | $ratio | $header | $header_ratio |" >> "$output"
+    unset c16
+  done
+  callgrind_path=100b
+  client_extra=()
   {
     echo
     echo "Targets: CurlXHR sync ≤ 1.30 × raw libcurl's curl_easy_perform. The client layer"
@@ -715,21 +771,6 @@ json_options() {  # workload client -> sets json_option (empty outside json-*)
   case $2 in
     curlxhr-client|ahc-json) json_option=(--json-items "$json_items") ;;
     *) echo "run.sh: $2 does not decode JSON" >&2; exit 1 ;;
-  esac
-}
-
-# The bearer workloads: curlxhr-client's HttpClient has an OAuth2Authorizer for the client
-# credentials grant at nginx's /token (one token request a run; its calls then carry the
-# token); curlxhr-client-header's has the same `Authorization` field as a default header, and
-# raw libcurl and AsyncHTTPClient set it on every request. /100b-bearer answers 401 to any
-# request without it, so a row with 0 errors sent it every time.
-bearer_options() {  # workload client -> sets bearer_option (empty outside client-bearer-*)
-  bearer_option=()
-  case $1 in client-bearer-*) ;; *) return 0 ;; esac
-  case $2 in
-    curlxhr-client) bearer_option=(--oauth2 "$base/token") ;;
-    curlxhr-client-header|curlxhr-await|ahc|libcurl) bearer_option=(--header "Authorization: Bearer $bearer_token") ;;
-    *) echo "run.sh: $2 cannot send a bearer token" >&2; exit 1 ;;
   esac
 }
 

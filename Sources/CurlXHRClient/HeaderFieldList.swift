@@ -51,21 +51,21 @@ struct HeaderFieldList: Sendable {
     mutating func set(_ entry: Entry) {
         if !refused.isEmpty { refused.removeAll { HeaderFieldNames.same($0.name, entry.name.rawName) } }
         if !fields.isEmpty, fields[entry.name] != nil { fields[fields: entry.name] = [] }
-        if let field = entry.field { fields.append(field) } else { refused.append((entry.name.rawName, entry.value)) }
+        if !entry.fields.isEmpty { fields.append(contentsOf: entry.fields) } else { refused.append((entry.name.rawName, entry.value)) }
     }
 
     /// `name: value` checked once, to be set on many requests' lists (an OAuth2 token's
-    /// `Authorization`): the field, or nil when `HTTPFields` cannot hold the value. A class:
-    /// handing it to a call retains one object.
+    /// `Authorization`): `fields` holds the field, or nothing when `HTTPFields` cannot hold the
+    /// value. A class: handing it to a call retains one object, and its `fields` one more.
     final class Entry: Sendable {
         let name: HTTPField.Name
         let value: String
-        let field: HTTPField?
+        let fields: HTTPFields
 
         init(_ name: HTTPField.Name, _ value: String) {
             self.name = name
             self.value = value
-            field = HeaderFieldList.field(name, value)
+            fields = HeaderFieldList.field(name, value).map { HTTPFields([$0]) } ?? [:]
         }
     }
 

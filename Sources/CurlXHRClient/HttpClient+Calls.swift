@@ -53,8 +53,9 @@ extension HttpClient {
         }
     }
 
-    /// A call's transfer: the request the client made (`nil` when it could not be made) and
-    /// what the middlewares and the transfer made of it.
+    /// A call's transfer: the request the client made, for ``HttpClient/onFailure`` (`nil`
+    /// when it could not be made, or there is no `onFailure` to see it), and what the
+    /// middlewares and the transfer made of it.
     struct Sent: Sendable {
         var request: HttpClientRequest?
         var outcome: Swift.Result<HttpClientResponse, HttpClientError>
@@ -93,7 +94,8 @@ extension HttpClient {
         #endif
         if let reporter { await reporter.flush() }
         observation.end(request, outcome)
-        return Sent(request: request, outcome: outcome)
+        // No copy of the request kept when no one will look at it.
+        return Sent(request: onFailure == nil ? nil : request, outcome: outcome)
     }
 
     /// The result of a call: its response decoded by `decode`, or its failure, which

@@ -49,12 +49,37 @@ public struct HttpClient: Sendable {
     /// fails naming the first).
     var fieldList: HeaderFieldList
     /// The user name given to `HttpRequest.open(_:url:async:user:password:auth:)`.
-    public var user: String?
+    public var user: String? {
+        get { credentials?.user }
+        set { credentials = Credentials(user: newValue, password: password, auth: auth) }
+    }
     /// The password given to `HttpRequest.open(_:url:async:user:password:auth:)`.
-    public var password: String?
+    public var password: String? {
+        get { credentials?.password }
+        set { credentials = Credentials(user: user, password: newValue, auth: auth) }
+    }
     /// The authentication scheme given to `HttpRequest.open(_:url:async:user:password:auth:)`:
     /// `"BASIC"` (or `nil`), `"DIGEST"`, `"NTLM"` or `"NEGOTIATE"`.
-    public var auth: String?
+    public var auth: String? {
+        get { credentials?.auth }
+        set { credentials = Credentials(user: user, password: password, auth: newValue) }
+    }
+    /// ``user``, ``password`` and ``auth``; `nil` when none is set.
+    private(set) var credentials: Credentials?
+
+    /// A user name, password and scheme together: each call takes one reference, not three
+    /// strings.
+    final class Credentials: Sendable {
+        let user: String?
+        let password: String?
+        let auth: String?
+
+        /// `nil` when all three are.
+        init?(user: String?, password: String?, auth: String?) {
+            guard user != nil || password != nil || auth != nil else { return nil }
+            (self.user, self.password, self.auth) = (user, password, auth)
+        }
+    }
     /// Encodes ``RequestBody/json(_:)`` bodies.
     public let encoder: JSONEncoder
     /// Decodes JSON responses (`application/json` and `…+json`).
@@ -143,9 +168,7 @@ public struct HttpClient: Sendable {
         self.apiPath = apiPath
         urlPrefix = Self.prefix(baseURL, apiPath)
         fieldList = HeaderFieldList(headerFields)
-        self.user = user
-        self.password = password
-        self.auth = auth
+        credentials = Credentials(user: user, password: password, auth: auth)
         self.encoder = encoder
         self.decoder = decoder
         self.completionQueue = completionQueue
@@ -292,8 +315,7 @@ extension HttpClient {
         var added: HeaderFieldList.Entry?
         var generation = 0
         if !middlewares.isEmpty {
-            guard let ready = soleAuthorizer?.readyField(for: request), ready.entry.field != nil,
-                  request.fieldList.refused.isEmpty else {
+            guard let ready = soleAuthorizer?.readyField(for: request), request.fieldList.refused.isEmpty else {
                 return try await intercepted(request, next: Transport.link(settings, progress, observation))
             }
             (added, generation) = (ready.entry, ready.generation)

@@ -14,18 +14,14 @@ enum Transport {
     struct Settings: Sendable {
         let requestPool: RequestPool
         let configure: (@Sendable (HttpRequest) -> Void)?
-        let user: String?
-        let password: String?
-        let auth: String?
+        let credentials: HttpClient.Credentials?
         let cachePolicy: HttpRequest.CachePolicy
         let maxResponseSize: Int
 
         init(_ client: HttpClient) {
             requestPool = client.requestPool
             configure = client.configure
-            user = client.user
-            password = client.password
-            auth = client.auth
+            credentials = client.credentials
             cachePolicy = client.cachePolicy
             maxResponseSize = client.maxResponseSize
         }
@@ -36,14 +32,14 @@ enum Transport {
     @inline(__always)  // one task frame less for each call
     static func send(_ request: HttpClientRequest, adding added: HeaderFieldList.Entry? = nil, with client: Settings, progress: ProgressReporter?,
                      observation: CallObservation? = nil) async throws(HttpClientError) -> HttpClientResponse {
-        observation?.sending(request, adding: added, password: client.password)
+        observation?.sending(request, adding: added, password: client.credentials?.password)
         // A request nothing else sets up is the client's to use again (RequestPool).
         let pooled = progress == nil && client.configure == nil && !(observation?.watchesRequests ?? false)
         let http = pooled ? client.requestPool.take() : HttpRequest()
         // The client's credentials are for its own server: not for an absolute URL elsewhere.
-        let ownServer = (client.user != nil || client.password != nil || client.auth != nil) && request.isToClientOrigin
-        guard http.open(request.method, url: request.url, user: ownServer ? client.user : nil,
-                        password: ownServer ? client.password : nil, auth: ownServer ? client.auth : nil) else {
+        let credentials = client.credentials.flatMap { request.isToClientOrigin ? $0 : nil }
+        guard http.open(request.method, url: request.url, user: credentials?.user, password: credentials?.password,
+                        auth: credentials?.auth) else {
             throw refusal(of: http)
         }
         let isMultipart: Bool
@@ -54,7 +50,7 @@ enum Transport {
         }
         // The boundary is libcurl's: a Content-Type of the caller's would lose it.
         guard (request.headerFields.isEmpty && added == nil)
-                || http.addRequestFields(request.headerFields, leavingOut: isMultipart ? .contentType : nil, last: added?.field) else {
+                || http.addRequestFields(request.headerFields, leavingOutContentType: isMultipart, replacingWith: added?.fields ?? [:]) else {
             throw refusal(of: http)
         }
         if case .multipart(let parts) = request.body {

@@ -364,28 +364,33 @@ extension HttpRequest {
     /// Adds the fields `HTTPFields` holds (token names, values without CR, LF or NUL: nothing
     /// to check again), each as ``setRequestHeader(_:value:)`` adds it, in one step: for the
     /// layers that keep their fields as `HTTPFields` (the client, the OpenAPI transport).
-    /// `leavingOut`: a name not sent; `last`: a field added after the others, in place of
-    /// theirs of its name (the caller's to keep from `Content-Length` and `Transfer-Encoding`). `Content-Length` and `Transfer-Encoding` are refused, as
-    /// `setRequestHeader` refuses them (the fields before it are added, as they would be one
-    /// by one), or left out with `leavingOutDerived`. OPENED only.
-    package func addRequestFields(_ fields: HTTPFields, leavingOut left: HTTPField.Name? = nil,
-                                  leavingOutDerived: Bool = false, last: HTTPField? = nil) -> Bool {
+    /// `leavingOutContentType`: no `Content-Type` sent (a multipart body's is libcurl's);
+    /// `replacing`: fields added after the others, in place of theirs of the same names.
+    /// `Content-Length` and `Transfer-Encoding` are refused, as `setRequestHeader` refuses
+    /// them (the fields before it are added, as they would be one by one), or left out with
+    /// `leavingOutDerived`. OPENED only.
+    package func addRequestFields(_ fields: HTTPFields, leavingOutContentType: Bool = false,
+                                  leavingOutDerived: Bool = false, replacingWith replacing: HTTPFields = [:]) -> Bool {
         var refused: HTTPField.Name?
         let added = changeMessage(.setRequestHeader) { message in
-            // An empty list's loop would still make and drop its indices.
-            if !fields.isEmpty { for field in fields {
-                // Compared as text only when the length matches.
-                let length = field.name.canonicalName.utf8.count
-                if length == 14 || length == 17, field.name == .contentLength || field.name == .transferEncoding {
-                    if leavingOutDerived { continue }
-                    refused = field.name
-                    return
-                }
-                if let left, field.name == left { continue }
-                if let last, field.name == last.name { continue }
-                message.setHeader(field.name.rawName, value: MessageValidation.trimmedFieldValue(field.value))
-            } }
-            if let last { message.setHeader(last.name.rawName, value: MessageValidation.trimmedFieldValue(last.value)) }
+            /// Adds the fields of `list` (false: a refused one ends the step).
+            func add(_ list: HTTPFields, replaced: Bool) -> Bool {
+                // An empty list's loop would still make and drop its indices.
+                if !list.isEmpty { for field in list {
+                    // Compared as text only when the length matches.
+                    let length = field.name.canonicalName.utf8.count
+                    if length == 14 || length == 17, field.name == .contentLength || field.name == .transferEncoding {
+                        if leavingOutDerived { continue }
+                        refused = field.name
+                        return false
+                    }
+                    if leavingOutContentType, field.name == .contentType { continue }
+                    if replaced, replacing[field.name] != nil { continue }
+                    message.setHeader(field.name.rawName, value: MessageValidation.trimmedFieldValue(field.value))
+                } }
+                return true
+            }
+            if add(fields, replaced: !replacing.isEmpty) { _ = add(replacing, replaced: false) }
         }
         if let refused { return refuse(.invalidArgument, "\(refused.rawName) is set by the library from the body") }
         return added

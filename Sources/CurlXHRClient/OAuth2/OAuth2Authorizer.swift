@@ -154,10 +154,11 @@ public final class OAuth2Authorizer: HttpClientMiddleware, Sendable {
     }
 
     /// The token's field and generation when a call to the client's origin can have it now,
-    /// without waiting: the client's pipeline then sends the call itself, without the frames of
-    /// ``intercept(_:next:)`` (nil: it calls `intercept`).
+    /// without waiting, as a field `HTTPFields` holds: the client's pipeline then sends the
+    /// call itself, without the frames of ``intercept(_:next:)`` (nil: it calls `intercept`).
     func readyField(for request: HttpClientRequest) -> (entry: HeaderFieldList.Entry, generation: Int)? {
-        request.isToClientOrigin ? readyHeader() : nil
+        guard request.isToClientOrigin, let ready = readyHeader(), !ready.entry.fields.isEmpty else { return nil }
+        return ready
     }
 
     /// `response` to `request`, sent with the token of `generation`: itself, or, after a 401

@@ -50,7 +50,7 @@ struct CallObservation: Sendable {
     /// place of its field of that name. `password`: the client's.
     func sending(_ request: HttpClientRequest, adding added: HeaderFieldList.Entry?, password: String?) {
         #if Logging || Tracing
-        secrets.add(request, adding: added?.field, password: request.isToClientOrigin ? password : nil)
+        secrets.add(request, adding: added?.fields ?? [:], password: request.isToClientOrigin ? password : nil)
         #endif
     }
 

@@ -15,13 +15,13 @@ final class CallSecrets: Sendable {
 
     /// Adds the secrets of `request` and of `added`, a field sent with it (and `password`, the
     /// client's when it goes with the request).
-    func add(_ request: HttpClientRequest, adding added: HTTPField? = nil, password: String?) {
+    func add(_ request: HttpClientRequest, adding added: HTTPFields = [:], password: String?) {
         var found: [String] = []
         if let password { found.append(password) }
         if let password = Redaction.password(in: request.url) { found.append(password) }
         for name in Redaction.secretFields {
             var values = request.headerFields[values: name]
-            if let added, added.name == name { values.append(added.value) }
+            values += added[values: name]
             for value in values {
                 found.append(value)
                 // "Bearer TOKEN", "Basic CREDENTIALS": the credentials alone too.
