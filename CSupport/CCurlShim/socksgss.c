@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "csocksgss.h"
+#include "ckerberos.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,12 +20,17 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Made and freed on the engine thread; each connection's thread holds a reference while it
+   runs, so the tunnel outlives the handle that made it until the last one ends. Only the
+   failure changes after it is made, under the lock. */
 struct cxhr_socks_gss {
   CURL *handle;
   char *proxy_host;
   char *service;
   bool remote_resolve;
   long timeout_ms;
+  pthread_mutex_t lock;
+  int references;
   int failure;
   char text[512];
 };
@@ -43,55 +49,50 @@ cxhr_socks_gss *cxhr_socks_gss_new(CURL *handle, const char *proxy_host, const c
   tunnel->service = strdup(service ? service : "rcmd");
   tunnel->remote_resolve = remote_resolve;
   tunnel->timeout_ms = timeout_ms > 0 ? timeout_ms : 300000;
-  if(!tunnel->proxy_host || !tunnel->service) {
-    cxhr_socks_gss_free(tunnel);
+  tunnel->references = 1;
+  if(!tunnel->proxy_host || !tunnel->service || pthread_mutex_init(&tunnel->lock, NULL) != 0) {
+    free(tunnel->proxy_host);
+    free(tunnel->service);
+    free(tunnel);
     return NULL;
   }
   return tunnel;
 }
 
-void cxhr_socks_gss_free(cxhr_socks_gss *tunnel)
+static void release(cxhr_socks_gss *tunnel)
 {
-  if(!tunnel)
+  pthread_mutex_lock(&tunnel->lock);
+  int left = --tunnel->references;
+  pthread_mutex_unlock(&tunnel->lock);
+  if(left > 0)
     return;
+  pthread_mutex_destroy(&tunnel->lock);
   free(tunnel->proxy_host);
   free(tunnel->service);
   free(tunnel);
 }
 
+void cxhr_socks_gss_free(cxhr_socks_gss *tunnel)
+{
+  if(tunnel)
+    release(tunnel);
+}
+
 int cxhr_socks_gss_take_failure(cxhr_socks_gss *tunnel, char *text, size_t size)
 {
+  pthread_mutex_lock(&tunnel->lock);
   int failure = tunnel->failure;
   if(failure && text && size)
     snprintf(text, size, "%s", tunnel->text);
   tunnel->failure = CXHR_SOCKS_GSS_NONE;
   tunnel->text[0] = 0;
+  pthread_mutex_unlock(&tunnel->lock);
   return failure;
-}
-
-static int already_connected(void *data, curl_socket_t socket, curlsocktype purpose)
-{
-  (void)data;
-  (void)socket;
-  (void)purpose;
-  return CURL_SOCKOPT_ALREADY_CONNECTED;
-}
-
-/* Whether libcurl takes a socket handed to it connected (CURL_SOCKOPT_ALREADY_CONNECTED).
-   libcurl 7.88 calls connect() on it all the same (fixed in 8.0), which fails on a connected
-   socket; the tunnel then hands libcurl a loopback connection to a relay instead. */
-static bool takes_connected_sockets(void)
-{
-  curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
-  return info && info->version_num >= 0x080000;
 }
 
 CURLcode cxhr_easy_set_socks_gss(CURL *handle, cxhr_socks_gss *tunnel)
 {
-  CURLcode code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, tunnel);
-  if(code == CURLE_OK && takes_connected_sockets())
-    code = curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, already_connected);
-  return code;
+  return curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, tunnel);
 }
 
 /* -- failures and time -------------------------------------------------------------------- */
@@ -99,14 +100,16 @@ CURLcode cxhr_easy_set_socks_gss(CURL *handle, cxhr_socks_gss *tunnel)
 static int fail(cxhr_socks_gss *tunnel, int kind, const char *format, ...) __attribute__((format(printf, 3, 4)));
 static int fail(cxhr_socks_gss *tunnel, int kind, const char *format, ...)
 {
+  pthread_mutex_lock(&tunnel->lock);
   /* A proxy's address that cannot be reached does not hide what another one answered. */
-  if(kind == CXHR_SOCKS_GSS_UNREACHABLE && tunnel->failure > CXHR_SOCKS_GSS_UNREACHABLE)
-    return -1;
-  va_list arguments;
-  va_start(arguments, format);
-  vsnprintf(tunnel->text, sizeof tunnel->text, format, arguments);
-  va_end(arguments);
-  tunnel->failure = kind;
+  if(kind != CXHR_SOCKS_GSS_UNREACHABLE || tunnel->failure <= CXHR_SOCKS_GSS_UNREACHABLE) {
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(tunnel->text, sizeof tunnel->text, format, arguments);
+    va_end(arguments);
+    tunnel->failure = kind;
+  }
+  pthread_mutex_unlock(&tunnel->lock);
   return -1;
 }
 
@@ -148,12 +151,13 @@ static void gss_words(OM_uint32 major, OM_uint32 minor, char *out, size_t size)
 struct wire {
   cxhr_socks_gss *tunnel;
   int fd;
+  int libcurl; /* libcurl's end of the connection, watched: a transfer gone ends the handshake */
   int64_t deadline;
   const char *stage; /* what the proxy was asked, for texts */
 };
 
 /* Waits until the socket can be read (POLLIN) or written (POLLOUT); -1 with the failure kept
-   when the deadline passes first. */
+   when the deadline passes first, and without one when libcurl closed its end. */
 static int wait_for(struct wire *wire, short events)
 {
   for(;;) {
@@ -161,8 +165,10 @@ static int wait_for(struct wire *wire, short events)
     if(left <= 0)
       return fail(wire->tunnel, CXHR_SOCKS_GSS_TIMEOUT, "the proxy did not answer within %ld ms (%s)",
                   wire->tunnel->timeout_ms, wire->stage);
-    struct pollfd watched = { .fd = wire->fd, .events = events };
-    int ready = poll(&watched, 1, left > 1000 ? 1000 : (int)left);
+    struct pollfd watched[2] = { { .fd = wire->fd, .events = events }, { .fd = wire->libcurl, .events = POLLRDHUP } };
+    int ready = poll(watched, 2, left > 1000 ? 1000 : (int)left);
+    if(ready > 0 && watched[1].revents & (POLLRDHUP | POLLHUP | POLLERR))
+      return -1;
     if(ready > 0)
       return 0;
     if(ready < 0 && errno != EINTR)
@@ -261,11 +267,15 @@ static int receive_message(struct wire *wire, uint8_t type, gss_buffer_desc *tok
 
 /* -- the steps ------------------------------------------------------------------------------ */
 
-/* Connects the socket to the proxy's address within the deadline. */
-static int connect_proxy(struct wire *wire, const struct curl_sockaddr *address)
+/* Connects a new socket (the wire's) to one of the proxy's addresses within the deadline. */
+static int connect_address(struct wire *wire, const struct sockaddr *address, socklen_t length)
 {
-  wire->stage = "connecting";
-  if(connect(wire->fd, &address->addr, address->addrlen) == 0)
+  if(wire->fd >= 0)
+    close(wire->fd);
+  wire->fd = socket(address->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if(wire->fd < 0)
+    return fail(wire->tunnel, CXHR_SOCKS_GSS_UNREACHABLE, "cannot open a socket for the proxy: %s", strerror(errno));
+  if(connect(wire->fd, address, length) == 0)
     return 0;
   if(errno != EINPROGRESS && errno != EINTR)
     return fail(wire->tunnel, CXHR_SOCKS_GSS_UNREACHABLE, "cannot connect to the proxy: %s", strerror(errno));
@@ -278,6 +288,32 @@ static int connect_proxy(struct wire *wire, const struct curl_sockaddr *address)
   if(error)
     return fail(wire->tunnel, CXHR_SOCKS_GSS_UNREACHABLE, "cannot connect to the proxy: %s", strerror(error));
   return 0;
+}
+
+/* Connects to the proxy: at the address libcurl resolved first, else at the name's others
+   (libcurl, handed a connection to the relay, tries no other). */
+static int connect_proxy(struct wire *wire, const struct sockaddr *first, socklen_t first_length)
+{
+  wire->stage = "connecting";
+  if(connect_address(wire, first, first_length) == 0)
+    return 0;
+  if(now_ms() >= wire->deadline)
+    return -1;
+  char port[8];
+  uint16_t number = first->sa_family == AF_INET6 ? ((const struct sockaddr_in6 *)first)->sin6_port
+                                                 : ((const struct sockaddr_in *)first)->sin_port;
+  snprintf(port, sizeof port, "%u", ntohs(number));
+  struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *found = NULL;
+  if(getaddrinfo(wire->tunnel->proxy_host, port, &hints, &found) != 0)
+    return -1;
+  int result = -1;
+  for(struct addrinfo *each = found; each && result != 0 && now_ms() < wire->deadline; each = each->ai_next) {
+    if(each->ai_addrlen == first_length && memcmp(each->ai_addr, first, first_length) == 0)
+      continue;
+    result = connect_address(wire, each->ai_addr, each->ai_addrlen);
+  }
+  freeaddrinfo(found);
+  return result;
 }
 
 /* The SOCKS5 greeting, offering GSS-API (method 1) alone. */
@@ -417,12 +453,13 @@ static int agree_protection(struct wire *wire, gss_ctx_id_t context)
   return result;
 }
 
-/* The origin of the handle's current URL: its host (IPv6 without brackets) and port. */
-static int origin_of(struct wire *wire, char *host, size_t host_size, int *port)
+/* The origin of the handle's current URL: its host (IPv6 without brackets) and port. Engine
+   thread (it reads the handle). */
+static int origin_of(cxhr_socks_gss *tunnel, char *host, size_t host_size, int *port)
 {
   const char *url = NULL;
-  if(curl_easy_getinfo(wire->tunnel->handle, CURLINFO_EFFECTIVE_URL, &url) != CURLE_OK || !url)
-    return fail(wire->tunnel, CXHR_SOCKS_GSS_HANDSHAKE, "the request has no URL to reach through the proxy");
+  if(curl_easy_getinfo(tunnel->handle, CURLINFO_EFFECTIVE_URL, &url) != CURLE_OK || !url)
+    return fail(tunnel, CXHR_SOCKS_GSS_HANDSHAKE, "the request has no URL to reach through the proxy");
   CURLU *parsed = curl_url();
   char *name = NULL, *number = NULL;
   int result = -1;
@@ -437,7 +474,7 @@ static int origin_of(struct wire *wire, char *host, size_t host_size, int *port)
     }
     *port = atoi(number);
     if(length == 0 || length > 255 || length >= host_size || *port <= 0 || *port > 65535) {
-      fail(wire->tunnel, CXHR_SOCKS_GSS_HANDSHAKE, "the request's host cannot be named to the proxy");
+      fail(tunnel, CXHR_SOCKS_GSS_HANDSHAKE, "the request's host cannot be named to the proxy");
     }
     else {
       memcpy(host, start, length);
@@ -446,7 +483,7 @@ static int origin_of(struct wire *wire, char *host, size_t host_size, int *port)
     }
   }
   else {
-    fail(wire->tunnel, CXHR_SOCKS_GSS_HANDSHAKE, "the request's URL cannot be read");
+    fail(tunnel, CXHR_SOCKS_GSS_HANDSHAKE, "the request's URL cannot be read");
   }
   curl_free(name);
   curl_free(number);
@@ -469,14 +506,10 @@ static const char *reply_words(uint8_t reply)
   }
 }
 
-/* The SOCKS5 CONNECT to the origin (by name for socks5h, else by an address of the origin
-   looked up here) and its reply. */
-static int connect_origin(struct wire *wire)
+/* The SOCKS5 CONNECT to the origin `host` and `port` (by name for socks5h, else by an address
+   of the origin looked up here) and its reply. */
+static int connect_origin(struct wire *wire, const char *host, int port)
 {
-  char host[256];
-  int port = 0;
-  if(origin_of(wire, host, sizeof host, &port))
-    return -1;
   wire->stage = "asking for the connection";
   uint8_t request[4 + 1 + 255 + 2] = { 5, 1, 0 };
   size_t length = 4;
@@ -555,14 +588,23 @@ static int connect_origin(struct wire *wire)
   return receive_all(wire, rest, rest_length);
 }
 
-/* -- handing the connection to libcurl ----------------------------------------------------- */
+/* -- one connection, on a thread of its own ------------------------------------------------ */
 
-/* A relay for a libcurl that cannot take a connected socket: a loopback listener that
-   accepts libcurl's own connection (from the port the socket handed to libcurl is bound to,
-   no other) and copies bytes between it and the tunnel until either ends. */
-struct relay {
+/* libcurl is handed a loopback connection to a listener of the connection's thread, which
+   accepts it (from the port the socket handed to libcurl is bound to, no other), connects to
+   the proxy, runs the handshake, and then copies bytes between the two until either ends.
+   The engine thread never waits on the proxy: a proxy that is slow or silent holds its own
+   connection's thread, not every transfer. What libcurl sends meanwhile waits in the
+   loopback connection; a handshake that fails keeps its failure on the tunnel, then closes
+   libcurl's end. */
+struct connection {
+  cxhr_socks_gss *tunnel; /* a reference of its own */
+  struct sockaddr_storage proxy;
+  socklen_t proxy_length;
+  char host[256];
+  int port;
+  char *ccache; /* the FILE cache GSS-API uses on this thread; NULL: the default one */
   int listener;
-  int tunnel;
   uint16_t client_port;
   int64_t deadline;
 };
@@ -588,15 +630,19 @@ static int pass_on(int from, int to)
   return 1;
 }
 
-static void *run_relay(void *argument)
+/* libcurl's connection to the listener (in its backlog once libcurl connected, right after
+   the open-socket callback), or -1 when none came within 10 s or by the deadline. */
+static int accept_libcurl(struct connection *connection)
 {
-  struct relay *relay = argument;
   int client = -1;
+  int64_t until = now_ms() + 10000;
+  if(until > connection->deadline)
+    until = connection->deadline;
   while(client < 0) {
-    int64_t left = relay->deadline - now_ms();
+    int64_t left = until - now_ms();
     if(left <= 0)
       break;
-    struct pollfd watched = { .fd = relay->listener, .events = POLLIN };
+    struct pollfd watched = { .fd = connection->listener, .events = POLLIN };
     int ready = poll(&watched, 1, left > 1000 ? 1000 : (int)left);
     if(ready < 0 && errno != EINTR)
       break;
@@ -604,66 +650,114 @@ static void *run_relay(void *argument)
       continue;
     struct sockaddr_in peer;
     socklen_t size = sizeof peer;
-    int accepted = accept4(relay->listener, (struct sockaddr *)&peer, &size, SOCK_CLOEXEC);
+    int accepted = accept4(connection->listener, (struct sockaddr *)&peer, &size, SOCK_CLOEXEC);
     if(accepted < 0)
       continue;
-    if(peer.sin_family == AF_INET && ntohs(peer.sin_port) == relay->client_port)
+    if(peer.sin_family == AF_INET && ntohs(peer.sin_port) == connection->client_port)
       client = accepted;
     else
       close(accepted); /* not libcurl's */
   }
-  close(relay->listener);
-  if(client >= 0) {
-    struct pollfd ends[2] = { { .fd = client, .events = POLLIN }, { .fd = relay->tunnel, .events = POLLIN } };
-    for(;;) {
-      if(poll(ends, 2, -1) < 0) {
-        if(errno == EINTR)
-          continue;
-        break;
-      }
-      if(ends[0].revents && !pass_on(client, relay->tunnel))
-        break;
-      if(ends[1].revents && !pass_on(relay->tunnel, client))
-        break;
+  return client;
+}
+
+/* The handshake, then the relay. */
+static void *run_connection(void *argument)
+{
+  struct connection *connection = argument;
+  cxhr_socks_gss *tunnel = connection->tunnel;
+  struct wire wire = { .tunnel = tunnel, .fd = -1, .libcurl = accept_libcurl(connection),
+                       .deadline = connection->deadline };
+  close(connection->listener);
+  if(wire.libcurl >= 0) {
+    (void)cxhr_gss_use_ccache(connection->ccache);
+    gss_ctx_id_t context = GSS_C_NO_CONTEXT;
+    int ok = connect_proxy(&wire, (const struct sockaddr *)&connection->proxy, connection->proxy_length) == 0 &&
+             choose_method(&wire) == 0 && establish_context(&wire, &context) == 0 &&
+             agree_protection(&wire, context) == 0 && connect_origin(&wire, connection->host, connection->port) == 0;
+    if(context != GSS_C_NO_CONTEXT) {
+      OM_uint32 ignored;
+      gss_delete_sec_context(&ignored, &context, GSS_C_NO_BUFFER);
     }
-    close(client);
+    /* The relay copies with blocking calls. */
+    int flags = ok ? fcntl(wire.fd, F_GETFL) : -1;
+    if(flags >= 0 && fcntl(wire.fd, F_SETFL, flags & ~O_NONBLOCK) == 0) {
+      struct pollfd ends[2] = { { .fd = wire.libcurl, .events = POLLIN }, { .fd = wire.fd, .events = POLLIN } };
+      for(;;) {
+        if(poll(ends, 2, -1) < 0) {
+          if(errno == EINTR)
+            continue;
+          break;
+        }
+        if(ends[0].revents && !pass_on(wire.libcurl, wire.fd))
+          break;
+        if(ends[1].revents && !pass_on(wire.fd, wire.libcurl))
+          break;
+      }
+    }
+    else if(ok) {
+      fail(tunnel, CXHR_SOCKS_GSS_HANDSHAKE, "cannot relay the connection through the proxy: %s", strerror(errno));
+    }
+    close(wire.libcurl);
   }
-  close(relay->tunnel);
-  free(relay);
+  if(wire.fd >= 0)
+    close(wire.fd);
+  free(connection->ccache);
+  free(connection);
+  release(tunnel);
   return NULL;
 }
 
-/* Starts a relay for `tunnel_fd` and returns the socket libcurl is to connect to the
-   relay's address, which is left in `address`; -1 when that cannot be set up. */
-static int hand_over_through_relay(cxhr_socks_gss *tunnel, int tunnel_fd, struct curl_sockaddr *address)
+int cxhr_socks_gss_open(cxhr_socks_gss *tunnel, struct curl_sockaddr *address, const char *ccache)
 {
+  /* What an earlier connection of the handle left. */
+  pthread_mutex_lock(&tunnel->lock);
+  tunnel->failure = CXHR_SOCKS_GSS_NONE;
+  tunnel->text[0] = 0;
+  pthread_mutex_unlock(&tunnel->lock);
+  if(address->addrlen > sizeof(struct sockaddr_storage) ||
+     (address->addr.sa_family != AF_INET && address->addr.sa_family != AF_INET6))
+    return fail(tunnel, CXHR_SOCKS_GSS_UNREACHABLE, "the proxy's address is not an IP address");
+  struct connection *connection = calloc(1, sizeof *connection);
+  if(!connection)
+    return fail(tunnel, CXHR_SOCKS_GSS_HANDSHAKE, "out of memory for the connection through the proxy");
+  if(origin_of(tunnel, connection->host, sizeof connection->host, &connection->port)) {
+    free(connection);
+    return -1;
+  }
+  memcpy(&connection->proxy, &address->addr, address->addrlen);
+  connection->proxy_length = address->addrlen;
+  connection->deadline = now_ms() + tunnel->timeout_ms;
   struct sockaddr_in loopback = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+  struct sockaddr_in listening = loopback, bound = loopback;
   socklen_t size = sizeof loopback;
   int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_in listening = loopback, bound = loopback;
-  struct relay *relay = malloc(sizeof *relay);
   pthread_t thread;
   pthread_attr_t attributes;
-  int flags, started;
-  if(!relay || listener < 0 || client < 0 || bind(listener, (struct sockaddr *)&loopback, size) != 0 ||
-     listen(listener, 4) != 0 || getsockname(listener, (struct sockaddr *)&listening, &size) != 0 ||
+  int started = -1;
+  if((ccache && !(connection->ccache = strdup(ccache))) || listener < 0 || client < 0 ||
+     bind(listener, (struct sockaddr *)&loopback, size) != 0 || listen(listener, 4) != 0 ||
+     getsockname(listener, (struct sockaddr *)&listening, &size) != 0 ||
      bind(client, (struct sockaddr *)&loopback, sizeof loopback) != 0 ||
      getsockname(client, (struct sockaddr *)&bound, &(socklen_t){ sizeof bound }) != 0)
     goto failed;
-  *relay = (struct relay){ .listener = listener, .tunnel = tunnel_fd, .client_port = ntohs(bound.sin_port),
-                           .deadline = now_ms() + tunnel->timeout_ms };
-  /* The relay copies with blocking calls. */
-  flags = fcntl(tunnel_fd, F_GETFL);
-  if(flags < 0 || fcntl(tunnel_fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+  connection->listener = listener;
+  connection->client_port = ntohs(bound.sin_port);
+  connection->tunnel = tunnel;
+  pthread_mutex_lock(&tunnel->lock);
+  tunnel->references++;
+  pthread_mutex_unlock(&tunnel->lock);
+  if(pthread_attr_init(&attributes) == 0) {
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    started = pthread_create(&thread, &attributes, run_connection, connection);
+    pthread_attr_destroy(&attributes);
+  }
+  if(started != 0) {
+    errno = started > 0 ? started : errno;
+    release(tunnel);
     goto failed;
-  if(pthread_attr_init(&attributes) != 0)
-    goto failed;
-  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-  started = pthread_create(&thread, &attributes, run_relay, relay);
-  pthread_attr_destroy(&attributes);
-  if(started != 0)
-    goto failed;
+  }
   address->family = AF_INET;
   address->socktype = SOCK_STREAM;
   address->protocol = IPPROTO_TCP;
@@ -672,35 +766,11 @@ static int hand_over_through_relay(cxhr_socks_gss *tunnel, int tunnel_fd, struct
   return client;
 failed:
   fail(tunnel, CXHR_SOCKS_GSS_HANDSHAKE, "cannot relay the connection through the proxy: %s", strerror(errno));
-  free(relay);
+  free(connection->ccache);
+  free(connection);
   if(listener >= 0)
     close(listener);
   if(client >= 0)
     close(client);
-  close(tunnel_fd);
   return -1;
-}
-
-int cxhr_socks_gss_open(cxhr_socks_gss *tunnel, struct curl_sockaddr *address)
-{
-  struct wire wire = { .tunnel = tunnel, .deadline = now_ms() + tunnel->timeout_ms };
-  wire.fd = socket(address->family, address->socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, address->protocol);
-  if(wire.fd < 0)
-    return fail(tunnel, CXHR_SOCKS_GSS_UNREACHABLE, "cannot open a socket for the proxy: %s", strerror(errno));
-  gss_ctx_id_t context = GSS_C_NO_CONTEXT;
-  int ok = connect_proxy(&wire, address) == 0 && choose_method(&wire) == 0 && establish_context(&wire, &context) == 0 &&
-           agree_protection(&wire, context) == 0 && connect_origin(&wire) == 0;
-  if(context != GSS_C_NO_CONTEXT) {
-    OM_uint32 ignored;
-    gss_delete_sec_context(&ignored, &context, GSS_C_NO_BUFFER);
-  }
-  if(!ok) {
-    close(wire.fd);
-    return -1;
-  }
-  tunnel->failure = CXHR_SOCKS_GSS_NONE;
-  tunnel->text[0] = 0;
-  if(takes_connected_sockets())
-    return wire.fd;
-  return hand_over_through_relay(tunnel, wire.fd, address);
 }

@@ -22,7 +22,8 @@ default SOCKS service), the realm's configuration KRB5_CONFIG's. Every mode list
              client that sends its request unwrapped cannot go on with.
 
 Each connection's outcome is one line on stdout: "accepted PRINCIPAL connect HOST:PORT",
-"refused PRINCIPAL", "closed PRINCIPAL HOST:PORT", or "failed MODE: WHY". An "accepted" or
+"refused PRINCIPAL", "closed PRINCIPAL HOST:PORT", "silent: the client closed the connection",
+or "failed MODE: WHY". An "accepted" or
 "refused" line is written before the client is answered, so a client that has its answer
 finds the line.
 Standard library only, but for Debian's python3-gssapi.
@@ -161,6 +162,7 @@ class Handler(socketserver.BaseRequestHandler):
                 conn.settimeout(120)
                 while conn.recv(4096):
                     pass
+                log("silent: the client closed the connection")
                 return
             if 1 not in methods:
                 raise Refused(f"the client offered methods {list(methods)}, not GSS-API", bytes([5, 0xFF]))

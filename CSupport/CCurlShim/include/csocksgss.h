@@ -1,8 +1,9 @@
 /*
  * SOCKS5 with Kerberos (GSS-API, RFC 1961), which libcurl 7.88 cannot do: it offers the
  * method and then ends the handshake ("SOCKS5 GSSAPI per-message authentication is not
- * supported"). The library runs the handshake itself, in libcurl's open-socket callback, and
- * hands libcurl a connection that already leads to the origin.
+ * supported"). The library runs the handshake itself, on a thread of each connection's own
+ * (never the engine's), and hands libcurl a loopback connection that leads to the origin
+ * once the handshake is done.
  */
 #ifndef CSOCKSGSS_H
 #define CSOCKSGSS_H
@@ -24,18 +25,21 @@ cxhr_socks_gss *cxhr_socks_gss_new(CURL *handle, const char *proxy_host, const c
 void cxhr_socks_gss_free(cxhr_socks_gss *tunnel);
 
 /* Makes the handle's connections go through the tunnel: libcurl's open-socket callback is
-   told (its data, CURLOPT_OPENSOCKETDATA) to call cxhr_socks_gss_open, and the socket it is
-   handed is already connected (CURLOPT_SOCKOPTFUNCTION). The caller points CURLOPT_CONNECT_TO
-   at the proxy, so that libcurl resolves the proxy's name and offers each of its addresses. */
+   told (its data, CURLOPT_OPENSOCKETDATA) to call cxhr_socks_gss_open. The caller points
+   CURLOPT_CONNECT_TO at the proxy, so that libcurl resolves the proxy's name. */
 CURLcode cxhr_easy_set_socks_gss(CURL *handle, cxhr_socks_gss *tunnel);
 
-/* Connects to the proxy at `address`, runs the handshake to the handle's origin within the
-   tunnel's time, and returns the socket libcurl is to use (connected, or to connect to the
-   address the call leaves in `address`), or -1 with the failure kept. Engine thread. */
-int cxhr_socks_gss_open(cxhr_socks_gss *tunnel, struct curl_sockaddr *address);
+/* Starts a connection to the handle's origin through the proxy at `address` (else at the
+   proxy name's other addresses) on a thread of its own, which runs the handshake within the
+   tunnel's time with GSS-API pointed at the FILE cache `ccache` (NULL: the default one), and
+   returns at once the socket libcurl is to connect to the address the call leaves in
+   `address` (a loopback listener of that thread); -1 with the failure kept when that cannot
+   be set up. A failed handshake keeps its failure, then closes libcurl's connection. Engine
+   thread (it reads the handle's URL). */
+int cxhr_socks_gss_open(cxhr_socks_gss *tunnel, struct curl_sockaddr *address, const char *ccache);
 
-/* How opening failed since the last call or successful open (a handshake's failure wins
-   over an address of the proxy that cannot be reached), cleared by the call:
+/* How the handle's last connection failed (a handshake's failure wins over an address of the
+   proxy that cannot be reached), cleared by the call and by the next open:
    CXHR_SOCKS_GSS_NONE, or the kind with its text in `text`. */
 enum {
   CXHR_SOCKS_GSS_NONE = 0,

@@ -57,14 +57,16 @@ enum LibcurlSockets {
     nonisolated(unsafe) private static var open: [UInt64] = []
 
     /// libcurl's own `socket()` call, remembered; for a handle with a SOCKS5 proxy with
-    /// GSS-API (its tunnel is the callback's data), the tunnel's connection through the proxy,
-    /// with GSS-API pointed at the credential cache first.
+    /// GSS-API (its tunnel is the callback's data), a loopback connection to the tunnel's
+    /// connection through the proxy, whose handshake runs on a thread of its own with the
+    /// credential cache of now (the engine thread never waits on the proxy).
     static let openCallback: curl_opensocket_callback = { tunnel, _, address in
         guard let address else { return -1 }
         let descriptor: Int32
         if let tunnel {
-            TransferEngine.shared.selectCredentialCacheForChallenge()
-            descriptor = cxhr_socks_gss_open(OpaquePointer(tunnel), address)
+            let cache = TransferEngine.shared.credentialCache
+            descriptor = cache.isEmpty ? cxhr_socks_gss_open(OpaquePointer(tunnel), address, nil)
+                : cxhr_socks_gss_open(OpaquePointer(tunnel), address, cache)
         } else {
             // Not inherited by programs the application starts.
             descriptor = socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue),

@@ -29,8 +29,9 @@ extension EasyProfile.Fields {
     /// libcurl goes "directly" to the origin, each connection to the proxy's address (its
     /// name resolved by libcurl, the first `CURLOPT_CONNECT_TO` entry matching any origin),
     /// opened by the tunnel (`cxhr_socks_gss_open`, from ``LibcurlSockets``), which hands
-    /// libcurl a connection that leads to the origin. Each send's own: a tunnel carries the
-    /// identity it was made with.
+    /// libcurl a loopback connection that leads to the origin once a thread of the
+    /// connection's own has run the handshake. Each send's own: a tunnel carries the identity
+    /// it was made with.
     private func applyGSSAPITunnel(_ proxy: ProxySetting, _ options: inout EasyOptions, handle: EasyHandle) {
         let connect = Timeouts.milliseconds(switches.timeouts.connect)
         let budget = connect > 0 ? connect : timeoutMilliseconds > 0 ? timeoutMilliseconds : 300_000

@@ -534,6 +534,10 @@ final class TransferEngine: TransferRunner, @unchecked Sendable {
         selectCredentialCache(currentSettings().credentialCache)
     }
 
+    /// The credential cache GSS-API is to use now ("": the user's default): for a SOCKS5
+    /// proxy's handshake, which runs on a thread of its own. Engine thread.
+    var credentialCache: String { currentSettings().credentialCache }
+
     /// Points GSS-API on this thread (where libcurl runs SPNEGO) at `wanted`: the library's
     /// ticket cache while it holds tickets, else ("") the user's default cache.
     private func selectCredentialCache(_ wanted: String) {

@@ -39,13 +39,14 @@ extension HttpRequest {
     /// that requires integrity or confidentiality protection is refused), and asks for the
     /// origin: by name for `socks5h://`, by an address looked up here for `socks5://`.
     /// libcurl then speaks HTTP, or TLS with the origin, over that connection. The
-    /// handshake runs on the library's engine thread, which it holds meanwhile (as libcurl's
-    /// own SOCKS handshake would), for at most the connect timeout (``setTimeouts(connect:headers:idle:total:)``;
-    /// else the send's timeout, else 300 s). Each send has a connection of its own, closed
-    /// after it: no other request is lent a tunnel made with this one's identity. With libcurl
-    /// 7.88, which cannot take a connected socket, the connection reaches libcurl through a
-    /// loopback relay of the request's own (a thread for each connection); the metrics' remote
-    /// address is the proxy's. The bypass list (``setProxyBypass(_:)``) is not applied to such
+    /// handshake runs on a thread of the connection's own, never the library's engine thread:
+    /// a proxy that is slow or silent holds only its own request, for at most the connect
+    /// timeout (``setTimeouts(connect:headers:idle:total:)``; else the send's timeout, else
+    /// 300 s), and a request aborted meanwhile ends its handshake. The connection reaches
+    /// libcurl through a loopback relay on that thread (what libcurl sends waits there until
+    /// the handshake is done); the metrics' remote address is the relay's. Each send has a
+    /// connection of its own, closed after it: no other request is lent a tunnel made with
+    /// this one's identity. The bypass list (``setProxyBypass(_:)``) is not applied to such
     /// a proxy.
     ///
     /// A proxy that cannot be reached, refuses GSS-API or the principal, breaks or garbles

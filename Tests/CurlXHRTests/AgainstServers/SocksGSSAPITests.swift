@@ -157,9 +157,7 @@ extension AuthTests {
             }
         }
 
-        /// Alone: the silent proxy's handshake holds the engine thread for its connect timeout
-        /// (as documented for `setProxy`), which would make other tests' transfers late.
-        @Test(.alone) func hostileProxiesFailClearly() throws {
+        @Test func hostileProxiesFailClearly() throws {
             try withTicketCache {
                 let cases = [("SOCKS_GSSAPI_CLOSE", "closed the connection"), ("SOCKS_GSSAPI_GARBAGE", "Kerberos (GSS-API) authentication to the proxy failed"),
                              ("SOCKS_GSSAPI_OVERSIZED", "65535 bytes"), ("SOCKS_GSSAPI_NOMETHOD", "does not accept GSS-API"),
@@ -183,6 +181,54 @@ extension AuthTests {
                 let dead = "socks5h://127.0.0.1:1"
                 let (unreachable, _) = get(try env.httpURL + "/echo", through: dead, user: try principal, password: try secret)
                 expectProxyFailure(unreachable, naming: dead, "cannot connect to the proxy")
+            }
+        }
+
+        /// A proxy that never answers holds its own request alone: the handshake runs on a
+        /// thread of its connection's own, so requests sent meanwhile (direct, and through a
+        /// proxy that answers) are answered at once, and an abort ends the held one at once.
+        @Test func aSilentProxyHoldsOnlyItsOwnRequest() throws {
+            try withTicketCache {
+                let silent = try proxyURL(port: "SOCKS_GSSAPI_SILENT")
+                let url = try env.httpURL + "/echo"
+                let held = HttpRequest()
+                let recorder = Recorder()
+                held.delegate = recorder
+                #expect(held.open("GET", url: url, async: true))
+                #expect(held.setProxy(silent, user: try principal, password: try secret, auth: "NEGOTIATE"))
+                #expect(held.setTimeouts(connect: 6))
+                let started = Date()
+                #expect(held.send(timeout: 20))
+                Thread.sleep(forTimeInterval: 0.3)  // its handshake under way
+                let direct = HttpRequest()
+                #expect(direct.open("GET", url: url, async: false) && direct.send(timeout: 20))
+                #expect(direct.getStatus() == 200)
+                let (proxied, _) = get(url, through: try proxyURL(), user: try principal, password: try secret)
+                #expect(proxied.getStatus() == 200, "\(proxied.getStatusText() ?? "")")
+                #expect(Date().timeIntervalSince(started) < 3, "the other requests did not wait for the silent proxy")
+                #expect(held.getState() != .done, "the held request still waits for its proxy")
+                // The held one ends at its connect timeout, with its proxy named.
+                #expect(recorder.waitForDone())
+                #expect(Date().timeIntervalSince(started) > 5.5)
+                expectProxyFailure(held, naming: silent, "did not answer within 6000 ms")
+
+                // An abort ends the handshake of a request held by its proxy: the proxy sees
+                // the connection close at once, not at the connect timeout.
+                let closed = { try proxyLog().filter { $0 == "silent: the client closed the connection" }.count }
+                let aborted = HttpRequest()
+                #expect(aborted.open("GET", url: url, async: true))
+                #expect(aborted.setProxy(silent, user: try principal, password: try secret, auth: "NEGOTIATE"))
+                #expect(aborted.setTimeouts(connect: 60))
+                #expect(aborted.send(timeout: 90))
+                Thread.sleep(forTimeInterval: 0.3)
+                let closedBefore = try closed()
+                #expect(aborted.abort() && aborted.getState() == .done && aborted.getStatus() == 0)
+                let abortedAt = Date()
+                while try closed() == closedBefore, Date().timeIntervalSince(abortedAt) < 5 {
+                    Thread.sleep(forTimeInterval: 0.05)
+                }
+                #expect(try closed() > closedBefore, "the proxy's connection closed after the abort")
+                #expect(Date().timeIntervalSince(abortedAt) < 3)
             }
         }
 
