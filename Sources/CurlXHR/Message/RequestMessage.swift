@@ -67,7 +67,8 @@ struct RequestMessage: Sendable {
         self.url = url
         self.parsedURL = parsedURL
         self.isAsync = isAsync
-        self.credentials = credentials
+        // Most opens have none, as before: no copy of an optional made through its witnesses.
+        if credentials != nil || self.credentials != nil { self.credentials = credentials }
         urlHasUser = parsedURL?.hasUser ?? false
         // Keeping the capacity: the same fields usually follow, set one at a time (one
         // buffer of that size, not one growth after another).

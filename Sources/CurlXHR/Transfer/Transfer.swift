@@ -167,9 +167,13 @@ final class Transfer: @unchecked Sendable {
     func prepare(message: RequestMessage, body: RequestBody, switches: TransferSwitches, timeout: Double,
                  pipelining: Bool, fileDescriptor: Int32 = -1, fileSize: Int64 = 0, responseFile: FileSink? = nil) {
         closeFile()
+        // The lock holds nil unless the last send had a file (finishing or abandoning it
+        // takes it): nothing to write then (an optional file sink is copied through its
+        // type's value witnesses, about a hundred instructions).
+        let hadResponseFile = hasResponseFile
         hasResponseFile = responseFile != nil
         headDelivered = false
-        self.responseFile.withLock { $0 = responseFile }
+        if hadResponseFile || hasResponseFile { self.responseFile.withLock { $0 = responseFile } }
         sends += 1
         queuedAt = nil
         facts = cxhr_send_facts()
@@ -284,7 +288,9 @@ final class Transfer: @unchecked Sendable {
         if observer != nil { observeHead(head, answered: mayBeIntermediate(head)) }
         let interim = (100..<200).contains(head.status) && head.status != 101
         if !interim {
-            progress.httpVersion = head.httpVersion
+            // Compared first: the same static string for every response on a connection, and
+            // an optional string's copy goes through its witnesses.
+            if progress.httpVersion != head.httpVersion { progress.httpVersion = head.httpVersion }
             progress.trailers = nil
             progress.pendingHead = nil
             // A body to deliver: decoded here (libcurl decodes nothing).
