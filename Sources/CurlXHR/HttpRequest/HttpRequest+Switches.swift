@@ -373,8 +373,9 @@ extension HttpRequest {
                                   leavingOutDerived: Bool = false, replacingWith replacing: HTTPFields = [:]) -> Bool {
         var refused: HTTPField.Name?
         let added = changeMessage(.setRequestHeader) { message in
-            /// Adds the fields of `list` (false: a refused one ends the step).
-            func add(_ list: HTTPFields, replaced: Bool) -> Bool {
+            /// Adds the fields of `list`, but for those whose names `replacing` holds when
+            /// `skippingReplaced` (false: a refused one ends the step).
+            func add(_ list: HTTPFields, skippingReplaced: Bool) -> Bool {
                 // An empty list's loop would still make and drop its indices.
                 if !list.isEmpty { for field in list {
                     // Compared as text only when the length matches.
@@ -385,12 +386,12 @@ extension HttpRequest {
                         return false
                     }
                     if leavingOutContentType, field.name == .contentType { continue }
-                    if replaced, replacing[field.name] != nil { continue }
+                    if skippingReplaced, replacing[field.name] != nil { continue }
                     message.setHeader(field.name.rawName, value: MessageValidation.trimmedFieldValue(field.value))
                 } }
                 return true
             }
-            if add(fields, replaced: !replacing.isEmpty) { _ = add(replacing, replaced: false) }
+            if add(fields, skippingReplaced: !replacing.isEmpty) { _ = add(replacing, skippingReplaced: false) }
         }
         if let refused { return refuse(.invalidArgument, "\(refused.rawName) is set by the library from the body") }
         return added

@@ -288,9 +288,7 @@ final class Transfer: @unchecked Sendable {
         if observer != nil { observeHead(head, answered: mayBeIntermediate(head)) }
         let interim = (100..<200).contains(head.status) && head.status != 101
         if !interim {
-            // Compared first: the same static string for every response on a connection, and
-            // an optional string's copy goes through its witnesses.
-            if progress.httpVersion != head.httpVersion { progress.httpVersion = head.httpVersion }
+            progress.httpVersion = head.httpVersion
             progress.trailers = nil
             progress.pendingHead = nil
             // A body to deliver: decoded here (libcurl decodes nothing).
