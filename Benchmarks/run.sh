@@ -28,7 +28,9 @@
 #                   a time, of raw libcurl, xhr-in-swift and CurlXHR (sync, async with callbacks,
 #                   async/await, the client layer's invoke; and sync with five request headers,
 #                   --headers 5), with callgrind; then the client layer against the core 16 in
-#                   flight, with and without the OAuth2 bearer token (client-c16, client-bearer-c16).
+#                   flight, with and without the OAuth2 bearer token (client-c16, client-bearer-c16);
+#                   then CurlXHR async against xhr-in-swift at 16 and 64 in flight and over
+#                   HTTP/2 (get-c16, get-c64, get-h2-c64), each the median of three runs.
 #   --profile       instead of the timed runs: callgrind profiles of CurlXHR (2000 sync GETs
 #                   one at a time; async with callbacks and with async/await, 64 in flight;
 #                   2000 sync GETs answered from the HTTP cache, cache-hit-c1), annotated, in
@@ -97,7 +99,7 @@ while [ $# -gt 0 ]; do
     --skip-build) skip_build=1 ;;
     --skip-install) skip_install=1 ;;
     --without-ahc) without_ahc=1 ;;
-    -h|--help) sed -n '2,72p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 64 ;;
   esac
   shift
@@ -588,6 +590,50 @@ if [ $mode = instructions ]; then
     echo "| $workload | ${c16[curlxhr-await]} | ${c16[curlxhr-client]} | $ratio | $header | $header_ratio |" >> "$output"
     unset c16
   done
+  callgrind_path=100b
+  client_extra=()
+  # CurlXHR async against the floor (xhr-in-swift) in flight, as get-c16, get-c64 and
+  # get-h2-c64 run them. How many requests share an engine round moves both counts by up to
+  # ±1,000 from run to run, so each is the median of three runs (fewer with --reps 1 or 2, or
+  # --smoke).
+  floor_runs=$(( reps < 3 ? reps : 3 ))
+  {
+    echo
+    echo "CurlXHR async (callbacks on the default queue) against the floor, \`xhr-in-swift\`, in flight"
+    echo "((instructions of $m2 requests − of $m1) ÷ $((m2 - m1)), the median of $floor_runs run(s) each):"
+    echo
+    echo "| workload | xhr-in-swift | curlxhr | xhr-in-swift ÷ curlxhr | the runs' ratios |"
+    echo "| --- | ---: | ---: | ---: | --- |"
+  } >> "$output"
+  for row in "get-c16 16 100b" "get-c64 64 100b" "get-h2-c64 64 h2/100b"; do
+    read -r workload concurrency path <<< "$row"
+    client_extra=()
+    callgrind_base=
+    callgrind_path=$path
+    if [ "${path#h2/}" != "$path" ]; then
+      callgrind_base=$tls_base
+      callgrind_path=${path#h2/}
+      client_extra=(--cacert "$ca_file" --expect-http-version 2)
+    fi
+    floor=() lib=() ratios=()
+    for ((run = 1; run <= floor_runs; run++)); do
+      for label in xhr-in-swift curlxhr; do
+        a=$(callgrind_run "$label" async "$concurrency" "$m1" "$server_dir/cg.out")
+        b=$(callgrind_run "$label" async "$concurrency" "$m2" "$server_dir/cg.out")
+        if [ $label = xhr-in-swift ]; then floor+=($(( (b - a) / (m2 - m1) ))); else lib+=($(( (b - a) / (m2 - m1) ))); fi
+      done
+      ratios+=("$(python3 -c "print(f'{${floor[-1]} / ${lib[-1]}:.3f}')")")
+      log "$workload run $run: xhr-in-swift ${floor[-1]}, curlxhr ${lib[-1]} instructions per request"
+    done
+    python3 - "$workload" "${#floor[@]}" "${floor[@]}" "${lib[@]}" "${ratios[@]}" >> "$output" <<'PY'
+import statistics, sys
+workload, n = sys.argv[1], int(sys.argv[2])
+floor, lib, ratios = sys.argv[3:3 + n], sys.argv[3 + n:3 + 2 * n], sys.argv[3 + 2 * n:]
+f, c = statistics.median(map(int, floor)), statistics.median(map(int, lib))
+print(f"| {workload} | {f:,.0f} | {c:,.0f} | {f / c:.3f} | {', '.join(ratios)} |")
+PY
+  done
+  callgrind_base=
   callgrind_path=100b
   client_extra=()
   {

@@ -88,9 +88,14 @@ extension HttpRequest {
             if lastConnected || earlier.newConnections == 0 {
                 setup.keepNonZero(nameLookup: Int64(facts.namelookup), connect: record.connect, tls: Int64(facts.appconnect), after: offset)
             }
-            self.init(httpVersion: record.httpVersion, effectiveURL: record.redirectedURL ?? url, redirectCount: record.redirectCount,
-                      connectTime: seconds(setup.connect), startTransferTime: seconds(offset + record.startTransfer),
-                      totalTime: seconds(offset + record.total))
+            // Each property set in place: delegating to the public init built a second value
+            // and copied it over this one.
+            httpVersion = record.httpVersion
+            effectiveURL = record.redirectedURL ?? url
+            redirectCount = record.redirectCount
+            connectTime = seconds(setup.connect)
+            startTransferTime = seconds(offset + record.startTransfer)
+            totalTime = seconds(offset + record.total)
             effectiveMethod = record.methodBecameGET ? "GET" : method
             nameLookupTime = seconds(setup.nameLookup)
             tlsTime = seconds(setup.tls)
