@@ -7,12 +7,6 @@ struct TransferSwitches: Sendable, Equatable {
     /// Credentials go on to redirect targets of other origins (`enableLocationTrusted`).
     var locationTrusted = false
     var cookies = true
-    /// The HTTP proxy to go through, or nil to go direct.
-    var proxy: ProxySetting?
-    /// Trusted CAs for this request only (`setCACertificateFile`).
-    var caFile: String?
-    /// A folder of trusted CAs for this request only (`setCACertificatePath`).
-    var caPath: String?
     /// Set by `close()`: the next transfer opens a new connection and a full TLS handshake.
     var freshConnection = false
     /// The limits of each phase (`setTimeouts`).
@@ -27,16 +21,36 @@ struct TransferSwitches: Sendable, Equatable {
     var maxResponseSize: Int64 = 0
     /// The most redirects one send follows; -1: no limit (`setMaxRedirects`).
     var maxRedirects = RedirectStep.maxRedirects
-    /// The schemes the request and its redirects may use (`setAllowedSchemes`).
-    var schemes = AllowedSchemes()
     /// The addresses connected to (`setIPVersion`).
     var ipVersion = HttpRequest.IPVersion.any
     /// The TLS versions the server connection may use (`setTLSVersion`).
     var tlsVersions = TLSVersions()
     /// The switches few requests set, behind one reference (nil for none of them): a request
     /// without them copies and compares one pointer, not a dozen fields, whichever is added.
+    /// Every switch that holds a string, an array or a reference is among them, so a send
+    /// copies the rest as plain bytes.
     private var reach: ReachSwitches?
 
+    /// The HTTP proxy to go through, or nil to go direct.
+    var proxy: ProxySetting? {
+        get { reach?.values.proxy }
+        set { changeReach { $0.proxy = newValue } }
+    }
+    /// Trusted CAs for this request only (`setCACertificateFile`).
+    var caFile: String? {
+        get { reach?.values.caFile }
+        set { changeReach { $0.caFile = newValue } }
+    }
+    /// A folder of trusted CAs for this request only (`setCACertificatePath`).
+    var caPath: String? {
+        get { reach?.values.caPath }
+        set { changeReach { $0.caPath = newValue } }
+    }
+    /// The schemes the request and its redirects may use (`setAllowedSchemes`).
+    var schemes: AllowedSchemes {
+        get { reach?.values.schemes ?? AllowedSchemes() }
+        set { changeReach { $0.schemes = newValue } }
+    }
     /// The certificate and key shown to a server that asks (`setClientCertificate`).
     var clientIdentity: ClientIdentity? {
         get { reach?.values.clientIdentity }
@@ -104,10 +118,14 @@ struct TransferSwitches: Sendable, Equatable {
     }
 }
 
-/// The switches of TLS identity, proxy details, routing and rate limits (``TransferSwitches``), kept as one
-/// reference that is never changed: a change makes a new one.
+/// The switches of proxies, trusted CAs, allowed schemes, TLS identity, routing and rate limits
+/// (``TransferSwitches``), kept as one reference that is never changed: a change makes a new one.
 final class ReachSwitches: Sendable, Equatable {
     struct Values: Sendable, Equatable {
+        var proxy: ProxySetting?
+        var caFile: String?
+        var caPath: String?
+        var schemes = AllowedSchemes()
         var clientIdentity: ClientIdentity?
         var pinnedPublicKeys: String?
         var proxyTLS = ProxyTLS()
