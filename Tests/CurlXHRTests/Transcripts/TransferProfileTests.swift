@@ -95,6 +95,27 @@ import Foundation
         #expect(distinct.count == transfers.count - 2)
     }
 
+    @Test func switchesHoldingTextOrReferencesLiveBehindTheSharedReferenceAndLeaveIt() {
+        var switches = TransferSwitches()
+        let proxy = ProxySetting(host: "proxy", port: 3128)
+        switches.proxy = proxy
+        switches.caFile = "/ca/file.pem"
+        switches.caPath = "/ca"
+        switches.schemes = AllowedSchemes(request: ["https"], redirects: ["https"])
+        #expect(switches.hasReach)
+        #expect(switches.proxy == proxy && switches.caFile == "/ca/file.pem" && switches.caPath == "/ca")
+        #expect(switches.schemes.request == ["https"] && !switches.schemes.allowsRedirect(to: "http://a/"))
+        var other = switches
+        other.caPath = nil
+        #expect(other != switches && switches.caPath == "/ca", "a copy changes alone")
+        switches.proxy = nil
+        switches.caFile = nil
+        switches.caPath = nil
+        switches.schemes = AllowedSchemes()
+        #expect(!switches.hasReach && switches == TransferSwitches(), "back to nothing set: no reference")
+        #expect(switches.schemes.allowsRedirect(to: "http://a/") && switches.proxy == nil)
+    }
+
     @Test func noRateLimitIsNoSwitchAndAnUploadLimitStreamsTheBody() {
         var switches = TransferSwitches()
         switches.rateLimits = RateLimits(download: 10, upload: 10)
